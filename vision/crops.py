@@ -1,0 +1,72 @@
+"""Square die crops: the one piece of code that training and inference share.
+
+The face classifier sees each die as a square crop cut from the *full
+resolution* frame around the detector's box, with some context around it (a
+cocked die is recognised partly by the shadow and the tray around it). Training
+(``models.train``) and run time (``vision``) must cut crops identically, or the
+classifier meets pictures it never saw: both call :func:`extract_crops`.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CROP_CONTEXT", "CROP_SIZE", "crops_to_tensor", "extract_crops", "square_boxes"]
+
+#: Context added on each side of a box, as a fraction of the box's longer side.
+CROP_CONTEXT = 0.15
+#: Side in pixels of the crops fed to the face classifier.
+CROP_SIZE = 64
+
+
+def square_boxes(xyxy: npt.ArrayLike, context: float = CROP_CONTEXT) -> npt.NDArray[np.float32]:
+    """Square boxes centred on each input box, enlarged by ``context`` on each side.
+
+    Args:
+        xyxy: boxes of shape (n, 4) in pixels, ``x1, y1, x2, y2``.
+        context: fraction of the longer side added on each side.
+
+    Returns:
+        Square boxes of shape (n, 4), float32; they may extend past the image.
+    """
+    boxes = np.asarray(xyxy, dtype=np.float32).reshape(-1, 4)
+    centre = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+    side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * (1.0 + 2.0 * context)
+    half = np.maximum(side, 1.0)[:, None] / 2.0
+    return np.concatenate([centre - half, centre + half], axis=1).astype(np.float32)
+
+
+def extract_crops(
+    image: npt.NDArray[np.uint8],
+    xyxy: npt.ArrayLike,
+    size: int = CROP_SIZE,
+    context: float = CROP_CONTEXT,
+) -> npt.NDArray[np.uint8]:
+    """Cut one square, resized crop per box; parts outside the image repeat its border.
+
+    Args:
+        image: BGR image of shape (h, w, 3), uint8.
+        xyxy: boxes of shape (n, 4) in pixels of ``image``.
+        size: side of each output crop.
+        context: see :func:`square_boxes`.
+
+    Returns:
+        Crops of shape (n, size, size, 3), uint8 BGR.
+    """
+    squares = square_boxes(xyxy, context)
+    out = np.empty((len(squares), size, size, 3), dtype=np.uint8)
+    for i, (x1, y1, x2, y2) in enumerate(squares):
+        scale = size / float(x2 - x1)
+        # Affine map from the square box to the crop: one warp does crop, resize and border at once.
+        m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
+        interp = cv2.INTER_AREA if scale < 1.0 else cv2.INTER_LINEAR
+        out[i] = cv2.warpAffine(image, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
+def crops_to_tensor(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """BGR uint8 crops (n, s, s, 3) to the classifier's input: RGB float32 (n, 3, s, s) in 0..1."""
+    rgb = crops[..., ::-1].astype(np.float32) / 255.0
+    return np.ascontiguousarray(rgb.transpose(0, 3, 1, 2))
