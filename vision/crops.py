@@ -57,7 +57,7 @@ def extract_crops(
     """
     squares = square_boxes(xyxy, context)
     out = np.empty((len(squares), size, size, 3), dtype=np.uint8)
-    for i, (x1, y1, x2, y2) in enumerate(squares):
+    for i, (x1, y1, x2, _y2) in enumerate(squares):
         scale = size / float(x2 - x1)
         # Affine map from the square box to the crop: one warp does crop, resize and border at once.
         m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
