@@ -160,7 +160,7 @@ class Rules:
             case KindScoring.ADDING:
                 return base * (count - 2)
             case KindScoring.DOUBLING:
-                return base * 2 ** (count - 3)
+                return base * (1 << (count - 3))
             case KindScoring.TRIPLES_ONLY:
                 return 0
 
@@ -226,7 +226,7 @@ _POINT_FIELDS = (
     "straight", "three_pairs", "four_kind_with_pair", "two_triplets", "opening_minimum", "turn_minimum",
     "farkle_penalty", "no_score_bonus",
 )  # fmt: skip
-_FIELD_TYPES = {f.name: f.type for f in fields(Rules)}
+_FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in fields(Rules)}
 
 
 def option_names() -> tuple[str, ...]:
