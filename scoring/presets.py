@@ -65,7 +65,7 @@ _HOUSE = Preset(
     summary="The bar's house rules: three 1s 1000, 4/5/6 of a kind 1000/2000/3000, "
     "straight and three pairs 1500, two triplets 2500, 500 to get on the board.",
     citations=(
-        Citation(HOUSE_TEXT, "Each 1\t100 / Each 5\t50 / Three 1s\t1000 / Three 2s\t200 ... Three 6s\t600"),
+        Citation(HOUSE_TEXT, "Each 1\t100 / Each 5\t50 / Three 1s\t1000 / Three 2s\t200 / Three 6s\t600"),
         Citation(HOUSE_TEXT, "Two\t200\t\t\t1000\t2000\t3000 (4, 5 and 6 of a kind)"),
         Citation(HOUSE_TEXT, "Straight 1-6 = 1500 / Three Pair = 1500 / Two Triplets = 2500"),
         Citation(HOUSE_TEXT, "A player must get to 500 in order to “get on the board”"),
