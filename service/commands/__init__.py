@@ -1,0 +1,11 @@
+"""CLI verbs: each module defines one :class:`~service.commands.base.Command`."""
+
+from __future__ import annotations
+
+from service.commands.base import Command
+from service.commands.scoring_verbs import ADVISE, RULES, SCORE, SOLVE
+
+__all__ = ["COMMANDS", "Command"]
+
+#: Every verb, in the order ``farklecam --help`` lists them.
+COMMANDS: tuple[Command, ...] = (SCORE, ADVISE, SOLVE, RULES)

@@ -1,0 +1,89 @@
+"""What a CLI verb is, and the options and output helpers verbs share."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from farklecam.errors import InvalidDiceError
+from scoring.presets import get_rules, preset_names
+from scoring.rules import Rules
+
+__all__ = ["Command", "add_json_flag", "add_rules_options", "emit", "format_table", "parse_dice", "rules_from_args"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One verb: its name, one-line help, how it adds its options, and what it runs."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def add_rules_options(parser: argparse.ArgumentParser) -> None:
+    """``--rules PRESET``, ``--rules-file FILE`` and repeatable ``--set key=value``."""
+    group = parser.add_argument_group("rules")
+    group.add_argument(
+        "--rules", default="boxed", metavar="PRESET", help=f"rule preset: {', '.join(preset_names())} (default boxed)"
+    )
+    group.add_argument("--rules-file", type=Path, metavar="FILE", help="TOML rules file (preset = ... and options)")
+    group.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one rule option, e.g. --set three_ones=1000 (see `farklecam rules`)",
+    )
+
+
+def rules_from_args(args: argparse.Namespace) -> Rules:
+    """The rules the user asked for: file or preset, then every ``--set`` on top."""
+    base = Rules.from_toml(args.rules_file) if args.rules_file else get_rules(args.rules)
+    return base.with_settings(args.settings)
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    """``--json``: machine-readable output on stdout."""
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+_DICE_SPLIT = re.compile(r"[\s,;]+")
+
+
+def parse_dice(text: str | Sequence[str]) -> tuple[int, ...]:
+    """Parse dice written as ``1,1,5``, ``1 1 5`` or ``115`` (faces are validated later by the rules).
+
+    Raises:
+        InvalidDiceError: anything that is not a list of whole numbers.
+    """
+    joined = " ".join(text) if not isinstance(text, str) else text
+    tokens = [t for t in _DICE_SPLIT.split(joined.strip()) if t]
+    if len(tokens) == 1 and tokens[0].isdigit() and len(tokens[0]) > 1:
+        tokens = list(tokens[0])
+    try:
+        return tuple(int(t) for t in tokens)
+    except ValueError:
+        raise InvalidDiceError(f"dice must be written like 1,1,5,3 (faces 1-6), got {joined!r}") from None
+
+
+def emit(data: Any, as_json: bool, render: Callable[[Any], str]) -> None:
+    """Print ``data`` as JSON or through ``render`` for people."""
+    sys.stdout.write((json.dumps(data) if as_json else render(data)) + "\n")
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain aligned text table."""
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from scoring.presets import get_rules
+from scoring.setasides import legal_set_asides
+from service.cli import main
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_score_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "score", "1,1,1,5,3,4")
+    assert data["roll"] == [1, 1, 1, 3, 4, 5]
+    assert data["farkle"] is False
+    options = data["options"]
+    assert isinstance(options, list)
+    expected = legal_set_asides((1, 1, 1, 5, 3, 4), get_rules("boxed"))
+    assert [o["keep"] for o in options] == [list(o.keep) for o in expected]
+    assert {"keep", "points", "dice_left", "hot_dice"} <= set(options[0])
+    assert options[0] == {
+        "keep": [1, 1, 1, 5],
+        "points": 350,
+        "dice_left": 2,
+        "hot_dice": False,
+        "combinations": ["three 1s", "single 5"],
+    }
+
+
+def test_score_with_settings_and_spaces(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "score", "--rules", "boxed", "--set", "three_ones=1000", "1", "1", "1")
+    assert data["options"][0]["points"] == 1000
+
+
+def test_score_farkle(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "score", "2,2,3,4,6,6")
+    assert data == {"roll": [2, 2, 3, 4, 6, 6], "farkle": True, "options": []}
+
+
+def test_score_table_for_people(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "5,5,2,3,4,6"]) == 0
+    out = capsys.readouterr().out
+    assert "5 5" in out and "100" in out and "counted as" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["score", "7,1"], "dice faces must be 1-6, got 7"),
+        (["score", "1,1,1,1,1,1,1,1"], "at most 6 dice"),
+        (["score", "--rules", "nope", "1"], "unknown rule preset 'nope'"),
+        (["score", "--set", "bogus=1", "1"], "unknown rule option 'bogus'"),
+        (["score", "one,two"], "dice must be written like"),
+    ],
+)
+def test_bad_input_is_one_clear_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and err[0].startswith("farklecam: error:")
+
+
+def test_rules_verb_lists_presets(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "rules", "--rules", "elizabethan")
+    assert data["rules"]["turn_minimum"] == 350
+    assert "zilch" in data["presets"]
+
+
+def test_installed_console_script_exits_nonzero() -> None:
+    """The real entry point, as a user runs it: one line on stderr, no traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "service.cli", "score", "7"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "farklecam: error: dice faces must be 1-6, got 7"
+    assert "Traceback" not in proc.stderr
