@@ -1,0 +1,110 @@
+"""Camera placement, projection of 3D points to pixels, and the TinyRenderer call.
+
+pybullet hands back OpenGL matrices as flat column-major lists; :class:`Camera` keeps
+them and projects points with the same maths the renderer uses, so labels (die
+corners, tray outline) land exactly on the rendered pixels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pybullet as p
+
+__all__ = ["Camera", "Light", "look_from", "render"]
+
+
+@dataclass(frozen=True, slots=True)
+class Light:
+    """TinyRenderer's one directional light plus ambient; ``direction`` points towards the light."""
+
+    direction: tuple[float, float, float]
+    color: tuple[float, float, float]
+    ambient: float
+    diffuse: float
+    specular: float
+    shadow: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Camera:
+    """A pinhole camera: eye and target in world cm, up vector, vertical field of view."""
+
+    eye: tuple[float, float, float]
+    target: tuple[float, float, float]
+    up: tuple[float, float, float]
+    fov_deg: float
+    width: int
+    height: int
+    near: float = 1.0
+    far: float = 2000.0
+
+    def view(self) -> list[float]:
+        """The view matrix as pybullet wants it."""
+        return list(p.computeViewMatrix(self.eye, self.target, self.up))
+
+    def projection(self) -> list[float]:
+        """The projection matrix as pybullet wants it."""
+        return list(
+            p.computeProjectionMatrixFOV(self.fov_deg, self.width / self.height, self.near, self.far)
+        )
+
+    def project(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pixels (n, 2) of world points (n, 3), and whether each is in front of the camera."""
+        view = np.asarray(self.view()).reshape(4, 4).T
+        proj = np.asarray(self.projection()).reshape(4, 4).T
+        homo = np.hstack([points, np.ones((len(points), 1))]) @ (proj @ view).T
+        w = homo[:, 3]
+        ndc = homo[:, :3] / w[:, None]
+        px = np.stack([(ndc[:, 0] + 1) / 2 * self.width, (1 - ndc[:, 1]) / 2 * self.height], axis=1)
+        return px, w > 0
+
+    @property
+    def focal_px(self) -> float:
+        """Focal length in pixels (vertical)."""
+        return self.height / 2 / float(np.tan(np.radians(self.fov_deg) / 2))
+
+
+def look_from(
+    target: np.ndarray, distance: float, tilt_deg: float, yaw_deg: float, fov_deg: float, width: int, height: int
+) -> Camera:
+    """A camera ``distance`` cm from ``target``, ``tilt_deg`` off vertical, rotated ``yaw_deg``.
+
+    The image's up direction follows the yaw, so straight-down shots also come in every
+    rotation (a phone held any way round).
+    """
+    t, y = np.radians(tilt_deg), np.radians(yaw_deg)
+    back = np.array([np.cos(y), np.sin(y), 0.0])
+    eye = target + distance * (np.sin(t) * back + np.cos(t) * np.array([0.0, 0.0, 1.0]))
+    up = -back * np.cos(t) + np.array([0.0, 0.0, 1.0]) * np.sin(t)
+    return Camera(
+        tuple(float(v) for v in eye), tuple(float(v) for v in target), tuple(float(v) for v in up),
+        fov_deg, width, height,
+    )
+
+
+def render(client: int, camera: Camera, light: Light) -> tuple[np.ndarray, np.ndarray]:
+    """Render with TinyRenderer.
+
+    Returns:
+        ``(rgb, seg)``: RGB ``uint8`` (h, w, 3) and the body id under each pixel (h, w),
+        -1 for empty space.
+    """
+    _, _, rgba, _, seg = p.getCameraImage(
+        camera.width,
+        camera.height,
+        camera.view(),
+        camera.projection(),
+        lightDirection=list(light.direction),
+        lightColor=list(light.color),
+        lightDistance=100.0,
+        shadow=int(light.shadow),
+        lightAmbientCoeff=light.ambient,
+        lightDiffuseCoeff=light.diffuse,
+        lightSpecularCoeff=light.specular,
+        renderer=p.ER_TINY_RENDERER,
+        physicsClientId=client,
+    )
+    rgb = np.asarray(rgba, np.uint8).reshape(camera.height, camera.width, 4)[..., :3]
+    return np.ascontiguousarray(rgb), np.asarray(seg).reshape(camera.height, camera.width)
