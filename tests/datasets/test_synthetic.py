@@ -1,0 +1,137 @@
+"""The synthetic scene generator: determinism, label validity, cocked/off-tray truth, the CLI layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import yaml
+
+from datasets.synthetic.__main__ import main
+from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml
+from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, die_mesh, top_face
+from datasets.synthetic.scene import Scene, generate_scene
+from datasets.synthetic.world import Tray, World, lean_pose, quat_from_matrix
+from datasets.yolo import CLASS_NAMES, COCKED_CLASS, read_labels
+
+W, H = 192, 144
+# Scenes of seed 1 known to hold a die leaning on a wall (15) and one outside the tray (16).
+COCKED_SCENE, OFF_TRAY_SCENE = (1, 15), (1, 16)
+
+
+@pytest.fixture(scope="module")
+def scenes() -> dict[tuple[int, int], Scene]:
+    keys = [(3, 0), (3, 1), (3, 2), COCKED_SCENE, OFF_TRAY_SCENE]
+    return {k: generate_scene(*k, W, H) for k in keys}
+
+
+def test_same_seed_and_index_give_the_same_scene(scenes: dict[tuple[int, int], Scene]) -> None:
+    again = generate_scene(3, 1, W, H)
+    assert again.boxes == scenes[(3, 1)].boxes
+    assert again.sidecar == scenes[(3, 1)].sidecar
+    assert np.array_equal(again.image, scenes[(3, 1)].image)
+
+
+def test_other_index_gives_another_scene(scenes: dict[tuple[int, int], Scene]) -> None:
+    assert scenes[(3, 0)].sidecar != scenes[(3, 1)].sidecar
+
+
+def test_labels_are_valid_and_inside_the_image(scenes: dict[tuple[int, int], Scene]) -> None:
+    for scene in scenes.values():
+        assert scene.image.shape == (H, W, 3) and scene.image.dtype == np.uint8
+        assert len(scene.boxes) == len(scene.sidecar["dice"])
+        for box, die in zip(scene.boxes, scene.sidecar["dice"], strict=True):
+            assert 0 <= box.cls < len(CLASS_NAMES)
+            x1, y1, x2, y2 = box.to_xyxy(W, H)
+            assert -1e-6 <= x1 < x2 <= W + 1e-3 and -1e-6 <= y1 < y2 <= H + 1e-3
+            assert np.allclose([x1, y1, x2, y2], die["box"], atol=0.2)
+            assert die["status"] in {"ok", "cocked", "off_tray"}
+            if die["face"] is None:
+                assert box.cls == COCKED_CLASS and die["tilt_deg"] > COCKED_TILT_DEG
+            else:
+                assert box.cls == die["face"] - 1 and die["tilt_deg"] <= COCKED_TILT_DEG
+        assert len(scene.sidecar["tray"]) == 4 and all(len(c) == 2 for c in scene.sidecar["tray"])
+
+
+def test_cocked_and_off_tray_scenes_say_so(scenes: dict[tuple[int, int], Scene]) -> None:
+    cocked = [d for d in scenes[COCKED_SCENE].sidecar["dice"] if d["status"] == "cocked"]
+    assert cocked and all(d["tilt_deg"] > COCKED_TILT_DEG and d["face"] is None for d in cocked)
+    off = [d for d in scenes[OFF_TRAY_SCENE].sidecar["dice"] if d["status"] == "off_tray"]
+    assert off
+    oks = [d for s in scenes.values() for d in s.sidecar["dice"] if d["status"] == "ok"]
+    assert oks and all(d["tilt_deg"] <= COCKED_TILT_DEG for d in oks)
+
+
+def test_image_has_texture_and_dice_show_pips(scenes: dict[tuple[int, int], Scene]) -> None:
+    for scene in scenes.values():
+        grey = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+        assert grey.std() > 5
+        for die in scene.sidecar["dice"]:
+            if die["occluded"]:
+                continue
+            x1, y1, x2, y2 = (round(v) for v in die["box"])
+            crop = grey[y1:y2, x1:x2].astype(float)
+            # Pips are small blobs of strong contrast with the body.
+            assert np.percentile(crop, 95) - np.percentile(crop, 5) > 25
+
+
+@pytest.mark.parametrize("value", range(1, 7))
+def test_top_face_reads_each_face(value: int) -> None:
+    n = np.asarray(FACE_NORMALS[value])
+    z = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(n, z)
+    if np.linalg.norm(axis) < 1e-9:
+        rot = np.eye(3) if n[2] > 0 else np.diag([1.0, -1.0, -1.0])
+    else:
+        axis /= np.linalg.norm(axis)
+        k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+        rot = np.eye(3) + k + k @ k / (1 + n @ z)
+    face, tilt = top_face(rot)
+    assert (face, round(tilt, 6)) == (value, 0.0)
+    assert value + (7 - value) == 7 and np.allclose(FACE_NORMALS[value], -np.asarray(FACE_NORMALS[7 - value]))
+
+
+def test_die_mesh_is_consistent() -> None:
+    verts, idx, norms, uvs = die_mesh(2.0, 0.1)
+    assert len(verts) == len(norms) == len(uvs) and len(idx) % 3 == 0 and max(idx) < len(verts)
+    assert np.allclose(np.abs(np.asarray(verts)).max(), 1.0)
+    assert all(0 <= u <= 1 and 0 <= v <= 1 for u, v in uvs)
+
+
+def test_a_die_placed_leaning_on_a_wall_stays_cocked() -> None:
+    rng = np.random.default_rng(0)
+    tray = Tray(16, 12, 3, 1)
+    with World(tray) as world:
+        world.build((0.7, 0.7, 0.7), -1, -1, friction=0.6, restitution=0.2)
+        pos, rot = lean_pose(rng, 1.6, np.array([1.0, 0.0, 0.0]), tray.width / 2, tray.floor_t, 36.0)
+        world.add_die(1.6, 0.1, -1, pos, quat_from_matrix(rot), restitution=0.3)
+        world.settle()
+        (pose,) = world.poses()
+    assert top_face(pose.rotation)[1] > COCKED_TILT_DEG
+
+
+def test_dataset_yaml_is_coco8_style(tmp_path: Path) -> None:
+    data = yaml.safe_load(write_dataset_yaml(tmp_path).read_text())
+    assert Path(data["path"]).is_absolute() and data["train"] == "images" and data["val"] == "images"
+    assert data["names"] == {i: n for i, n in enumerate(CLASS_NAMES)}
+
+
+def test_cli_writes_the_layout_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "synth"
+    assert main(["--out", str(out), "--count", "2", "--seed", "4", "--size", "96x72", "--start", "5"]) == 0
+    for i in (5, 6):
+        name = scene_name(4, i)
+        image = cv2.imread(str(out / "images" / f"{name}.jpg"))
+        assert image is not None and image.shape == (72, 96, 3)
+        sidecar = json.loads((out / "labels" / f"{name}.json").read_text())
+        assert sidecar["seed"] == 4 and sidecar["index"] == i
+        assert len(read_labels(out / "labels" / f"{name}.txt")) == len(sidecar["dice"])
+    assert (out / READY_FILE).exists() and (out / "dataset.yaml").exists()
+
+
+def test_cli_rejects_a_bad_size(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path), "--count", "1", "--size", "big"])
