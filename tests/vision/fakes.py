@@ -1,0 +1,94 @@
+"""Tiny hand-built ONNX models that honour docs/model-contract.md, for plumbing tests.
+
+They need the ``onnx`` package (a training extra); tests that use them skip without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def _save(graph, path: Path, metadata: dict[str, str]) -> Path:  # type: ignore[no-untyped-def]
+    import onnx
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    for key, value in metadata.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
+def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64) -> Path:
+    """A "detector" whose output is always ``raw`` (1, 4 + nc, N), plus 0 x the input."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    raw = np.asarray(raw, np.float32)
+    nodes = [
+        helper.make_node("ReduceMean", ["images"], ["mean"], axes=[1, 2, 3], keepdims=0),
+        helper.make_node("Mul", ["mean", "zero"], ["nothing"]),
+        helper.make_node("Add", ["raw", "nothing"], ["output0"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "fake_detector",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, imgsz, imgsz])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, list(raw.shape))],
+        initializer=[
+            numpy_helper.from_array(raw, "raw"),
+            numpy_helper.from_array(np.zeros(1, np.float32), "zero"),
+        ],
+    )
+    nc = raw.shape[1] - 4
+    names = {i: "die" if nc == 1 else f"c{i}" for i in range(nc)}
+    return _save(graph, path, {"imgsz": f"[{imgsz}, {imgsz}]", "names": repr(names), "task": "detect"})
+
+
+def make_classifier(path: Path, weights: np.ndarray | None = None, batch: int | str = "n") -> Path:
+    """A "classifier": logits = mean RGB of the crop @ weights (3, 7) x 20.
+
+    With the default weights a bright red crop reads "1", green "2", blue "3", black "cocked".
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    if weights is None:
+        weights = np.array(
+            [
+                [1, 0, 0, 0, 0, 0, -1],
+                [0, 1, 0, 0, 0, 0, -1],
+                [0, 0, 1, 0, 0, 0, -1],
+            ],
+            np.float32,
+        )
+    weights = np.asarray(weights, np.float32) * 20.0
+    bias = np.array([0, 0, 0, 0, 0, 0, 0.2 * 20], np.float32)
+    nodes = [
+        helper.make_node("ReduceMean", ["crops"], ["mean"], axes=[2, 3], keepdims=0),
+        helper.make_node("MatMul", ["mean", "w"], ["mm"]),
+        helper.make_node("Add", ["mm", "b"], ["logits"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "fake_classifier",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, [batch, 3, 64, 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 7])],
+        initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")],
+    )
+    names = json.dumps(["1", "2", "3", "4", "5", "6", "cocked"])
+    return _save(graph, path, {"names": names, "crop_size": "64", "crop_context": "0.15"})
+
+
+def raw_head(boxes_cxcywh: list[list[float]], scores: list[float], n_total: int = 20) -> np.ndarray:
+    """A raw one-class head (1, 5, n_total) holding the given boxes, padded with zero scores."""
+    raw = np.zeros((1, 5, n_total), np.float32)
+    for i, (box, score) in enumerate(zip(boxes_cxcywh, scores, strict=True)):
+        raw[0, :4, i] = box
+        raw[0, 4, i] = score
+    raw[0, 2:4, len(scores) :] = 1.0
+    return raw

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.tray import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
+from vision.tray_detect import detect_tray, tray_from_aruco
+
+SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
+
+
+def test_points_in_polygon_square_and_concave() -> None:
+    pts = [[150, 150], [50, 50], [299, 299], [301, 200]]
+    assert points_in_polygon(pts, SQUARE).tolist() == [True, False, True, False]
+    ell = [[0, 0], [10, 0], [10, 4], [4, 4], [4, 10], [0, 10]]  # an L shape
+    assert points_in_polygon([[2, 8], [8, 8], [8, 2]], ell).tolist() == [True, False, True]
+
+
+def test_from_corners_any_order() -> None:
+    shuffled = [SQUARE[2], SQUARE[0], SQUARE[3], SQUARE[1]]
+    outline = TrayOutline.from_corners(shuffled)
+    assert outline.area == pytest.approx(200 * 200)
+    assert outline.contains([[200, 200]]).tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    "corners", [[[0, 0], [1, 1]], [[0, 0], [10, 0], [20, 0], [30, 0]], [[0, 0], [1, np.nan], [2, 3], [5, 5]]]
+)
+def test_from_corners_rejects_degenerate(corners: list[list[float]]) -> None:
+    with pytest.raises(ValueError):
+        TrayOutline.from_corners(corners)
+
+
+def test_scaled_and_to_list() -> None:
+    outline = TrayOutline.from_corners(SQUARE).scaled(0.5, 2.0)
+    assert outline.area == pytest.approx(100 * 400)
+    assert [50.0, 200.0] in outline.to_list()
+
+
+def test_off_tray_uses_the_footprint() -> None:
+    outline = TrayOutline.from_corners(SQUARE)
+    boxes = np.array(
+        [
+            [150, 150, 180, 180],  # well inside
+            [350, 150, 380, 180],  # well outside
+            [150, 70, 180, 130],  # top of the box over the wall, base on the floor: inside
+            [150, 290, 180, 330],  # base beyond the near edge: outside
+            [290, 150, 320, 180],  # straddles the edge, two thirds out
+        ],
+        np.float32,
+    )
+    assert classify_off_tray(boxes, outline).tolist() == [False, True, False, True, True]
+    inside = footprint_inside(boxes, outline)
+    assert inside[0] == 1.0 and inside[1] == 0.0
+
+
+def test_no_outline_means_nothing_off_tray() -> None:
+    assert classify_off_tray(np.zeros((3, 4)), None).tolist() == [False] * 3
+    assert classify_off_tray(np.zeros((0, 4)), TrayOutline.from_corners(SQUARE)).shape == (0,)
+
+
+def _tray_scene() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    img = cv2.GaussianBlur(rng.integers(0, 255, (480, 640, 3)).astype(np.uint8), (0, 0), 3)
+    img = cv2.add(img, np.full_like(img, 60))
+    cv2.fillPoly(img, [np.array([[120, 80], [540, 100], [560, 420], [100, 400]], np.int32)], (40, 110, 30))
+    img = cv2.add(img, rng.integers(0, 12, img.shape).astype(np.uint8))
+    boxes = np.array([[200, 200, 240, 240], [300, 250, 345, 292], [590, 300, 630, 340], [520, 370, 560, 410]])
+    for x1, y1, x2, y2 in boxes:
+        cv2.rectangle(img, (x1, y1), (x2, y2), (240, 240, 240), -1)
+    return img, boxes.astype(np.float32)
+
+
+def test_detect_tray_finds_a_green_tray() -> None:
+    img, boxes = _tray_scene()
+    outline = detect_tray(img, boxes)
+    assert outline is not None and outline.source == "auto"
+    assert outline.area == pytest.approx(0.5 * 640 * 480 * 0.88, rel=0.15)
+    # The die in the corner keeps its place on the floor; the one on the table is out.
+    assert classify_off_tray(boxes, outline).tolist() == [False, False, True, False]
+    assert detect_tray(img) is not None  # without dice, it starts from the frame's centre
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [np.full((480, 640, 3), 128, np.uint8), np.random.default_rng(1).integers(0, 255, (480, 640, 3)).astype(np.uint8)],
+    ids=["uniform-table", "noise"],
+)
+def test_detect_tray_is_none_when_unsure(frame: np.ndarray) -> None:
+    assert detect_tray(frame, np.array([[300, 200, 340, 240]], np.float32)) is None
+
+
+def test_tray_from_aruco() -> None:
+    aruco = cv2.aruco
+    dictionary = aruco.getPredefinedDictionary(aruco.DICT_4X4_50)
+    canvas = np.full((600, 800, 3), 200, np.uint8)
+    for i, (x, y) in enumerate([(50, 50), (650, 50), (650, 450), (50, 450)]):
+        canvas[y : y + 80, x : x + 80] = aruco.generateImageMarker(dictionary, i, 80)[..., None]
+    outline = tray_from_aruco(canvas)
+    assert outline is not None and outline.source == "aruco"
+    assert outline.area == pytest.approx((650 - 130) * (450 - 130), rel=0.02)
+    assert tray_from_aruco(canvas[:, :400]) is None  # two markers are not a tray

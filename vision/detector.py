@@ -1,0 +1,201 @@
+"""The die detector: a one-class YOLO exported by ultralytics, run with onnxruntime only.
+
+ultralytics must never be imported at run time (AGPL, and a 6 GB install), so
+its pre- and post-processing is re-done here in numpy: the same letterbox
+(grey 114, centred), the raw head decoded from ``(1, 4 + nc, N)``, a confidence
+threshold, and non-maximum suppression. The input size and class names come
+from the model's own metadata, never from constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
+from vision.onnx_runtime import OnnxModel, load_onnx
+from vision.reading import DieStatus, Reading
+
+__all__ = ["DieDetector", "Letterbox", "decode_yolo", "letterbox", "nms"]
+
+_PAD_VALUE = 114
+
+
+@dataclass(frozen=True, slots=True)
+class Letterbox:
+    """How a frame was fitted into the model's input, to map boxes back.
+
+    Attributes:
+        scale: input pixels per frame pixel.
+        pad_x: left padding in input pixels.
+        pad_y: top padding in input pixels.
+    """
+
+    scale: float
+    pad_x: float
+    pad_y: float
+
+    def to_frame(self, xyxy: npt.NDArray[np.float32], width: int, height: int) -> npt.NDArray[np.float32]:
+        """Map boxes from input pixels back to frame pixels, clipped to the frame."""
+        out = xyxy.copy()
+        out[:, [0, 2]] = (out[:, [0, 2]] - self.pad_x) / self.scale
+        out[:, [1, 3]] = (out[:, [1, 3]] - self.pad_y) / self.scale
+        out[:, [0, 2]] = out[:, [0, 2]].clip(0, width)
+        out[:, [1, 3]] = out[:, [1, 3]].clip(0, height)
+        return out
+
+
+def letterbox(frame: npt.NDArray[np.uint8], size: tuple[int, int]) -> tuple[npt.NDArray[np.uint8], Letterbox]:
+    """Resize keeping the aspect ratio and pad to ``size`` = (height, width), as ultralytics does.
+
+    Returns:
+        The padded BGR image of shape (height, width, 3) and the :class:`Letterbox` used.
+    """
+    h, w = frame.shape[:2]
+    out_h, out_w = size
+    scale = min(out_h / h, out_w / w)
+    new_w, new_h = round(w * scale), round(h * scale)
+    dw, dh = (out_w - new_w) / 2, (out_h - new_h) / 2
+    resized = frame if (new_w, new_h) == (w, h) else cv2.resize(frame, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
+    top, bottom = round(dh - 0.1), round(dh + 0.1)
+    left, right = round(dw - 0.1), round(dw + 0.1)
+    padded = cv2.copyMakeBorder(
+        resized, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(_PAD_VALUE, _PAD_VALUE, _PAD_VALUE)
+    )
+    return np.asarray(padded, dtype=np.uint8), Letterbox(scale, float(left), float(top))
+
+
+def nms(xyxy: npt.NDArray[np.float32], scores: npt.NDArray[np.float32], iou: float) -> npt.NDArray[np.intp]:
+    """Greedy non-maximum suppression; returns kept indices, best score first."""
+    order = np.argsort(-scores, kind="stable")
+    areas = (xyxy[:, 2] - xyxy[:, 0]).clip(0) * (xyxy[:, 3] - xyxy[:, 1]).clip(0)
+    keep: list[int] = []
+    while order.size:
+        i = int(order[0])
+        keep.append(i)
+        rest = order[1:]
+        ix1 = np.maximum(xyxy[i, 0], xyxy[rest, 0])
+        iy1 = np.maximum(xyxy[i, 1], xyxy[rest, 1])
+        ix2 = np.minimum(xyxy[i, 2], xyxy[rest, 2])
+        iy2 = np.minimum(xyxy[i, 3], xyxy[rest, 3])
+        inter = (ix2 - ix1).clip(0) * (iy2 - iy1).clip(0)
+        union = areas[i] + areas[rest] - inter
+        overlap = np.where(union > 0, inter / np.maximum(union, 1e-9), 0.0)
+        order = rest[overlap <= iou]
+    return np.asarray(keep, dtype=np.intp)
+
+
+def decode_yolo(
+    raw: npt.NDArray[np.float32],
+    conf: float = 0.25,
+    iou: float = 0.5,
+    max_det: int = 100,
+    max_candidates: int = 3000,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """Decode an ultralytics raw detection head into boxes, scores and classes.
+
+    NMS is class-agnostic: two boxes over the same die are one die whatever their class.
+
+    Args:
+        raw: model output of shape (1, 4 + nc, N): ``cx, cy, w, h`` in input pixels, then class scores.
+        conf: minimum class score kept.
+        iou: boxes overlapping a better one by more than this are dropped.
+        max_det: most boxes returned.
+        max_candidates: most boxes passed to NMS (the best ones).
+
+    Returns:
+        ``xyxy`` (k, 4) in input pixels, ``scores`` (k,), ``classes`` (k,), best first.
+
+    Raises:
+        ValueError: ``raw`` is not of shape (1, 4 + nc, N).
+    """
+    if raw.ndim != 3 or raw.shape[0] != 1 or raw.shape[1] < 5:
+        raise ValueError(f"raw must be a 3D np.ndarray with shape (1, 4 + nc, N), but got shape {raw.shape}")
+    pred = raw[0].T  # (N, 4 + nc)
+    class_scores = pred[:, 4:]
+    classes = class_scores.argmax(axis=1)
+    scores = class_scores[np.arange(len(pred)), classes]
+    mask = scores >= conf
+    pred, scores, classes = pred[mask], scores[mask], classes[mask]
+    if len(scores) > max_candidates:
+        top = np.argpartition(-scores, max_candidates)[:max_candidates]
+        pred, scores, classes = pred[top], scores[top], classes[top]
+    cxcy, wh = pred[:, :2], pred[:, 2:4]
+    xyxy = np.concatenate([cxcy - wh / 2, cxcy + wh / 2], axis=1).astype(np.float32)
+    keep = nms(xyxy, scores, iou)[:max_det]
+    return xyxy[keep], scores[keep].astype(np.float32), classes[keep].astype(np.int64)
+
+
+def _imgsz(model: OnnxModel) -> tuple[int, int]:
+    """The input size (height, width): from metadata, else from a fixed input shape."""
+    value = model.metadata.get("imgsz")
+    if isinstance(value, int):
+        return value, value
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return int(value[0]), int(value[1])
+    h, w = model.fixed_dim(2), model.fixed_dim(3)
+    if h and w:
+        return h, w
+    raise ModelLoadError(f"ONNX model {model.path} gives no input size (metadata 'imgsz' or a fixed shape)")
+
+
+class DieDetector:
+    """Finds dice in a frame; returns a :class:`Reading` with boxes and confidences only.
+
+    Faces are left unknown (0) and every die ``uncertain`` until the face classifier reads it.
+
+    Example:
+        >>> detector = DieDetector("models/die_detector.onnx")
+        >>> reading = detector(frame)
+    """
+
+    def __init__(
+        self,
+        model: OnnxModel | str | Path,
+        conf: float = 0.25,
+        iou: float = 0.5,
+        max_det: int = 100,
+        threads: int | None = None,
+    ) -> None:
+        self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
+        self.imgsz = _imgsz(self.model)
+        names = self.model.metadata.get("names", {0: "die"})
+        self.names: dict[int, str] = (
+            {int(k): str(v) for k, v in names.items()} if isinstance(names, dict) else dict(enumerate(names))
+        )
+        self.conf, self.iou, self.max_det = conf, iou, max_det
+
+    def preprocess(self, frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], Letterbox]:
+        """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1."""
+        padded, box = letterbox(frame, self.imgsz)
+        tensor = cv2.dnn.blobFromImage(padded, scalefactor=1.0 / 255.0, swapRB=True)
+        return np.asarray(tensor, dtype=np.float32), box
+
+    def __call__(self, frame: npt.NDArray[np.uint8]) -> Reading:
+        """Detect dice in a BGR frame.
+
+        Returns:
+            A reading of the dice found, best first, boxes in frame pixels.
+        """
+        height, width = frame.shape[:2]
+        tensor, box = self.preprocess(frame)
+        raw = self.model.run(tensor)[0]
+        if raw.ndim == 3 and raw.shape[1] != 4 + len(self.names) and raw.shape[2] == 4 + len(self.names):
+            raw = raw.transpose(0, 2, 1)  # an export with the boxes axis first
+        try:
+            xyxy, scores, _classes = decode_yolo(raw, self.conf, self.iou, self.max_det)
+        except ValueError as exc:
+            raise ModelLoadError(f"ONNX model {self.model.path} is not a YOLO detector: {exc}") from exc
+        n = len(scores)
+        return Reading(
+            xyxy=box.to_frame(xyxy, width, height),
+            confidence=scores,
+            face=np.zeros(n, np.int64),
+            face_confidence=np.zeros(n, np.float32),
+            status=np.full(n, DieStatus.UNCERTAIN.value),
+            image_size=(width, height),
+        )

@@ -1,0 +1,193 @@
+"""Honest evaluation of the reader on labelled YOLO folders: ``python -m vision.evaluate DIR...``.
+
+For each folder (``images/`` + ``labels/``, classes 0-5 = face - 1, 6 = cocked)
+it reads every image with the real reader and prints: per-die face accuracy
+over matched dice, whole-image exact accuracy (every die found and read right,
+nothing extra), detection recall and precision (matched by box centre, so
+whole-die and pip-pattern boxes both work), cocked and off-tray recall and
+precision where labelled, median read latency, and a 7x7 confusion matrix (as
+text, and as a PNG with ``--confusion-png``).
+
+A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
+writes) adds each die's ``status`` (for off-tray metrics) and the ``tray``
+corners, which are then used as the calibrated tray for that image.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from datasets.yolo import find_images, label_path_for, read_labels
+from farklecam.errors import FarkleError, ImageError
+from vision.images import load_image
+from vision.metrics import FolderStats, ImageLabels
+from vision.reader import DiceReader, ReaderConfig
+from vision.tray import TrayOutline
+
+__all__ = ["evaluate_folder", "format_table", "load_labels", "main"]
+
+_COLUMNS = (
+    ("images", "images", "{}"),
+    ("dice", "dice", "{}"),
+    ("face_accuracy", "face acc", "{:.4f}"),
+    ("exact_accuracy", "exact", "{:.4f}"),
+    ("recall", "recall", "{:.4f}"),
+    ("precision", "precision", "{:.4f}"),
+    ("cocked_recall", "cocked R", "{:.3f}"),
+    ("cocked_precision", "cocked P", "{:.3f}"),
+    ("off_tray_recall", "off R", "{:.3f}"),
+    ("off_tray_precision", "off P", "{:.3f}"),
+    ("median_ms", "median ms", "{:.1f}"),
+)
+
+
+def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
+    """The YOLO labels of an image, with the JSON sidecar's statuses and tray when present.
+
+    Raises:
+        ValueError: a malformed label line or a sidecar whose dice do not match the label lines.
+    """
+    label_path = label_path_for(image_path)
+    boxes = read_labels(label_path)
+    xyxy = np.array([b.to_xyxy(width, height) for b in boxes], np.float32).reshape(-1, 4)
+    classes = np.array([b.cls for b in boxes], np.int64)
+    sidecar_path = label_path.with_suffix(".json")
+    if not sidecar_path.exists():
+        return ImageLabels(xyxy, classes)
+    sidecar: dict[str, Any] = json.loads(sidecar_path.read_text())
+    off_tray = None
+    dice = sidecar.get("dice")
+    if isinstance(dice, list):
+        if len(dice) != len(boxes):
+            raise ValueError(f"{sidecar_path}: {len(dice)} dice but {len(boxes)} label lines")
+        off_tray = np.array([d.get("status") == "off_tray" for d in dice], bool)
+    tray = sidecar.get("tray")
+    tray_arr = np.asarray(tray, np.float32).reshape(-1, 2) if tray else None
+    return ImageLabels(xyxy, classes, off_tray, tray_arr)
+
+
+def evaluate_folder(
+    reader: DiceReader, folder: Path, limit: int | None = None, sidecar_tray: bool = True
+) -> tuple[FolderStats, list[str]]:
+    """Read and score every labelled image below ``folder``.
+
+    Args:
+        reader: the reader under test.
+        folder: a YOLO-format folder.
+        limit: read at most this many images (the first ones, sorted by path).
+        sidecar_tray: use a sidecar's tray corners as the calibrated tray of its image.
+
+    Returns:
+        The counts, and one message per image that could not be read (the run goes on).
+    """
+    stats = FolderStats()
+    problems: list[str] = []
+    images = find_images(folder)[:limit] if limit else find_images(folder)
+    for path in images:
+        try:
+            frame = load_image(path)
+            labels = load_labels(path, frame.shape[1], frame.shape[0])
+        except (ImageError, ValueError) as exc:
+            problems.append(str(exc))
+            continue
+        tray_reader = reader
+        if sidecar_tray and labels.tray is not None and len(labels.tray) >= 3:
+            tray_reader = reader.with_tray(TrayOutline.from_corners(labels.tray))
+        t0 = time.perf_counter()
+        reading = tray_reader.read(frame)
+        stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
+    return stats, problems
+
+
+def format_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    """Metrics as a plain table, one row per folder ("-" where a metric does not apply)."""
+    headers = ["folder", *(title for _, title, _ in _COLUMNS)]
+    body = []
+    for name, metrics in rows:
+        cells = [name]
+        for key, _, fmt in _COLUMNS:
+            value = metrics.get(key)
+            cells.append("-" if value is None else fmt.format(value))
+        body.append(cells)
+    widths = [max(len(r[i]) for r in [headers, *body]) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        return "  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))])
+
+    lines = [line(headers), *(line(cells) for cells in body)]
+    return "\n".join(lines)
+
+
+def _png_path(base: Path, name: str, many: bool) -> Path:
+    return base.with_name(f"{base.stem}-{name}{base.suffix or '.png'}") if many else base
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m vision.evaluate", description=__doc__.splitlines()[0])
+    parser.add_argument("dirs", nargs="+", type=Path, help="YOLO-format folders (images/ + labels/)")
+    parser.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    parser.add_argument("--confusion-png", type=Path, default=None, help="write the confusion matrix PNG here")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument("--limit", type=int, default=None, help="read at most this many images per folder")
+    parser.add_argument("--pips", choices=("on", "off"), default=None, help="force the pip second opinion")
+    parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the evaluation; returns the exit code (2 for a user error such as a missing model)."""
+    args = _parse(argv)
+    config = ReaderConfig()
+    if args.pips is not None:
+        config = dataclasses.replace(config, use_pips=args.pips == "on")
+    missing = [str(d) for d in args.dirs if not d.is_dir()]
+    if missing:
+        sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")
+        return 2
+    try:
+        reader = DiceReader(args.models, config=config)
+    except FarkleError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    many = len(args.dirs) > 1
+    total = FolderStats()
+    results: list[tuple[Path, FolderStats]] = []
+    report: dict[str, Any] = {"folders": {}}
+    for folder in args.dirs:
+        stats, problems = evaluate_folder(reader, folder, args.limit, sidecar_tray=not args.no_tray)
+        for problem in problems:
+            sys.stderr.write(f"skipped: {problem}\n")
+        total.merge(stats)
+        results.append((folder, stats))
+        entry: dict[str, Any] = {**stats.metrics(), "confusion": stats.confusion.to_dict(), "problems": problems}
+        if args.confusion_png:
+            png_path = _png_path(args.confusion_png, folder.resolve().name, many)
+            entry["confusion_png"] = str(stats.confusion.write_png(png_path, title=str(folder)))
+        report["folders"][str(folder)] = entry
+    if many:
+        report["all"] = total.metrics()
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    rows = [(folder.resolve().name, stats.metrics()) for folder, stats in results]
+    out = [format_table([*rows, ("all", total.metrics())] if many else rows), ""]
+    for folder, stats in results:
+        out += [f"confusion ({folder}): rows = label, columns = predicted", stats.confusion.text(), ""]
+        if "confusion_png" in report["folders"][str(folder)]:
+            out += [f"wrote {report['folders'][str(folder)]['confusion_png']}", ""]
+    sys.stdout.write("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""The face classifier: reads the top face (1-6) or "cocked" from a crop of each die.
+
+Crops are cut from the *full resolution* frame by :mod:`vision.crops`, the
+same code training used, so the classifier sees the pictures it learned from.
+Class names, crop size and context come from the model's metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
+from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from vision.onnx_runtime import OnnxModel, load_onnx
+
+__all__ = ["COCKED_NAME", "FaceClassifier", "FaceScores", "softmax"]
+
+#: Class name of a die with no face flat up.
+COCKED_NAME = "cocked"
+
+
+def softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Row-wise softmax, stable for large logits."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class FaceScores:
+    """The classifier's verdict on n crops.
+
+    Attributes:
+        face: best face 1-6 per die, shape (n,); 0 where the best class is "cocked".
+        cocked: whether the best class is "cocked", shape (n,).
+        confidence: probability of the best class, shape (n,).
+        face_probs: probability of faces 1-6, shape (n, 6) (columns are faces 1..6).
+        cocked_prob: probability of "cocked", shape (n,).
+    """
+
+    face: npt.NDArray[np.int64]
+    cocked: npt.NDArray[np.bool_]
+    confidence: npt.NDArray[np.float32]
+    face_probs: npt.NDArray[np.float32]
+    cocked_prob: npt.NDArray[np.float32]
+
+
+def _class_faces(names: list[str], path: Path) -> npt.NDArray[np.int64]:
+    """Face value of each class index (0 for "cocked"), checked against the contract."""
+    faces = []
+    for name in names:
+        if name == COCKED_NAME:
+            faces.append(0)
+        elif name.isdigit() and 1 <= int(name) <= 6:
+            faces.append(int(name))
+        else:
+            raise ModelLoadError(f"ONNX model {path} has class name {name!r}; expected '1'..'6' or 'cocked'")
+    if sorted(f for f in faces if f) != [1, 2, 3, 4, 5, 6]:
+        raise ModelLoadError(f"ONNX model {path} has classes {names}; expected each face '1'..'6' once")
+    return np.asarray(faces, dtype=np.int64)
+
+
+class FaceClassifier:
+    """Reads the top face of each die from the frame and its boxes.
+
+    Example:
+        >>> classifier = FaceClassifier("models/face_classifier.onnx")
+        >>> scores = classifier(frame, reading.xyxy)
+    """
+
+    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
+        self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
+        meta = self.model.metadata
+        names = meta.get("names", ["1", "2", "3", "4", "5", "6", COCKED_NAME])
+        if isinstance(names, dict):
+            names = [names[k] for k in sorted(names)]
+        self.names: list[str] = [str(n) for n in names]
+        self.class_faces = _class_faces(self.names, self.model.path)
+        self.crop_size = int(meta.get("crop_size", self.model.fixed_dim(2) or CROP_SIZE))
+        self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+        # A model exported with a fixed batch of one is run crop by crop.
+        self.batch = self.model.fixed_dim(0)
+
+    def crops(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+        """The classifier's crops of each box, (n, s, s, 3) BGR uint8."""
+        return extract_crops(frame, xyxy, self.crop_size, self.crop_context)
+
+    def classify_crops(self, crops: npt.NDArray[np.uint8]) -> FaceScores:
+        """Classify ready-cut crops of shape (n, s, s, 3), BGR uint8."""
+        n = len(crops)
+        if n == 0:
+            logits = np.empty((0, len(self.names)), np.float32)
+        else:
+            tensor = crops_to_tensor(crops)
+            if self.batch is None:
+                logits = self.model.run(tensor)[0]
+            else:
+                step = self.batch
+                logits = np.concatenate([self.model.run(tensor[i : i + step])[0] for i in range(0, n, step)])
+        if logits.ndim != 2 or logits.shape != (n, len(self.names)):
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} returned logits of shape {logits.shape}; "
+                f"expected ({n}, {len(self.names)})"
+            )
+        probs = softmax(logits.astype(np.float32))
+        best = probs.argmax(axis=1)
+        face_probs = np.zeros((n, 6), np.float32)
+        for cls, face in enumerate(self.class_faces):
+            if face:
+                face_probs[:, face - 1] = probs[:, cls]
+        cocked_prob = probs[:, self.class_faces == 0].sum(axis=1).astype(np.float32)
+        best_face = self.class_faces[best]
+        return FaceScores(
+            face=best_face,
+            cocked=best_face == 0,
+            confidence=probs[np.arange(n), best].astype(np.float32),
+            face_probs=face_probs,
+            cocked_prob=cocked_prob,
+        )
+
+    def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> FaceScores:
+        """Classify the die in each box of a BGR frame."""
+        return self.classify_crops(self.crops(frame, xyxy))

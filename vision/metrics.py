@@ -1,0 +1,185 @@
+"""Scoring a reading against labels: matching by box centre, and the counts behind every metric.
+
+Two box conventions meet here: whole-die boxes (generated scenes, most real
+photos) and pip-pattern boxes (one real source boxes only the pips of the top
+face, so a one's box is a small square). Overlap (IoU) would call those misses;
+centres do not care. A prediction matches a label when its centre lies inside
+the label's box or the label's centre inside the prediction's box, one to one,
+closest centres first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.confusion import ConfusionMatrix
+from vision.reading import DieStatus, Reading
+
+__all__ = ["COCKED_CLASS", "FolderStats", "ImageLabels", "match_by_centre", "predicted_classes", "ratio"]
+
+#: Class id of a cocked die (faces are 0-5 = face - 1).
+COCKED_CLASS = 6
+
+
+def match_by_centre(pred_xyxy: npt.ArrayLike, label_xyxy: npt.ArrayLike) -> list[tuple[int, int]]:
+    """Pair predictions with labels by box centre, one to one, closest first.
+
+    Args:
+        pred_xyxy: predicted boxes, shape (n, 4).
+        label_xyxy: labelled boxes, shape (m, 4).
+
+    Returns:
+        ``(pred_index, label_index)`` pairs, sorted by prediction index.
+    """
+    pred = np.asarray(pred_xyxy, np.float64).reshape(-1, 4)
+    gt = np.asarray(label_xyxy, np.float64).reshape(-1, 4)
+    if len(pred) == 0 or len(gt) == 0:
+        return []
+    pc = (pred[:, :2] + pred[:, 2:]) / 2  # (n, 2)
+    gc = (gt[:, :2] + gt[:, 2:]) / 2  # (m, 2)
+
+    def inside(points: npt.NDArray[np.float64], boxes: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+        x, y = points[:, None, 0], points[:, None, 1]
+        return (x >= boxes[None, :, 0]) & (x <= boxes[None, :, 2]) & (y >= boxes[None, :, 1]) & (y <= boxes[None, :, 3])
+
+    ok = inside(pc, gt) | inside(gc, pred).T  # (n, m)
+    dist = np.hypot(pc[:, None, 0] - gc[None, :, 0], pc[:, None, 1] - gc[None, :, 1])
+    rows, cols = np.nonzero(ok)
+    order = np.argsort(dist[rows, cols], kind="stable")
+    used_p: set[int] = set()
+    used_g: set[int] = set()
+    pairs = []
+    for k in order:
+        i, j = int(rows[k]), int(cols[k])
+        if i not in used_p and j not in used_g:
+            used_p.add(i)
+            used_g.add(j)
+            pairs.append((i, j))
+    return sorted(pairs)
+
+
+def predicted_classes(reading: Reading) -> npt.NDArray[np.int64]:
+    """Class id of each die read: face - 1, 6 for cocked, -1 for found but not read."""
+    cocked = reading.data.get("cocked")
+    is_cocked = np.asarray(cocked, bool) if cocked is not None else reading.status == DieStatus.COCKED
+    cls = np.where(reading.face > 0, reading.face - 1, -1).astype(np.int64)
+    cls[is_cocked] = COCKED_CLASS
+    return cls
+
+
+@dataclass(frozen=True)
+class ImageLabels:
+    """The labels of one image.
+
+    Attributes:
+        xyxy: boxes, shape (m, 4), pixels.
+        classes: class ids, shape (m,): face - 1, or 6 for cocked.
+        off_tray: whether each die is labelled off the tray, shape (m,); None when unknown.
+        tray: labelled tray corners in pixels, shape (k, 2), or None.
+    """
+
+    xyxy: npt.NDArray[np.float32]
+    classes: npt.NDArray[np.int64]
+    off_tray: npt.NDArray[np.bool_] | None = None
+    tray: npt.NDArray[np.float32] | None = None
+
+
+def ratio(num: int, den: int) -> float | None:
+    """``num / den``, or None when there is nothing to divide (a metric that does not apply)."""
+    return num / den if den else None
+
+
+_COUNTS = (
+    "images",
+    "exact",
+    "labels",
+    "predictions",
+    "matched",
+    "face_correct",
+    "cocked_tp",
+    "cocked_labels",
+    "cocked_preds",
+    "off_tp",
+    "off_labels",
+    "off_preds",
+)
+
+
+@dataclass
+class FolderStats:
+    """Running counts for one folder of labelled images; metrics are ratios of them."""
+
+    images: int = 0
+    exact: int = 0
+    labels: int = 0
+    predictions: int = 0
+    matched: int = 0
+    face_correct: int = 0
+    cocked_tp: int = 0
+    cocked_labels: int = 0
+    cocked_preds: int = 0
+    off_tp: int = 0
+    off_labels: int = 0
+    off_preds: int = 0
+    off_labelled: bool = False
+    latencies_ms: list[float] = field(default_factory=list)
+    confusion: ConfusionMatrix = field(default_factory=ConfusionMatrix)
+
+    def add(self, reading: Reading, labels: ImageLabels, latency_ms: float | None = None) -> bool:
+        """Score one image; returns whether it was read exactly (every die found and read right)."""
+        pairs = match_by_centre(reading.xyxy, labels.xyxy)
+        pred_cls = predicted_classes(reading)
+        right = 0
+        for i, j in pairs:
+            truth = int(labels.classes[j])
+            self.confusion.add(truth, int(pred_cls[i]))
+            right += int(pred_cls[i] == truth)
+        n, m = len(reading), len(labels.classes)
+        exact = right == m and n == m and len(pairs) == m
+        self.images += 1
+        self.exact += int(exact)
+        self.labels += m
+        self.predictions += n
+        self.matched += len(pairs)
+        self.face_correct += right
+        p_cocked = pred_cls == COCKED_CLASS
+        g_cocked = labels.classes == COCKED_CLASS
+        self.cocked_preds += int(p_cocked.sum())
+        self.cocked_labels += int(g_cocked.sum())
+        self.cocked_tp += sum(1 for i, j in pairs if p_cocked[i] and g_cocked[j])
+        if labels.off_tray is not None:
+            self.off_labelled = True
+            p_off = reading.status == DieStatus.OFF_TRAY
+            self.off_preds += int(p_off.sum())
+            self.off_labels += int(labels.off_tray.sum())
+            self.off_tp += sum(1 for i, j in pairs if p_off[i] and labels.off_tray[j])
+        if latency_ms is not None:
+            self.latencies_ms.append(latency_ms)
+        return exact
+
+    def metrics(self) -> dict[str, float | int | None]:
+        """Every metric; None where it does not apply (no labels of that kind)."""
+        return {
+            "images": self.images,
+            "dice": self.labels,
+            "face_accuracy": ratio(self.face_correct, self.matched),
+            "exact_accuracy": ratio(self.exact, self.images),
+            "recall": ratio(self.matched, self.labels),
+            "precision": ratio(self.matched, self.predictions),
+            "cocked_recall": ratio(self.cocked_tp, self.cocked_labels),
+            "cocked_precision": ratio(self.cocked_tp, self.cocked_preds),
+            "off_tray_recall": ratio(self.off_tp, self.off_labels) if self.off_labelled else None,
+            "off_tray_precision": ratio(self.off_tp, self.off_preds) if self.off_labelled else None,
+            "median_ms": float(np.median(self.latencies_ms)) if self.latencies_ms else None,
+        }
+
+    def merge(self, other: FolderStats) -> None:
+        """Add another folder's counts (for a total over folders)."""
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.off_labelled = self.off_labelled or other.off_labelled
+        self.latencies_ms.extend(other.latencies_ms)
+        self.confusion.merge(other.confusion)

@@ -1,0 +1,62 @@
+"""Drawing a reading onto a frame: small annotators, one per file, and one helper.
+
+Example:
+    >>> scene = annotate_reading(frame, reading, keep_faces=[1, 5], text_lines=["Keep 1+5: 150"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from vision.overlay.base import STATUS_COLORS, Annotator, Color, Scene
+from vision.overlay.box import BoxAnnotator
+from vision.overlay.keep import KeepAnnotator, keep_indices
+from vision.overlay.labels import FaceLabelAnnotator, draw_label
+from vision.overlay.panel import TextPanelAnnotator
+from vision.overlay.rethrow import RethrowAnnotator
+from vision.overlay.tray import TrayAnnotator
+from vision.reading import Reading
+
+__all__ = [
+    "STATUS_COLORS",
+    "Annotator",
+    "BoxAnnotator",
+    "Color",
+    "FaceLabelAnnotator",
+    "KeepAnnotator",
+    "RethrowAnnotator",
+    "Scene",
+    "TextPanelAnnotator",
+    "TrayAnnotator",
+    "annotate_reading",
+    "draw_label",
+    "keep_indices",
+]
+
+
+def annotate_reading(
+    frame: Scene, reading: Reading, keep_faces: Iterable[int] = (), text_lines: Iterable[str] = ()
+) -> Scene:
+    """A copy of ``frame`` with everything drawn: tray, boxes, faces, keep, rethrow banner, text panel.
+
+    Args:
+        frame: BGR uint8 frame (not modified).
+        reading: the reading of that frame.
+        keep_faces: faces of the advised keep, highlighted on the dice (e.g. ``[1, 5, 5]``).
+        text_lines: lines for the panel in the top-left corner (options, advice, scores).
+
+    Returns:
+        The annotated copy.
+    """
+    scene = frame.copy()
+    annotators: list[Annotator] = [
+        TrayAnnotator(),
+        BoxAnnotator(),
+        KeepAnnotator(keep_faces),
+        FaceLabelAnnotator(),
+        TextPanelAnnotator(text_lines),
+        RethrowAnnotator(),
+    ]
+    for annotator in annotators:
+        scene = annotator.annotate(scene, reading)
+    return scene

@@ -1,0 +1,61 @@
+"""Highlighting the dice of the advised keep."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import cv2
+import numpy as np
+
+from vision.overlay.base import Annotator, Color, Scene
+from vision.overlay.labels import draw_label
+from vision.reading import DieStatus, Reading
+
+__all__ = ["KeepAnnotator", "keep_indices"]
+
+
+def keep_indices(reading: Reading, faces: Iterable[int]) -> list[int]:
+    """Which dice of a reading make up ``faces`` (a multiset, e.g. ``[1, 5, 5]``).
+
+    Only dice with status ok count; among dice of the same face the most confident
+    are taken first. Faces with no matching die are skipped.
+    """
+    wanted = list(faces)
+    ok = np.flatnonzero(reading.status == DieStatus.OK)
+    order = ok[np.argsort(-reading.face_confidence[ok], kind="stable")]
+    chosen: list[int] = []
+    for face in wanted:
+        for i in order:
+            if int(reading.face[i]) == face and int(i) not in chosen:
+                chosen.append(int(i))
+                break
+    return sorted(chosen)
+
+
+class KeepAnnotator(Annotator):
+    """A thick outline and a "KEEP" tag on the dice of the best keep.
+
+    The faces to keep come from the caller (the scorer's advice) as plain ints, so
+    the overlay never imports the scoring engine.
+
+    Args:
+        faces: the faces to set aside, e.g. ``[1, 5, 5]``.
+        color: outline colour (BGR).
+        thickness: line width; None scales it with the frame.
+    """
+
+    def __init__(self, faces: Iterable[int] = (), color: Color = (255, 200, 0), thickness: int | None = None) -> None:
+        self.faces = tuple(int(f) for f in faces)
+        self.color = color
+        self.thickness = thickness
+
+    def annotate(self, scene: Scene, reading: Reading) -> Scene:
+        """Outline each kept die just outside its box and tag it below."""
+        thickness = self.thickness or max(2, round(scene.shape[1] / 200))
+        scale = max(0.35, scene.shape[1] / 1600)
+        for i in keep_indices(reading, self.faces):
+            x1, y1, x2, y2 = (round(float(v)) for v in reading.xyxy[i])
+            m = thickness + 2
+            cv2.rectangle(scene, (x1 - m, y1 - m), (x2 + m, y2 + m), self.color, thickness, cv2.LINE_AA)
+            draw_label(scene, "KEEP", (x1 - m, y2 + m), self.color, scale, above=False)
+        return scene

@@ -1,0 +1,273 @@
+"""The dice reader: one object, built once, that turns a frame into a :class:`Reading`.
+
+``DiceReader`` loads both models once (opening an ONNX session costs far more
+than a read) and then runs, per frame: detection, crops from the full
+resolution frame, face classification, the pip counter's second opinion, the
+tray outline, and finally one status per die.
+
+Example:
+    >>> reader = DiceReader()
+    >>> reading = reader.read_path("examples/roll.jpg")
+    >>> reading.faces, reading.rethrow
+    ((1, 5, 5), 0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ImageError, ModelLoadError, VisionError
+from vision.detector import DieDetector
+from vision.faces import FaceClassifier, FaceScores
+from vision.images import decode_image, load_image
+from vision.pips import count_pips_in_boxes
+from vision.reading import DieStatus, Reading
+from vision.tray import TrayOutline, footprint_inside
+from vision.tray_detect import detect_tray, tray_from_aruco
+
+__all__ = [
+    "CLASSIFIER_FILE",
+    "DETECTOR_FILE",
+    "DiceReader",
+    "ReaderConfig",
+    "as_bgr_frame",
+    "default_model_dir",
+]
+
+#: File names of the two models inside a model folder (see docs/model-contract.md).
+DETECTOR_FILE = "die_detector.onnx"
+CLASSIFIER_FILE = "face_classifier.onnx"
+
+
+def default_model_dir() -> Path:
+    """The installed ``models/`` package folder, found without importing it.
+
+    Importing ``models`` could pull in training code; only its location is needed.
+    """
+    spec = importlib.util.find_spec("models")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError("the 'models' package is not installed; pass model_dir explicitly")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderConfig:
+    """Thresholds of the reader, in one validated place.
+
+    Attributes:
+        det_conf: minimum detector score for a die.
+        det_iou: NMS overlap above which two boxes are one die.
+        face_min_conf: classifier confidence below which a face is ``uncertain``.
+        cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
+        use_pips: run the pip counter as a second opinion on every die.
+        pip_min_conf: pip-count confidence from which its opinion counts.
+        off_tray_min_inside: share of a die's footprint that must lie inside the tray.
+        auto_tray: look for the tray in every frame when no outline was given.
+        aruco: look for ArUco corner markers in every frame when no outline was given
+            (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
+        threads: onnxruntime intra-op threads (None: automatic).
+    """
+
+    det_conf: float = 0.35
+    det_iou: float = 0.5
+    face_min_conf: float = 0.6
+    cocked_min_conf: float = 0.5
+    use_pips: bool = False
+    pip_min_conf: float = 0.8
+    off_tray_min_inside: float = 0.5
+    auto_tray: bool = True
+    aruco: bool = False
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("det_conf", "det_iou", "face_min_conf", "cocked_min_conf", "pip_min_conf", "off_tray_min_inside"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in 0..1, but got {value!r}")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
+
+
+def as_bgr_frame(frame: npt.NDArray[np.generic]) -> npt.NDArray[np.uint8]:
+    """Accept a BGR, BGRA or grey uint8 frame; return contiguous BGR.
+
+    Raises:
+        ImageError: not a uint8 image array.
+    """
+    if not isinstance(frame, np.ndarray) or frame.dtype != np.uint8:
+        raise ImageError(f"frame must be a uint8 np.ndarray, but got {type(frame).__name__}")
+    image = np.asarray(frame, dtype=np.uint8)
+    if image.ndim == 2:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), dtype=np.uint8)
+    if image.ndim == 3 and image.shape[2] == 4:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGRA2BGR), dtype=np.uint8)
+    if image.ndim != 3 or image.shape[2] != 3 or min(image.shape[:2]) == 0:
+        raise ImageError(f"frame must have shape (h, w, 3), but got shape {image.shape}")
+    return np.ascontiguousarray(image)
+
+
+class DiceReader:
+    """Reads every die in a frame: face, box, confidence and status.
+
+    Args:
+        model_dir: folder holding ``die_detector.onnx`` and ``face_classifier.onnx``;
+            None for the installed ``models/`` package.
+        tray: a calibrated tray outline (or its four corners in pixels) used for every
+            frame; None to look for markers or the tray itself in each frame.
+        config: thresholds; see :class:`ReaderConfig`.
+        detector: a detector to use instead of the model file (tests inject fakes here).
+        classifier: a face classifier to use instead of the model file.
+
+    Raises:
+        ModelLoadError: a model file is missing, corrupt or breaks the model contract.
+    """
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        tray: TrayOutline | Sequence[Sequence[float]] | None = None,
+        config: ReaderConfig | None = None,
+        detector: Callable[[npt.NDArray[np.uint8]], Reading] | None = None,
+        classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] | None = None,
+    ) -> None:
+        self.config = config or ReaderConfig()
+        root = Path(model_dir) if model_dir is not None else default_model_dir()
+        cfg = self.config
+        self.detector = detector or DieDetector(
+            root / DETECTOR_FILE, conf=cfg.det_conf, iou=cfg.det_iou, threads=cfg.threads
+        )
+        self.classifier = classifier or FaceClassifier(root / CLASSIFIER_FILE, threads=cfg.threads)
+        self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
+
+    def with_tray(self, tray: TrayOutline | Sequence[Sequence[float]] | None) -> DiceReader:
+        """The same reader (same loaded models) with another calibrated tray outline."""
+        other = object.__new__(DiceReader)
+        other.__dict__.update(self.__dict__)
+        other.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
+        return other
+
+    def calibrate(self, frame: npt.NDArray[np.uint8]) -> DiceReader:
+        """A reader whose tray is found once, in this frame, and then kept for every frame.
+
+        For a fixed camera: ArUco corner markers are tried first, then the picture itself
+        (around the dice found in it).
+
+        Raises:
+            ImageError: ``frame`` is not an image array.
+            VisionError: no tray could be found in the frame.
+        """
+        frame = as_bgr_frame(frame)
+        outline = tray_from_aruco(frame) or detect_tray(frame, self.detector(frame).xyxy)
+        if outline is None:
+            raise VisionError("no tray found in the calibration frame; give its four corners instead")
+        return self.with_tray(outline)
+
+    def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
+        """The tray for this frame: the calibrated one, else markers, else the picture."""
+        if self.tray is not None:
+            return self.tray
+        outline = tray_from_aruco(frame) if self.config.aruco else None
+        if outline is None and self.config.auto_tray:
+            outline = detect_tray(frame, xyxy)
+        return outline
+
+    def read(
+        self, frame: npt.NDArray[np.uint8], *, frame_index: int | None = None, timestamp: float | None = None
+    ) -> Reading:
+        """Read every die in one frame.
+
+        Args:
+            frame: BGR uint8 image (grey and BGRA are converted).
+            frame_index: index in a video stream, kept in the reading.
+            timestamp: capture time in seconds, kept in the reading.
+
+        Returns:
+            The reading, dice in detector order (best first).
+
+        Raises:
+            ImageError: ``frame`` is not an image array.
+            ModelLoadError: a model rejected its input (a model of the wrong shape).
+        """
+        frame = as_bgr_frame(frame)
+        found = self.detector(frame)
+        scores = self.classifier(frame, found.xyxy)
+        tray = self.find_tray(frame, found.xyxy)
+        inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
+        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside)
+        return dataclasses.replace(
+            found,
+            face=face,
+            face_confidence=face_conf,
+            status=status,
+            tray=None if tray is None else tray.polygon,
+            frame_index=frame_index,
+            timestamp=timestamp,
+            data=data,
+        )
+
+    def _decide(
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.NDArray[np.float32],
+        scores: FaceScores,
+        inside: npt.NDArray[np.float32],
+    ) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
+    ]:
+        """Combine classifier, pips and tray into faces, confidences and statuses."""
+        cfg = self.config
+        n = len(xyxy)
+        face = scores.face.copy()
+        face_conf = scores.confidence.copy()
+        data: dict[str, npt.NDArray[np.generic]] = {"cocked": scores.cocked.copy(), "in_tray": inside}
+        if cfg.use_pips and n:
+            pips, pip_conf = count_pips_in_boxes(frame, xyxy)
+            data["pips"], data["pip_confidence"] = pips, pip_conf
+            sure_pips = (pip_conf >= cfg.pip_min_conf) & (pips >= 1) & (pips <= 6) & ~scores.cocked
+            agree = sure_pips & (pips == face)
+            disagree = sure_pips & ~agree
+            unsure = face_conf < cfg.face_min_conf
+            # Classifier unsure, pips sure and not ruled out by the classifier: take the pips.
+            rows = np.flatnonzero(disagree & unsure)
+            pip_prob = scores.face_probs[rows, pips[rows] - 1] if len(rows) else np.empty(0, np.float32)
+            take = rows[pip_prob >= 0.1]
+            face[take] = pips[take]
+            face_conf[take] = np.maximum(pip_conf[take] * 0.8, cfg.face_min_conf)
+            # Classifier sure, pips sure and different: say so with a lower confidence.
+            clash = np.flatnonzero(disagree & ~unsure)
+            face_conf[clash] = face_conf[clash] * (1.0 - 0.5 * pip_conf[clash])
+            # Both agree: the pair is surer than either.
+            both = np.flatnonzero(agree)
+            face_conf[both] = 1.0 - (1.0 - face_conf[both]) * (1.0 - 0.5 * pip_conf[both])
+        status = np.full(n, DieStatus.OK.value, dtype="<U9")
+        status[face_conf < cfg.face_min_conf] = DieStatus.UNCERTAIN.value
+        cocked = scores.cocked & (face_conf >= cfg.cocked_min_conf)
+        status[cocked] = DieStatus.COCKED.value
+        status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
+        status[inside < cfg.off_tray_min_inside] = DieStatus.OFF_TRAY.value
+        return face, face_conf.astype(np.float32), status, data
+
+    def read_path(self, path: str | Path) -> Reading:
+        """Load an image file and read it.
+
+        Raises:
+            ImageError: missing, not an image, truncated, empty or too large.
+        """
+        return self.read(load_image(path))
+
+    def read_bytes(self, data: bytes, source: str = "<upload>") -> Reading:
+        """Decode image bytes (an upload) and read them.
+
+        Raises:
+            ImageError: not an image, truncated, empty or too large.
+        """
+        return self.read(decode_image(data, source))

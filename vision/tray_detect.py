@@ -1,0 +1,206 @@
+"""Finding the tray in a frame: from ArUco markers, or from the picture itself.
+
+Both return ``None`` rather than a guess when unsure: a wrong outline would
+send good dice back to be thrown again, while no outline only means no die is
+ever called off the tray.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.tray import TrayOutline
+
+__all__ = ["ARUCO_DICTIONARY", "detect_tray", "tray_from_aruco"]
+
+#: ArUco dictionary of the corner markers (print ids 0-3 of it and stick one in each corner).
+ARUCO_DICTIONARY = "DICT_4X4_50"
+
+_WORK_WIDTH = 192  # the frame is analysed at this width: the tray is large, detail is noise
+
+
+def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIONARY) -> TrayOutline | None:
+    """The outline through four ArUco markers stuck at the tray's corners.
+
+    Each marker contributes its corner nearest the centre of all the markers, so the
+    outline runs along the markers' inner edges, over the tray's floor.
+
+    Returns:
+        The outline, or None when fewer than four markers are seen (or this OpenCV has no aruco).
+    """
+    aruco = getattr(cv2, "aruco", None)
+    if aruco is None:
+        return None
+    detector = aruco.ArucoDetector(aruco.getPredefinedDictionary(getattr(aruco, dictionary)))
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    corners, ids, _rejected = detector.detectMarkers(gray)
+    if ids is None or len(ids) < 4:
+        return None
+    quads = np.asarray(corners, dtype=np.float32).reshape(-1, 4, 2)
+    centre = quads.reshape(-1, 2).mean(axis=0)
+    inner = np.array([q[np.argmin(np.hypot(*(q - centre).T))] for q in quads], np.float32)
+    hull = cv2.convexHull(inner).reshape(-1, 2)
+    if len(hull) < 3:
+        return None
+    try:
+        return TrayOutline.from_corners(hull, source="aruco")
+    except ValueError:
+        return None
+
+
+def _seed_mask(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """Pixels that should show the tray floor: a ring around each die, else the frame's centre."""
+    h, w = shape
+    seeds = np.zeros((h, w), dtype=bool)
+    if len(boxes) == 0:
+        seeds[int(0.4 * h) : int(0.6 * h), int(0.4 * w) : int(0.6 * w)] = True
+        return seeds
+    for x1, y1, x2, y2 in boxes:
+        bw, bh = x2 - x1, y2 - y1
+        ox1, oy1 = int(max(0, x1 - 0.5 * bw)), int(max(0, y1 - 0.5 * bh))
+        ox2, oy2 = int(min(w, x2 + 0.5 * bw)), int(min(h, y2 + 0.5 * bh))
+        seeds[oy1:oy2, ox1:ox2] = True
+    for x1, y1, x2, y2 in boxes:  # not the dice themselves
+        seeds[int(max(0, y1)) : int(np.ceil(y2)), int(max(0, x1)) : int(np.ceil(x2))] = False
+    return seeds
+
+
+def _absorb_dice(region: npt.NDArray[np.uint8], dice: npt.NDArray[np.float32]) -> None:
+    """Add to the floor region every die mostly surrounded by it (in place).
+
+    A die near the tray's edge hides the floor under it and would carve a notch in
+    the outline, cutting itself off; a die off the tray is surrounded by something else.
+    """
+    h, w = region.shape
+    for x1, y1, x2, y2 in dice:
+        bw, bh = x2 - x1, y2 - y1
+        ox1, oy1 = int(max(0, x1 - 0.5 * bw)), int(max(0, y1 - 0.5 * bh))
+        ox2, oy2 = int(min(w, x2 + 0.5 * bw)), int(min(h, y2 + 0.5 * bh))
+        ix1, iy1, ix2, iy2 = int(max(0, x1)), int(max(0, y1)), int(np.ceil(x2)), int(np.ceil(y2))
+        ring = region[oy1:oy2, ox1:ox2].sum() - region[iy1:iy2, ix1:ix2].sum()
+        ring_area = (ox2 - ox1) * (oy2 - oy1) - max(0, ix2 - ix1) * max(0, iy2 - iy1)
+        if ring_area > 0 and ring >= 0.5 * ring_area:
+            region[iy1:iy2, ix1:ix2] = 1
+
+
+def _line_intersection(
+    a1: npt.NDArray[np.float32], a2: npt.NDArray[np.float32], b1: npt.NDArray[np.float32], b2: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32] | None:
+    d1, d2 = a2 - a1, b2 - b1
+    denom = float(d1[0] * d2[1] - d1[1] * d2[0])
+    if abs(denom) < 1e-6:
+        return None
+    t = float((b1 - a1)[0] * d2[1] - (b1 - a1)[1] * d2[0]) / denom
+    return (a1 + t * d1).astype(np.float32)
+
+
+def _fit_quad(poly: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
+    """The quadrilateral through the polygon's four longest edges, if the polygon is nearly one.
+
+    Trays are rectangles, seen in perspective as convex quadrilaterals. A die in a
+    corner hides the floor there and cuts the corner off the region; extending the
+    four sides restores it. Round or irregular regions are left alone (None).
+    """
+    k = len(poly)
+    if k < 4:
+        return None
+    nxt = np.roll(poly, -1, axis=0)
+    lengths = np.hypot(*(nxt - poly).T)
+    longest = np.sort(np.argsort(-lengths)[:4])
+    if lengths[longest].sum() < 0.75 * lengths.sum():
+        return None
+    corners = []
+    for i in range(4):
+        a, b = longest[i], longest[(i + 1) % 4]
+        p = _line_intersection(poly[a], nxt[a], poly[b], nxt[b])
+        if p is None:
+            return None
+        corners.append(p)
+    quad = np.asarray(corners, np.float32)
+    area = float(cv2.contourArea(quad))
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2)) or not area <= 1.15 * float(cv2.contourArea(poly)):
+        return None
+    return quad
+
+
+def detect_tray(
+    frame: npt.NDArray[np.uint8],
+    boxes: npt.ArrayLike | None = None,
+    tolerance: float = 18.0,
+    min_area: float = 0.08,
+    max_area: float = 0.95,
+    min_solidity: float = 0.85,
+) -> TrayOutline | None:
+    """Find the tray floor: the uniform region of colour the dice lie on.
+
+    The floor colour is taken around the dice (or at the centre of the frame), every
+    pixel near that colour is kept, and the connected region under the dice becomes
+    the outline (its convex hull, or the quadrilateral through its four main sides).
+    The answer is None, "unsure", when that region is tiny, covers nearly the whole
+    frame or runs out of it on three sides (no visible edge: a table, not a tray), is
+    not convex enough to be a tray, or misses most of the dice.
+
+    Args:
+        frame: BGR frame.
+        boxes: the dice found, shape (n, 4) in frame pixels; they anchor the search.
+        tolerance: Lab distance from the floor colour still counted as floor.
+        min_area: smallest outline accepted, as a fraction of the frame.
+        max_area: largest outline accepted, as a fraction of the frame.
+        min_solidity: region area over its hull's area, below which it is not a tray.
+
+    Returns:
+        The outline in frame pixels, or None.
+    """
+    h, w = frame.shape[:2]
+    scale = _WORK_WIDTH / w if w > _WORK_WIDTH else 1.0
+    src = frame
+    while src.shape[1] >= 2 * _WORK_WIDTH:  # halving first keeps the final resize cheap and alias-free
+        src = np.asarray(cv2.pyrDown(src), dtype=np.uint8)
+    small = cv2.resize(src, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_LINEAR)
+    sh, sw = small.shape[:2]
+    dice = np.asarray(boxes if boxes is not None else np.empty((0, 4)), np.float32).reshape(-1, 4) * scale
+    lab = cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32)
+    seeds = _seed_mask((sh, sw), dice)
+    if seeds.sum() < 20:
+        return None
+    floor = np.median(lab[seeds], axis=0)
+    diff = lab - floor
+    dist = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
+    mask = (dist < max(tolerance, 3.0 * spread)).astype(np.uint8)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    mask = cv2.morphologyEx(cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel), cv2.MORPH_CLOSE, kernel)
+    count, labels = cv2.connectedComponents(mask)
+    if count < 2:
+        return None
+    votes = np.bincount(labels[seeds & (mask > 0)], minlength=count)
+    votes[0] = 0
+    region = (labels == int(votes.argmax())).astype(np.uint8)
+    _absorb_dice(region, dice)
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    contour = max(contours, key=cv2.contourArea)
+    hull = cv2.convexHull(contour)
+    hull_area = float(cv2.contourArea(hull))
+    frame_area = float(sh * sw)
+    if not min_area * frame_area <= hull_area <= max_area * frame_area:
+        return None
+    if float(cv2.contourArea(contour)) < min_solidity * hull_area:
+        return None
+    hx, hy, hw, hh = cv2.boundingRect(hull)
+    borders = (hx <= 1) + (hy <= 1) + (hx + hw >= sw - 1) + (hy + hh >= sh - 1)
+    if borders >= 3:  # the region runs out of the frame on three sides: its edges, the tray's, are unseen
+        return None
+    poly = cv2.approxPolyDP(hull, 0.01 * cv2.arcLength(hull, True), True).reshape(-1, 2).astype(np.float32)
+    if len(poly) < 3:
+        return None
+    quad = _fit_quad(poly)
+    if quad is not None:
+        poly = quad
+    outline = TrayOutline(poly / scale, source="auto")
+    if len(dice):
+        centres = (dice[:, :2] + dice[:, 2:]) / 2 / scale
+        if outline.contains(centres).mean() < 0.5:
+            return None
+    return outline
