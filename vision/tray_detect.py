@@ -128,6 +128,7 @@ def _fit_quad(poly: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
 def detect_tray(
     frame: npt.NDArray[np.uint8],
     boxes: npt.ArrayLike | None = None,
+    *,
     tolerance: float = 18.0,
     min_area: float = 0.08,
     max_area: float = 0.95,

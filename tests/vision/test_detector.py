@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from farklecam.errors import ModelLoadError
+from tests.vision.fakes import make_detector, raw_head
+from vision.detector import DieDetector, Letterbox, decode_yolo, letterbox, nms
+
+
+def test_letterbox_landscape_matches_ultralytics() -> None:
+    frame = np.zeros((480, 640, 3), np.uint8)
+    padded, box = letterbox(frame, (320, 320))
+    assert padded.shape == (320, 320, 3)
+    assert box == Letterbox(0.5, 0.0, 40.0)
+    assert (padded[:40] == 114).all() and (padded[280:] == 114).all() and (padded[40:280] == 0).all()
+
+
+def test_letterbox_portrait_and_back() -> None:
+    frame = np.zeros((300, 100, 3), np.uint8)
+    _, box = letterbox(frame, (64, 64))
+    assert box.scale == pytest.approx(64 / 300)
+    boxes = np.array([[box.pad_x, 0, box.pad_x + 10, 64]], np.float32)
+    back = box.to_frame(boxes, 100, 300)
+    assert back[0, 0] == pytest.approx(0, abs=0.5) and back[0, 3] == pytest.approx(300, abs=0.5)
+
+
+def test_nms_keeps_best_of_overlapping() -> None:
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10.5]], np.float32)
+    scores = np.array([0.8, 0.9, 0.5, 0.1], np.float32)
+    assert nms(boxes, scores, 0.5).tolist() == [1, 2]
+    assert nms(boxes, scores, 0.99).tolist() == [1, 0, 2, 3]
+    assert nms(np.empty((0, 4), np.float32), np.empty(0, np.float32), 0.5).tolist() == []
+
+
+def test_decode_threshold_nms_and_order() -> None:
+    raw = raw_head([[10, 10, 4, 4], [11, 10, 4, 4], [30, 30, 6, 8], [50, 50, 4, 4]], [0.6, 0.9, 0.5, 0.1])
+    xyxy, scores, classes = decode_yolo(raw, conf=0.25, iou=0.5)
+    assert scores.tolist() == pytest.approx([0.9, 0.5])
+    assert xyxy.tolist() == [[9, 8, 13, 12], [27, 26, 33, 34]]
+    assert classes.tolist() == [0, 0]
+    assert len(decode_yolo(raw, conf=0.95)[0]) == 0
+    assert len(decode_yolo(raw, conf=0.05, max_det=1)[0]) == 1
+
+
+def test_decode_multi_class_is_class_agnostic() -> None:
+    raw = np.zeros((1, 6, 3), np.float32)
+    raw[0, :4] = [[10, 10.5, 40], [10, 10, 40], [4, 4, 4], [4, 4, 4]]
+    raw[0, 4:] = [[0.9, 0.1, 0.0], [0.2, 0.8, 0.7]]
+    _, scores, classes = decode_yolo(raw, conf=0.25, iou=0.5)
+    assert scores.tolist() == pytest.approx([0.9, 0.7]) and classes.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("shape", [(5, 10), (2, 5, 10), (1, 4, 10)])
+def test_decode_rejects_bad_shape(shape: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match="shape"):
+        decode_yolo(np.zeros(shape, np.float32))
+
+
+def test_detector_on_fake_model(fake_model_dir: Path) -> None:
+    detector = DieDetector(fake_model_dir / "die_detector.onnx")
+    assert detector.imgsz == (64, 64) and detector.names == {0: "die"}
+    reading = detector(np.zeros((128, 256, 3), np.uint8))
+    # Input 64 px: 256x128 is scaled by 1/4 and padded by 16 px top and bottom.
+    assert reading.xyxy.tolist() == [[48, 0, 80, 16], [144, 80, 176, 112]]  # the first clipped at the top
+    assert reading.image_size == (256, 128)
+    assert reading.status.tolist() == ["uncertain", "uncertain"]
+
+
+def test_detector_maps_boxes_to_frame(tmp_path: Path, onnx_available: None) -> None:
+    path = make_detector(tmp_path / "d.onnx", raw_head([[32, 32, 16, 8]], [0.9]), imgsz=64)
+    reading = DieDetector(path)(np.zeros((128, 256, 3), np.uint8))
+    # scale 1/4, pad_y 16: (24..40, 28..36) in input -> (96..160, 48..80) in the frame.
+    assert reading.xyxy.tolist() == [[96, 48, 160, 80]]
+
+
+def test_detector_without_imgsz_uses_fixed_shape(tmp_path: Path, onnx_available: None) -> None:
+    import onnx
+
+    path = make_detector(tmp_path / "d.onnx", raw_head([[32, 32, 16, 8]], [0.9]), imgsz=64)
+    model = onnx.load(str(path))
+    del model.metadata_props[:]
+    onnx.save(model, str(path))
+    assert DieDetector(path).imgsz == (64, 64)
+
+
+def test_detector_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="not found"):
+        DieDetector(tmp_path / "nope.onnx")

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from datasets.yolo import YoloBox, write_labels
+from vision.evaluate import format_table, load_labels, main
+
+
+def _folder(root: Path) -> Path:
+    """Two 128x128 images read by the fake models: one right, one with a misread die and a sidecar."""
+    (root / "images").mkdir(parents=True)
+    frame = np.zeros((128, 128, 3), np.uint8)
+    frame[:56, :56] = (0, 0, 255)  # red die "1" at (24, 24, 40, 40); black (cocked) at (72, 72, 88, 88)
+    cv2.imwrite(str(root / "images" / "a.png"), frame)
+    cv2.imwrite(str(root / "images" / "b.png"), frame)
+    right = [YoloBox.from_xyxy(0, [24, 24, 40, 40], 128, 128), YoloBox.from_xyxy(6, [72, 72, 88, 88], 128, 128)]
+    wrong = [YoloBox.from_xyxy(4, [26, 26, 38, 38], 128, 128), YoloBox.from_xyxy(6, [72, 72, 88, 88], 128, 128)]
+    write_labels(root / "labels" / "a.txt", right)
+    write_labels(root / "labels" / "b.txt", wrong)
+    sidecar = {"dice": [{"status": "ok"}, {"status": "off_tray"}], "tray": [[0, 0], [60, 0], [60, 60], [0, 60]]}
+    (root / "labels" / "b.json").write_text(json.dumps(sidecar))
+    return root
+
+
+def test_load_labels_with_sidecar(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "set")
+    labels = load_labels(root / "images" / "b.png", 128, 128)
+    assert labels.classes.tolist() == [4, 6]
+    assert labels.off_tray is not None and labels.off_tray.tolist() == [False, True]
+    assert labels.tray is not None and labels.tray.shape == (4, 2)
+    plain = load_labels(root / "images" / "a.png", 128, 128)
+    assert plain.off_tray is None and plain.xyxy.tolist()[0] == pytest.approx([24, 24, 40, 40])
+
+
+def test_sidecar_must_match_labels(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "set")
+    (root / "labels" / "b.json").write_text(json.dumps({"dice": [{"status": "ok"}]}))
+    with pytest.raises(ValueError, match="1 dice but 2 label lines"):
+        load_labels(root / "images" / "b.png", 128, 128)
+
+
+def test_cli_json(tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _folder(tmp_path / "set")
+    png = tmp_path / "out" / "confusion.png"
+    code = main([str(root), "--models", str(fake_model_dir), "--json", "--confusion-png", str(png)])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    m = report["folders"][str(root)]
+    assert m["images"] == 2 and m["dice"] == 4
+    assert m["recall"] == 1.0 and m["precision"] == 1.0
+    assert m["face_accuracy"] == 0.75 and m["exact_accuracy"] == 0.5
+    assert m["cocked_recall"] == 1.0  # off the tray in b.png, and still known to be cocked
+    assert m["off_tray_recall"] == 1.0 and m["off_tray_precision"] == 1.0
+    assert m["confusion"]["counts"][4][0] == 1
+    assert cv2.imread(m["confusion_png"]) is not None
+
+
+def test_cli_table(tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = _folder(tmp_path / "one"), _folder(tmp_path / "two")
+    assert main([str(a), str(b), "--models", str(fake_model_dir), "--confusion-png", str(tmp_path / "c.png")]) == 0
+    out = capsys.readouterr().out
+    assert "face acc" in out and "\none " in out and "\nall " in out and "label\\pred" in out
+    assert (tmp_path / "c-one.png").exists() and (tmp_path / "c-two.png").exists()
+
+
+def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "missing")]) == 2
+    (tmp_path / "d").mkdir()
+    assert main([str(tmp_path / "d"), "--models", str(tmp_path)]) == 2
+    assert "die_detector.onnx" in capsys.readouterr().err
+
+
+def test_format_table_dashes() -> None:
+    table = format_table([("x", {"images": 1, "dice": 0, "face_accuracy": None})])
+    assert table.splitlines()[1].split()[:4] == ["x", "1", "0", "-"]

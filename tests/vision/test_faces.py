@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from farklecam.errors import ModelLoadError
+from tests.vision.fakes import make_classifier
+from vision.faces import FaceClassifier, softmax
+
+
+def _frame() -> tuple[np.ndarray, np.ndarray]:
+    frame = np.zeros((100, 300, 3), np.uint8)
+    frame[:, 0:100] = (0, 0, 255)  # red: "1"
+    frame[:, 100:200] = (0, 255, 0)  # green: "2"
+    boxes = np.array([[30, 30, 70, 70], [130, 30, 170, 70], [230, 30, 270, 70]], np.float32)  # last is black
+    return frame, boxes
+
+
+def test_softmax_rows_sum_to_one() -> None:
+    p = softmax(np.array([[1000.0, 0.0], [1.0, 1.0]], np.float32))
+    assert p.sum(axis=1) == pytest.approx([1, 1]) and p[0, 0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("batch", ["n", 1])
+def test_classify(tmp_path: Path, onnx_available: None, batch: int | str) -> None:
+    classifier = FaceClassifier(make_classifier(tmp_path / "c.onnx", batch=batch))
+    assert classifier.crop_size == 64 and classifier.crop_context == pytest.approx(0.15)
+    frame, boxes = _frame()
+    scores = classifier(frame, boxes)
+    assert scores.face.tolist() == [1, 2, 0]
+    assert scores.cocked.tolist() == [False, False, True]
+    assert (scores.confidence > 0.9).all()
+    assert scores.face_probs.shape == (3, 6) and scores.cocked_prob[2] > 0.9
+    assert (scores.face_probs.sum(axis=1) + scores.cocked_prob) == pytest.approx([1, 1, 1])
+    assert len(classifier(frame, np.empty((0, 4), np.float32)).face) == 0
+
+
+def test_bad_class_names(tmp_path: Path, onnx_available: None) -> None:
+    import onnx
+
+    path = make_classifier(tmp_path / "c.onnx")
+    model = onnx.load(str(path))
+    for prop in model.metadata_props:
+        if prop.key == "names":
+            prop.value = json.dumps(["one", "2", "3", "4", "5", "6", "cocked"])
+    onnx.save(model, str(path))
+    with pytest.raises(ModelLoadError, match="'one'"):
+        FaceClassifier(path)

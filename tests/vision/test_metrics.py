@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.metrics import FolderStats, ImageLabels, match_by_centre, predicted_classes
+from vision.reading import Reading
+
+
+def reading(xyxy: list[list[float]], face: list[int], status: list[str], cocked: list[bool] | None = None) -> Reading:
+    n = len(xyxy)
+    data = {"cocked": np.array(cocked)} if cocked is not None else {}
+    return Reading(
+        xyxy=np.array(xyxy, np.float32).reshape(-1, 4),
+        confidence=[0.9] * n,
+        face=face,
+        face_confidence=[0.9] * n,
+        status=status,
+        data=data,
+    )
+
+
+def test_match_whole_die_against_pip_pattern_boxes() -> None:
+    # A one's label boxes only its pip (small square); the prediction boxes the whole die.
+    preds = [[100, 100, 160, 160], [300, 100, 360, 160]]
+    labels = [[125, 125, 135, 135], [305, 105, 355, 155]]
+    assert match_by_centre(preds, labels) == [(0, 0), (1, 1)]
+
+
+def test_match_is_one_to_one_closest_first() -> None:
+    preds = [[0, 0, 120, 120], [48, 48, 58, 58]]
+    labels = [[45, 45, 55, 55]]  # both predictions contain/are near the label centre
+    assert match_by_centre(preds, labels) == [(1, 0)]
+    assert match_by_centre(preds, []) == [] and match_by_centre([], labels) == []
+
+
+def test_no_match_when_centres_are_outside() -> None:
+    assert match_by_centre([[0, 0, 10, 10]], [[20, 20, 30, 30]]) == []
+
+
+def test_predicted_classes() -> None:
+    r = reading([[0, 0, 1, 1]] * 4, [5, 0, 2, 3], ["ok", "cocked", "uncertain", "off_tray"])
+    assert predicted_classes(r).tolist() == [4, 6, 1, 2]
+    r2 = reading([[0, 0, 1, 1]] * 2, [0, 0], ["off_tray", "uncertain"], cocked=[True, False])
+    assert predicted_classes(r2).tolist() == [6, -1]
+
+
+def test_folder_stats_on_hand_made_labels() -> None:
+    stats = FolderStats()
+    boxes = [[0, 0, 10, 10], [20, 0, 30, 10], [40, 0, 50, 10]]
+    # Image 1: all three found and read right.
+    exact = stats.add(
+        reading(boxes, [1, 5, 0], ["ok", "ok", "cocked"]),
+        ImageLabels(np.array(boxes, np.float32), np.array([0, 4, 6])),
+        latency_ms=10.0,
+    )
+    assert exact
+    # Image 2: one misread (3 read as 2), one missed, one extra far away, one off-tray found.
+    labels = ImageLabels(np.array(boxes, np.float32), np.array([2, 3, 5]), off_tray=np.array([False, False, True]))
+    pred = reading([[0, 0, 10, 10], [40, 0, 50, 10], [90, 90, 99, 99]], [2, 6, 4], ["ok", "off_tray", "off_tray"])
+    assert not stats.add(pred, labels, latency_ms=30.0)
+    m = stats.metrics()
+    assert m["images"] == 2 and m["dice"] == 6
+    assert m["recall"] == pytest.approx(5 / 6) and m["precision"] == pytest.approx(5 / 6)
+    assert m["face_accuracy"] == pytest.approx(4 / 5)
+    assert m["exact_accuracy"] == pytest.approx(0.5)
+    assert m["cocked_recall"] == 1.0 and m["cocked_precision"] == 1.0
+    assert m["off_tray_recall"] == 1.0 and m["off_tray_precision"] == pytest.approx(0.5)
+    assert m["median_ms"] == pytest.approx(20.0)
+    assert stats.confusion.counts[2, 1] == 1 and stats.confusion.counts.sum() == 5
+
+
+def test_metrics_not_applicable_are_none() -> None:
+    stats = FolderStats()
+    stats.add(reading([], [], []), ImageLabels(np.empty((0, 4), np.float32), np.empty(0, np.int64)))
+    m = stats.metrics()
+    assert m["exact_accuracy"] == 1.0
+    assert m["face_accuracy"] is None and m["recall"] is None and m["off_tray_recall"] is None
+
+
+def test_merge() -> None:
+    a, b = FolderStats(), FolderStats()
+    box = np.array([[0, 0, 10, 10]], np.float32)
+    a.add(reading(box.tolist(), [1], ["ok"]), ImageLabels(box, np.array([0])), 5.0)
+    b.add(reading(box.tolist(), [2], ["ok"]), ImageLabels(box, np.array([0])), 7.0)
+    a.merge(b)
+    assert a.images == 2 and a.face_correct == 1 and a.confusion.counts.sum() == 2 and len(a.latencies_ms) == 2

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from farklecam.errors import ModelLoadError
+from tests.vision.fakes import make_classifier
+from vision.onnx_runtime import default_threads, load_onnx, parse_metadata_value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('["1", "2", "cocked"]', ["1", "2", "cocked"]),
+        ("{0: 'die'}", {0: "die"}),
+        ("[320, 320]", [320, 320]),
+        ("64", 64),
+        ("0.15", 0.15),
+        ("2026-11-30T06:00:00", "2026-11-30T06:00:00"),
+        ("detect", "detect"),
+    ],
+)
+def test_parse_metadata_value(text: str, value: Any) -> None:
+    assert parse_metadata_value(text) == value
+
+
+def test_default_threads() -> None:
+    assert 1 <= default_threads() <= 4
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match=r"not found: .*absent\.onnx"):
+        load_onnx(tmp_path / "absent.onnx")
+
+
+@pytest.mark.parametrize("content", [b"", b"not a model at all", b"\x08\x07" * 50])
+def test_corrupt_file_names_the_path(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "broken.onnx"
+    path.write_bytes(content)
+    with pytest.raises(ModelLoadError, match=r"broken\.onnx") as info:
+        load_onnx(path)
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_metadata_rank_and_required_keys(tmp_path: Path, onnx_available: None) -> None:
+    path = make_classifier(tmp_path / "c.onnx")
+    model = load_onnx(path, threads=1)
+    assert model.metadata["names"][-1] == "cocked" and model.metadata["crop_size"] == 64
+    assert model.input_name == "crops" and model.fixed_dim(0) is None and model.fixed_dim(2) == 64
+    with pytest.raises(ModelLoadError, match="rank 2"):
+        load_onnx(path, expect_rank=2)
+    with pytest.raises(ModelLoadError, match="lacks metadata"):
+        load_onnx(path, required_metadata=["imgsz"])
+
+
+def test_run_with_wrong_input_is_model_error(tmp_path: Path, onnx_available: None) -> None:
+    model = load_onnx(make_classifier(tmp_path / "c.onnx"))
+    with pytest.raises(ModelLoadError, match="cannot run"):
+        model.run(np.zeros((1, 3, 32, 32), np.float32))

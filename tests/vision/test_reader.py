@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from farklecam.errors import ImageError, ModelLoadError, VisionError
+from tests.vision.conftest import draw_die
+from vision.faces import FaceScores
+from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, default_model_dir
+from vision.reading import DieStatus, Reading
+from vision.tray import TrayOutline
+
+
+def red_and_black() -> np.ndarray:
+    """128x128: a red die at (24, 24, 40, 40) (reads "1"), a black one at (72, 72, 88, 88) (cocked)."""
+    frame = np.zeros((128, 128, 3), np.uint8)
+    frame[:56, :56] = (0, 0, 255)
+    return frame
+
+
+def test_read_with_fake_models(fake_model_dir: Path) -> None:
+    reader = DiceReader(fake_model_dir, config=ReaderConfig(auto_tray=False))
+    r = reader.read(red_and_black(), frame_index=7, timestamp=1.5)
+    assert r.xyxy.tolist() == [[24, 24, 40, 40], [72, 72, 88, 88]]
+    assert r.face.tolist() == [1, 0]
+    assert r.status.tolist() == ["ok", "cocked"]
+    assert r.faces == (1,) and r.rethrow == 1
+    assert r.frame_index == 7 and r.timestamp == 1.5 and r.image_size == (128, 128)
+    assert r.data["cocked"].tolist() == [False, True]
+    assert r.tray is None
+
+
+def test_calibrated_tray_marks_off_tray(fake_model_dir: Path) -> None:
+    reader = DiceReader(fake_model_dir, tray=[[0, 0], [60, 0], [60, 60], [0, 60]])
+    r = reader.read(red_and_black())
+    assert r.status.tolist() == ["ok", "off_tray"]
+    assert r.tray is not None and r.tray.shape == (4, 2)
+    assert reader.with_tray(None).read(red_and_black()).status.tolist() == ["ok", "cocked"]
+    assert reader.with_tray(None).detector is reader.detector  # models are shared, not reloaded
+
+
+def test_read_path_and_bytes(fake_model_dir: Path, tmp_path: Path) -> None:
+    reader = DiceReader(fake_model_dir)
+    path = tmp_path / "frame.png"
+    cv2.imwrite(str(path), red_and_black())
+    assert reader.read_path(path).faces == (1,)
+    assert reader.read_bytes(path.read_bytes()).faces == (1,)
+    (tmp_path / "bad.jpg").write_bytes(b"nope")
+    with pytest.raises(ImageError, match=r"bad\.jpg"):
+        reader.read_path(tmp_path / "bad.jpg")
+    with pytest.raises(ImageError, match="empty"):
+        reader.read_bytes(b"")
+
+
+def test_missing_models(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match=r"die_detector\.onnx"):
+        DiceReader(tmp_path)
+
+
+def test_default_model_dir_is_the_models_package() -> None:
+    assert default_model_dir() == Path(__file__).resolve().parents[2] / "models"
+
+
+@pytest.mark.parametrize(
+    ("frame", "shape"),
+    [(np.zeros((4, 5), np.uint8), (4, 5, 3)), (np.zeros((4, 5, 4), np.uint8), (4, 5, 3))],
+    ids=["grey", "bgra"],
+)
+def test_as_bgr_frame_converts(frame: np.ndarray, shape: tuple[int, ...]) -> None:
+    assert as_bgr_frame(frame).shape == shape
+
+
+@pytest.mark.parametrize(
+    "frame", [np.zeros((4, 5, 3), np.float32), np.zeros((4, 5, 2), np.uint8), np.zeros((0, 5, 3), np.uint8), "x"]
+)
+def test_as_bgr_frame_rejects(frame: object) -> None:
+    with pytest.raises(ImageError):
+        as_bgr_frame(frame)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["det_conf", "face_min_conf", "off_tray_min_inside"])
+def test_config_validation(field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        ReaderConfig(**{field: 1.5})
+
+
+class ScriptedClassifier:
+    """Returns fixed face probabilities for every call (the classifier seam)."""
+
+    def __init__(self, probs: list[list[float]]) -> None:
+        self.probs = np.array(probs, np.float32)  # (n, 7): faces 1-6 then cocked
+
+    def __call__(self, frame: np.ndarray, xyxy: np.ndarray) -> FaceScores:
+        p = self.probs[: len(xyxy)]
+        best = p.argmax(axis=1)
+        face = np.where(best < 6, best + 1, 0)
+        return FaceScores(face, best == 6, p.max(axis=1), p[:, :6], p[:, 6])
+
+
+def _pip_scene() -> tuple[np.ndarray, Reading]:
+    frame = np.full((200, 400, 3), 90, np.uint8)
+    boxes = [draw_die(frame, 3, 30, 70, 60), draw_die(frame, 5, 160, 70, 60), draw_die(frame, 2, 290, 70, 60)]
+    n = len(boxes)
+    found = Reading(
+        xyxy=boxes,
+        confidence=[0.9] * n,
+        face=[0] * n,
+        face_confidence=[0] * n,
+        status=["uncertain"] * n,
+        image_size=(400, 200),
+    )
+    return frame, found
+
+
+def test_pips_second_opinion() -> None:
+    frame, found = _pip_scene()
+    probs = [
+        [0, 0.45, 0.40, 0, 0, 0.15, 0],  # unsure between 2 and 3; the die shows 3: pips decide
+        [0, 0, 0, 0.95, 0.05, 0, 0],  # sure of 4, but the die shows 5: disagreement lowers confidence
+        [0, 0.9, 0.1, 0, 0, 0, 0],  # sure of 2, pips agree: surer still
+    ]
+    config = ReaderConfig(use_pips=True, auto_tray=False)
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=config)
+    r = reader.read(frame)
+    assert r.data["pips"].tolist() == [3, 5, 2]
+    assert r.face.tolist() == [3, 4, 2]
+    assert r.status.tolist() == [DieStatus.OK, DieStatus.UNCERTAIN, DieStatus.OK]
+    assert r.face_confidence[2] > 0.9
+    without = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=ReaderConfig())
+    assert without.read(frame).status.tolist() == ["uncertain", "ok", "ok"]
+    assert "pips" not in without.read(frame).data
+
+
+def test_unsure_cocked_is_uncertain() -> None:
+    frame, found = _pip_scene()
+    probs = [[0.1, 0, 0, 0, 0, 0, 0.9], [0.3, 0, 0, 0, 0, 0.3, 0.4], [0, 0.9, 0.1, 0, 0, 0, 0]]
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs))
+    assert reader.read(frame).status.tolist() == ["cocked", "uncertain", "ok"]
+
+
+def test_calibrate_from_aruco(fake_model_dir: Path) -> None:
+    aruco = cv2.aruco
+    dictionary = aruco.getPredefinedDictionary(aruco.DICT_4X4_50)
+    canvas = np.full((600, 800, 3), 200, np.uint8)
+    for i, (x, y) in enumerate([(50, 50), (650, 50), (650, 450), (50, 450)]):
+        canvas[y : y + 80, x : x + 80] = aruco.generateImageMarker(dictionary, i, 80)[..., None]
+    reader = DiceReader(fake_model_dir).calibrate(canvas)
+    assert reader.tray is not None and reader.tray.source == "aruco"
+    with pytest.raises(VisionError, match="no tray"):
+        DiceReader(fake_model_dir).calibrate(np.full((100, 100, 3), 128, np.uint8))
+
+
+def test_tray_outline_argument() -> None:
+    outline = TrayOutline.from_corners([[0, 0], [10, 0], [10, 10], [0, 10]])
+    reader = DiceReader(detector=lambda f: Reading.empty(), classifier=ScriptedClassifier([]), tray=outline)
+    assert reader.tray is outline
