@@ -16,7 +16,7 @@ from datasets.synthetic.camera import Camera
 from datasets.synthetic.textures import surface_texture
 from datasets.synthetic.world import DiePose
 
-__all__ = ["TABLE_GREY", "degrade", "soft_shadows", "table_background"]
+__all__ = ["TABLE_GREY", "degrade", "soft_shadows", "table_background", "table_texture"]
 
 #: Plain colour the table is rendered in; its rendered brightness becomes the shading of the
 #: background texture laid over it (so shadows of the tray and dice survive).
@@ -46,7 +46,11 @@ def _ground_hit(camera: Camera, pixels: np.ndarray) -> np.ndarray:
 
 
 def table_background(
-    rng: np.random.Generator, rgb: np.ndarray, table_mask: np.ndarray, camera: Camera
+    rng: np.random.Generator,
+    rgb: np.ndarray,
+    table_mask: np.ndarray,
+    camera: Camera,
+    warped: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Replace the plain rendered table with a textured surface seen in correct perspective.
 
@@ -54,13 +58,33 @@ def table_background(
     induces (so wood grain recedes with the view), then multiplied by the rendered
     table's brightness relative to :data:`TABLE_GREY`, which carries the light falloff
     and the shadows cast by the tray and dice.
+
+    Args:
+        rng: draws the table's material, colour and texture scale.
+        rgb: the rendered frame.
+        table_mask: pixels where the renderer drew the table.
+        camera: the camera of the frame.
+        warped: a texture already warped for this camera (video frames reuse one);
+            when given, ``rng`` is not used.
     """
+    info: dict[str, Any] = {}
+    if warped is None:
+        warped, info = table_texture(rng, camera)
+    shade = rgb.astype(np.float32) / (TABLE_GREY * 255.0)
+    out = rgb.astype(np.float32)
+    m = table_mask
+    out[m] = warped[m].astype(np.float32) * shade[m].mean(axis=1, keepdims=True)
+    return np.clip(out, 0, 255).astype(np.uint8), info
+
+
+def table_texture(rng: np.random.Generator, camera: Camera) -> tuple[np.ndarray, dict[str, Any]]:
+    """A table surface texture warped into the camera's view, (h, w, 3) RGB, and what it is."""
     kind = str(rng.choice(_TABLE_KINDS))
     base = _TABLE_COLOURS[int(rng.integers(0, len(_TABLE_COLOURS)))]
     base = tuple(int(np.clip(c + rng.integers(-20, 21), 0, 255)) for c in base)
     size = 512
     tex = surface_texture(rng, kind, base, size=size)  # type: ignore[arg-type]
-    h, w = rgb.shape[:2]
+    w, h = camera.width, camera.height
     corners_px = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64)
     ground = _ground_hit(camera, corners_px)
     centre = ground.mean(axis=0)
@@ -68,11 +92,7 @@ def table_background(
     tex_pts = (ground - centre) / span * size + size / 2
     hom = cv2.getPerspectiveTransform(tex_pts.astype(np.float32), corners_px.astype(np.float32))
     warped = cv2.warpPerspective(tex, hom, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    shade = rgb.astype(np.float32) / (TABLE_GREY * 255.0)
-    out = rgb.astype(np.float32)
-    m = table_mask
-    out[m] = warped[m].astype(np.float32) * shade[m].mean(axis=1, keepdims=True)
-    return np.clip(out, 0, 255).astype(np.uint8), {"table": kind, "table_rgb": list(base)}
+    return warped, {"table": kind, "table_rgb": list(base)}
 
 
 def soft_shadows(
@@ -129,8 +149,17 @@ def _motion_kernel(rng: np.random.Generator, length: int) -> np.ndarray:
     return k / max(float(k.sum()), 1e-6)
 
 
-def degrade(rng: np.random.Generator, rgb: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+def degrade(
+    rng: np.random.Generator, rgb: np.ndarray, noise_rng: np.random.Generator | None = None
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Lens blur, occasional motion blur, white balance, exposure, vignette and sensor noise.
+
+    Args:
+        rng: draws the camera's settings (blur, white balance, exposure...).
+        rgb: the rendered frame.
+        noise_rng: draws the sensor noise; defaults to ``rng``. Video frames pass one
+            camera ``rng`` seeded the same for every frame and a fresh ``noise_rng`` per frame,
+            so the camera stays the same while the grain changes.
 
     Returns:
         ``(rgb, params)``: the degraded RGB ``uint8`` image and what was applied (for the sidecar).
@@ -168,7 +197,8 @@ def degrade(rng: np.random.Generator, rgb: np.ndarray) -> tuple[np.ndarray, dict
         img *= (1 - strength * r2 / 2)[..., None]
         params["vignette"] = round(strength, 3)
     noise = float(rng.uniform(1.0, 7.0))
-    grain = rng.normal(0, noise, (h, w, 1)) + rng.normal(0, noise * 0.4, (h, w, 3))
+    nr = rng if noise_rng is None else noise_rng
+    grain = nr.normal(0, noise, (h, w, 1)) + nr.normal(0, noise * 0.4, (h, w, 3))
     img = img + grain.astype(np.float32) * np.sqrt(np.clip(img, 1, 255) / 128.0)
     params["noise"] = round(noise, 3)
     return np.clip(img, 0, 255).astype(np.uint8), params

@@ -22,7 +22,17 @@ from datasets.synthetic.textures import DieStyle, die_atlas, sample_die_style, s
 from datasets.synthetic.world import Tray, World, lean_pose, quat_from_matrix, random_quaternion
 from datasets.yolo import YoloBox
 
-__all__ = ["Scene", "build_scene", "generate_scene", "sample_camera", "sample_light"]
+__all__ = [
+    "Scene",
+    "build_scene",
+    "dice_specs",
+    "furnish",
+    "generate_scene",
+    "sample_camera",
+    "sample_light",
+    "sample_tray",
+    "spawn_dice",
+]
 
 Rgb = tuple[int, int, int]
 _FLOORS: dict[str, tuple[Rgb, ...]] = {
@@ -98,7 +108,9 @@ def sample_camera(
     return look_from(target, max(dist, 8.0), tilt, yaw, fov, width, height)
 
 
-def _spawn(rng: np.random.Generator, world: World, tray: Tray, dice: list[tuple[float, float, int]]) -> dict[str, Any]:
+def spawn_dice(
+    rng: np.random.Generator, world: World, tray: Tray, dice: list[tuple[float, float, int]]
+) -> dict[str, Any]:
     """Place and throw the dice; returns what was arranged (for the sidecar)."""
     mode = "drop" if rng.random() < 0.3 else "throw"
     info: dict[str, Any] = {"mode": mode, "lean": None, "off_tray_spawn": False}
@@ -156,7 +168,7 @@ def _spawn(rng: np.random.Generator, world: World, tray: Tray, dice: list[tuple[
     return info
 
 
-def _dice_specs(rng: np.random.Generator) -> tuple[int, list[DieStyle], list[float]]:
+def dice_specs(rng: np.random.Generator) -> tuple[int, list[DieStyle], list[float]]:
     """How many dice, which looks (one set, sometimes a mix), and their sizes in cm."""
     n = int(rng.integers(1, 7)) if rng.random() < 0.85 else int(rng.integers(7, 13))
     n_styles = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
@@ -165,26 +177,46 @@ def _dice_specs(rng: np.random.Generator) -> tuple[int, list[DieStyle], list[flo
     return n, styles, sizes
 
 
-def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path) -> Scene:
-    """Generate one scene from ``rng`` (textures are written to ``workdir`` for pybullet)."""
+def sample_tray(rng: np.random.Generator) -> tuple[Tray, tuple[str, Rgb], tuple[str, Rgb]]:
+    """A tray (a quarter of them small, where dice meet the walls more) and its floor and wall materials."""
     small = rng.random() < 0.25
     tw = float(rng.uniform(12, 20) if small else rng.uniform(18, 40))
     tray = Tray(tw, tw * float(rng.uniform(0.55, 1.0)), float(rng.uniform(1.5, 5.0)), float(rng.uniform(0.6, 2.5)))
-    floor_kind, floor_rgb = _material(rng)
-    wall_kind, wall_rgb = (floor_kind, floor_rgb) if rng.random() < 0.35 else _material(rng)
-    n, styles, sizes = _dice_specs(rng)
+    floor = _material(rng)
+    wall = floor if rng.random() < 0.35 else _material(rng)
+    return tray, floor, wall
+
+
+def furnish(
+    rng: np.random.Generator,
+    world: World,
+    workdir: Path,
+    floor: tuple[str, Rgb],
+    wall: tuple[str, Rgb],
+    dice: tuple[int, list[DieStyle], list[float]],
+) -> list[tuple[float, float, int]]:
+    """Load the textures, build table and tray, and choose each die's (size, chamfer, texture)."""
+    floor_png = save_rgb(workdir / "floor.png", surface_texture(rng, floor[0], floor[1], 512))
+    wall_png = save_rgb(workdir / "wall.png", surface_texture(rng, wall[0], wall[1], 256))
+    floor_tex, wall_tex = world.load_texture(str(floor_png)), world.load_texture(str(wall_png))
+    n, styles, sizes = dice
+    die_tex = [
+        world.load_texture(str(save_rgb(workdir / f"die{k}.png", die_atlas(rng, s)))) for k, s in enumerate(styles)
+    ]
+    grey = (TABLE_GREY, TABLE_GREY, TABLE_GREY)
+    world.build(grey, floor_tex, wall_tex, float(rng.uniform(0.45, 0.9)), float(rng.uniform(0.1, 0.4)))
+    chamfers = [float(rng.uniform(0.06, 0.14)) for _ in styles]
+    picks = [int(rng.integers(0, len(styles))) for _ in range(n)]
+    return [(sizes[k], chamfers[k], die_tex[k]) for k in picks]
+
+
+def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path) -> Scene:
+    """Generate one scene from ``rng`` (textures are written to ``workdir`` for pybullet)."""
+    tray, (floor_kind, floor_rgb), (wall_kind, wall_rgb) = sample_tray(rng)
+    n, styles, sizes = dice_specs(rng)
     with World(tray) as world:
-        floor_png = save_rgb(workdir / "floor.png", surface_texture(rng, floor_kind, floor_rgb, 512))
-        wall_png = save_rgb(workdir / "wall.png", surface_texture(rng, wall_kind, wall_rgb, 256))
-        floor_tex, wall_tex = world.load_texture(str(floor_png)), world.load_texture(str(wall_png))
-        die_tex = [
-            world.load_texture(str(save_rgb(workdir / f"die{k}.png", die_atlas(rng, s)))) for k, s in enumerate(styles)
-        ]
-        grey = (TABLE_GREY, TABLE_GREY, TABLE_GREY)
-        world.build(grey, floor_tex, wall_tex, float(rng.uniform(0.45, 0.9)), float(rng.uniform(0.1, 0.4)))
-        chamfers = [float(rng.uniform(0.06, 0.14)) for _ in styles]
-        picks = [int(rng.integers(0, len(styles))) for _ in range(n)]
-        spawn = _spawn(rng, world, tray, [(sizes[k], chamfers[k], die_tex[k]) for k in picks])
+        specs = furnish(rng, world, workdir, (floor_kind, floor_rgb), (wall_kind, wall_rgb), (n, styles, sizes))
+        spawn = spawn_dice(rng, world, tray, specs)
         sim_s = world.settle()
         poses = world.poses()
         touching = [world.touching(pz.body) for pz in poses]

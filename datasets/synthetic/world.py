@@ -16,6 +16,8 @@ import pybullet as p
 from datasets.synthetic.mesh import cube_corners, die_mesh
 
 __all__ = [
+    "GRAVITY",
+    "TIME_STEP",
     "DiePose",
     "Tray",
     "World",
@@ -249,6 +251,12 @@ class World:
             rot = np.asarray(p.getMatrixFromQuaternion(orn)).reshape(3, 3)
             out.append(DiePose(body, size, np.asarray(pos), rot))
         return out
+
+    def remove_dice(self) -> None:
+        """Take every die off the table (a player picking them up)."""
+        for body, _ in self.dice:
+            p.removeBody(body, physicsClientId=self.client)
+        self.dice.clear()
 
     def touching(self, body: int, gap: float = 0.05) -> bool:
         """Whether a die touches (within ``gap`` cm) any other die."""
