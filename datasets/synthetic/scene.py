@@ -111,7 +111,14 @@ def sample_camera(
 def spawn_dice(
     rng: np.random.Generator, world: World, tray: Tray, dice: list[tuple[float, float, int]]
 ) -> dict[str, Any]:
-    """Place and throw the dice; returns what was arranged (for the sidecar)."""
+    """Place and throw the dice; returns what was arranged (for the sidecar).
+
+    Thrown box-shaped dice almost never end up leaning, and rarely leave a tray, yet
+    the reader must learn both. So with probability :data:`P_LEAN` one die starts
+    leaning on a wall or on a helper die (see :func:`~datasets.synthetic.world.lean_pose`)
+    and with :data:`P_OFF_TRAY` one starts just outside the walls; physics then decides
+    where everything really rests, and the labels come from the rested poses only.
+    """
     mode = "drop" if rng.random() < 0.3 else "throw"
     info: dict[str, Any] = {"mode": mode, "lean": None, "off_tray_spawn": False}
     restitution = float(rng.uniform(0.2, 0.5))
