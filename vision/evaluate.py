@@ -33,7 +33,7 @@ from vision.metrics import FolderStats, ImageLabels
 from vision.reader import DiceReader, ReaderConfig
 from vision.tray import TrayOutline
 
-__all__ = ["evaluate_folder", "format_table", "load_labels", "main"]
+__all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main"]
 
 _COLUMNS = (
     ("images", "images", "{}"),
@@ -50,13 +50,23 @@ _COLUMNS = (
 )
 
 
+def label_file(image_path: Path) -> Path:
+    """The label file of an image: ``images/x.jpg -> labels/x.txt``, else ``labels/x.txt`` beside it.
+
+    The second form is the layout of the bundled ``examples/`` (images at the top, labels below).
+    """
+    path = label_path_for(image_path)
+    beside = image_path.parent / "labels" / f"{image_path.stem}.txt"
+    return path if path.exists() or not beside.exists() else beside
+
+
 def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
     """The YOLO labels of an image, with the JSON sidecar's statuses and tray when present.
 
     Raises:
         ValueError: a malformed label line or a sidecar whose dice do not match the label lines.
     """
-    label_path = label_path_for(image_path)
+    label_path = label_file(image_path)
     boxes = read_labels(label_path)
     xyxy = np.array([b.to_xyxy(width, height) for b in boxes], np.float32).reshape(-1, 4)
     classes = np.array([b.cls for b in boxes], np.int64)

@@ -78,3 +78,12 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_format_table_dashes() -> None:
     table = format_table([("x", {"images": 1, "dice": 0, "face_accuracy": None})])
     assert table.splitlines()[1].split()[:4] == ["x", "1", "0", "-"]
+
+
+def test_examples_layout_labels_below_images(tmp_path: Path) -> None:
+    from vision.evaluate import label_file
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "x.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+    assert label_file(tmp_path / "x.jpg") == tmp_path / "labels" / "x.txt"
+    assert label_file(tmp_path / "images" / "y.jpg") == tmp_path / "labels" / "y.txt"

@@ -1,0 +1,88 @@
+"""How fast is a read? Median and p90 latency of each stage on a 640x480 frame.
+
+    python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N]
+
+Stages: the detector (letterbox + ONNX + decode), the face classifier on the
+dice found (crops + ONNX), the tray search, the pip counter, and the whole
+``DiceReader.read`` (with its default configuration). The target (issue 3) is a
+whole read in a median of <= 15 ms on 2 cores. A benchmark, not a test: the
+numbers depend on the machine and on what else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cv2
+import numpy as np
+
+from vision.images import load_image
+from vision.pips import count_pips_in_boxes
+from vision.reader import DiceReader, ReaderConfig
+from vision.tray_detect import detect_tray
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(fn: Callable[[], object], runs: int, warmup: int = 5) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000.0)
+    return out
+
+
+def frame_640x480(path: Path | None) -> np.ndarray:
+    if path is None:
+        examples = sorted((ROOT / "examples").glob("*.jpg"))
+        path = examples[0] if examples else None
+    if path is None:
+        rng = np.random.default_rng(0)
+        return rng.integers(0, 255, (480, 640, 3)).astype(np.uint8)
+    return cv2.resize(load_image(path), (640, 480), interpolation=cv2.INTER_AREA)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    ap.add_argument("--image", type=Path, default=None, help="image to read (default: the first example)")
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads (default: auto)")
+    args = ap.parse_args()
+
+    frame = frame_640x480(args.image)
+    reader = DiceReader(args.models, config=ReaderConfig(threads=args.threads))
+    found = reader.detector(frame)
+    boxes = found.xyxy
+    if len(boxes) == 0:  # an untrained model finds nothing: time the classifier on six made-up dice
+        boxes = np.array([[60 + 90 * i, 200, 110 + 90 * i, 250] for i in range(6)], np.float32)
+    stages = [
+        ("detector", lambda: reader.detector(frame)),
+        (f"classifier ({len(boxes)} dice)", lambda: reader.classifier(frame, boxes)),
+        ("tray search", lambda: detect_tray(frame, boxes)),
+        (f"pip counter ({len(boxes)} dice)", lambda: count_pips_in_boxes(frame, boxes)),
+        (f"whole read (pips {'on' if reader.config.use_pips else 'off'})", lambda: reader.read(frame)),
+    ]
+    print(f"frame 640x480, {len(found)} dice found, {args.runs} runs, {os.cpu_count()} CPUs visible")
+    print(f"{'stage':<28}{'median ms':>10}{'p90 ms':>9}")
+    for name, fn in stages:
+        ms = timed(fn, args.runs)
+        p90 = statistics.quantiles(ms, n=10)[-1]
+        print(f"{name:<28}{statistics.median(ms):>10.2f}{p90:>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

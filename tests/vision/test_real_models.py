@@ -1,0 +1,62 @@
+"""The committed models on the committed examples: the faces read must match the labels.
+
+Skipped until ``models/die_detector.onnx`` and ``models/face_classifier.onnx`` exist.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from vision.evaluate import load_labels
+from vision.images import load_image
+from vision.metrics import COCKED_CLASS, match_by_centre
+from vision.reader import CLASSIFIER_FILE, DETECTOR_FILE, DiceReader
+from vision.reading import DieStatus
+from vision.tray import TrayOutline
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "models"
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.jpg") if (p.parent / "labels" / f"{p.stem}.txt").exists())
+
+pytestmark = pytest.mark.skipif(
+    not ((MODELS / DETECTOR_FILE).exists() and (MODELS / CLASSIFIER_FILE).exists()) or not EXAMPLES,
+    reason="the trained models or the labelled examples are not committed yet",
+)
+
+
+@pytest.fixture(scope="module")
+def reader() -> DiceReader:
+    return DiceReader()  # the installed models/ folder, as the CLI uses it
+
+
+@pytest.mark.parametrize("image", EXAMPLES, ids=lambda p: p.stem)
+def test_every_die_found_and_read(reader: DiceReader, image: Path) -> None:
+    frame = load_image(image)
+    labels = load_labels(image, frame.shape[1], frame.shape[0])
+    reading = reader.read(frame)
+    pairs = dict((j, i) for i, j in match_by_centre(reading.xyxy, labels.xyxy))
+    assert len(reading) == len(labels.classes), f"found {len(reading)} dice, labelled {len(labels.classes)}"
+    for j, cls in enumerate(labels.classes.tolist()):
+        assert j in pairs, f"labelled die {j} (class {cls}) not found"
+        i = pairs[j]
+        if cls == COCKED_CLASS:
+            assert reading.status[i] != DieStatus.OK, f"die {j} is cocked but read as ok"
+        else:
+            assert int(reading.face[i]) == cls + 1, f"die {j}: read {reading.face[i]}, labelled {cls + 1}"
+
+
+@pytest.mark.parametrize("image", EXAMPLES, ids=lambda p: p.stem)
+def test_scoring_faces_with_calibrated_tray(reader: DiceReader, image: Path) -> None:
+    frame = load_image(image)
+    labels = load_labels(image, frame.shape[1], frame.shape[0])
+    if labels.tray is None or labels.off_tray is None:
+        pytest.skip("no sidecar tray for this example")
+    reading = reader.with_tray(TrayOutline.from_corners(labels.tray)).read(frame)
+    scoring = [
+        c + 1 for c, off in zip(labels.classes.tolist(), labels.off_tray.tolist(), strict=True) if c < 6 and not off
+    ]
+    assert Counter(reading.faces) == Counter(scoring)
+    assert reading.rethrow == len(labels.classes) - len(scoring)
