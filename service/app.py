@@ -1,0 +1,81 @@
+"""The FastAPI app: ``create_app(settings)`` builds it; nothing happens at import time.
+
+The lifespan opens the game database and prepares (but does not load) the dice
+reader: the ONNX models are loaded by the first request that reads a picture,
+so the scoring and game routes, and the tests of them, never pay for it.
+
+Run it with ``farklecam serve`` or ``uvicorn --factory service.app:create_app``
+(settings then come from ``FARKLECAM_*`` variables). ``/docs`` is FastAPI's
+Swagger page, whose script and style the browser fetches from a CDN, so it only
+renders with a network; ``/openapi.json`` is served by the app itself and works
+offline, as does everything the table's page at ``/`` needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from farklecam import __version__
+from service.deps import FrameReader, ReaderSlot
+from service.errors import BodySizeLimit, install_error_handlers
+from service.routes import games, health, readings, rules, scoring, ws
+from service.settings import Settings, get_settings
+from service.storage import Games, GameStore
+
+__all__ = ["STATIC_DIR", "create_app"]
+
+#: The page's files (HTML, JS, CSS), shipped in the package.
+STATIC_DIR = Path(__file__).with_name("static")
+
+
+def _reader_factory(settings: Settings) -> FrameReader:
+    """Load the real reader (imported here: onnxruntime is only needed once a picture comes in)."""
+    from vision.reader import DiceReader
+
+    return DiceReader(settings.model_dir)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the service.
+
+    Args:
+        settings: configuration; None reads ``FARKLECAM_*`` environment variables.
+
+    Returns:
+        The app; its lifespan opens ``settings.database`` and closes it on shutdown.
+    """
+    settings = settings if settings is not None else get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = GameStore(settings.database)
+        app.state.games = Games(store)
+        app.state.reader = ReaderSlot(lambda: _reader_factory(settings))
+        try:
+            yield
+        finally:
+            store.close()
+
+    app = FastAPI(
+        title="farklecam",
+        version=__version__,
+        summary="Read Farkle dice from pictures or a webcam, score every keep, advise, and keep a table's games.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    upload_paths = {"/api/read"}
+    app.add_middleware(
+        BodySizeLimit,
+        limit_for=lambda path: settings.max_upload_bytes if path in upload_paths else settings.max_body_bytes,
+    )
+    install_error_handlers(app)
+    for module in (health, rules, scoring, readings, games):
+        app.include_router(module.router, prefix="/api")
+    app.include_router(ws.router)
+    app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="page")
+    return app

@@ -1,0 +1,122 @@
+"""Typed dependencies: what a route may ask for, and the lazily loaded dice reader.
+
+Routes declare ``games: GamesDep`` or ``reader: ReaderDep`` instead of reaching
+into ``request.app.state``; tests swap any of them with
+``app.dependency_overrides[get_reader] = lambda: fake``. Each getter takes an
+:class:`~starlette.requests.HTTPConnection`, so the same dependency serves
+HTTP routes and the WebSocket.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Annotated, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from fastapi import Depends
+from starlette.requests import HTTPConnection
+
+from service.settings import Settings
+from service.storage import Games
+from vision.reading import Reading
+
+__all__ = [
+    "FrameReader",
+    "GamesDep",
+    "ReaderDep",
+    "ReaderSlot",
+    "ReaderSlotDep",
+    "SettingsDep",
+    "get_games",
+    "get_reader",
+    "get_reader_slot",
+    "get_settings",
+]
+
+
+class FrameReader(Protocol):
+    """Anything that reads dice in a BGR frame (:class:`vision.reader.DiceReader`, or a test's fake)."""
+
+    def read(self, frame: npt.NDArray[np.uint8]) -> Reading:
+        """Every die in one frame."""
+        ...
+
+
+class _Serialized:
+    """One read at a time: the models already use every core, and two reads would only thrash them."""
+
+    def __init__(self, reader: FrameReader, lock: threading.Lock) -> None:
+        self._reader, self._lock = reader, lock
+
+    def read(self, frame: npt.NDArray[np.uint8]) -> Reading:
+        with self._lock:
+            return self._reader.read(frame)
+
+
+class ReaderSlot:
+    """Holds the dice reader, built on first use so that requests that never read images never load models.
+
+    A failed load (:class:`~farklecam.errors.ModelLoadError`) is not remembered: the
+    next request tries again, so models installed while the server runs are picked up.
+
+    Args:
+        factory: builds the reader (loads the ONNX models).
+    """
+
+    def __init__(self, factory: Callable[[], FrameReader]) -> None:
+        self._factory = factory
+        self._reader: FrameReader | None = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the models are in memory."""
+        return self._reader is not None
+
+    def get(self) -> FrameReader:
+        """The reader, loading it if needed (thread-safe; loads once).
+
+        Raises:
+            ModelLoadError: the model files are missing or broken.
+        """
+        if self._reader is None:
+            with self._load_lock:
+                if self._reader is None:
+                    self._reader = self._factory()
+        return _Serialized(self._reader, self._run_lock)
+
+
+def get_settings(conn: HTTPConnection) -> Settings:
+    """The app's settings."""
+    settings: Settings = conn.app.state.settings
+    return settings
+
+
+def get_games(conn: HTTPConnection) -> Games:
+    """The games (SQLite store plus replayed cache) opened by the lifespan."""
+    games: Games = conn.app.state.games
+    return games
+
+
+def get_reader_slot(conn: HTTPConnection) -> ReaderSlot:
+    """The slot holding the (perhaps not yet loaded) reader."""
+    slot: ReaderSlot = conn.app.state.reader
+    return slot
+
+
+def get_reader(slot: Annotated[ReaderSlot, Depends(get_reader_slot)]) -> FrameReader:
+    """The dice reader, loaded on first use (runs in a worker thread: loading takes a while).
+
+    Raises:
+        ModelLoadError: the model files are missing or broken (the service answers 503).
+    """
+    return slot.get()
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+GamesDep = Annotated[Games, Depends(get_games)]
+ReaderDep = Annotated[FrameReader, Depends(get_reader)]
+ReaderSlotDep = Annotated[ReaderSlot, Depends(get_reader_slot)]

@@ -1,0 +1,1 @@
+"""One router per resource: health, rules, scoring, readings, games, and the table WebSocket."""

@@ -1,0 +1,94 @@
+"""``POST /api/read``: one uploaded picture in, its dice, their keeps and advice out.
+
+The upload is checked in order of cost: its size (the app's body limit, 413),
+its type by magic bytes rather than its name or declared type (415), then a
+full decode (422 for a truncated or corrupt picture), and only then are the
+models loaded and run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, UploadFile
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from farklecam.errors import InvalidDiceError, InvalidRulesError, RulesError
+from scoring.rules import Rules
+from service.commands.scoring_verbs import score_roll
+from service.deps import ReaderSlotDep, SettingsDep
+from service.errors import UnsupportedMediaError
+from service.routes.scoring import advice_for
+from service.schemas import ReadPublic, RulesIn
+from vision.images import decode_image, image_format
+from vision.reading import Reading
+
+__all__ = ["form_rules", "read_result", "router"]
+
+router = APIRouter(tags=["readings"])
+
+
+def form_rules(preset: str | None, options: str, default_preset: str) -> Rules:
+    """Rules from a form's ``preset`` and ``options`` (a JSON object), validated like a JSON body.
+
+    Raises:
+        InvalidRulesError: options that are not a JSON object, or unknown presets, options or values.
+    """
+    try:
+        parsed = json.loads(options) if options.strip() else {}
+        return RulesIn.model_validate({"preset": preset, "options": parsed}).to_rules(default_preset)
+    except json.JSONDecodeError as exc:
+        raise InvalidRulesError(f"'options' must be a JSON object, like {{\"three_ones\": 1000}}: {exc}") from None
+    except ValidationError as exc:
+        raise InvalidRulesError(f"bad rules: {exc.errors()[0]['msg']}") from None
+
+
+def read_result(reading: Reading, rules: Rules, *, turn_total: int = 0, on_board: bool = True) -> dict[str, Any]:
+    """The reading with the keeps and advice for its scoring faces (none when no die reads, or too many dice)."""
+    faces = reading.faces
+    score = advice = None
+    if faces:
+        try:
+            score = score_roll(faces, rules)
+        except InvalidDiceError:
+            return {"rules": rules.name, "reading": reading.to_dict(), "score": None, "advice": None}
+        try:
+            advice = advice_for(faces, rules, turn_total=turn_total, on_board=on_board)
+        except RulesError:
+            advice = None  # e.g. more dice in view than the turn has: the keeps still show
+    return {"rules": rules.name, "reading": reading.to_dict(), "score": score, "advice": advice}
+
+
+@router.post(
+    "/read",
+    response_model=ReadPublic,
+    summary="Read the dice in one picture",
+    responses={
+        413: {"description": "the upload is larger than the server's limit"},
+        415: {"description": "not a JPEG, PNG, BMP or WebP picture (checked by content, not name)"},
+        422: {"description": "a truncated or corrupt picture, or bad rules"},
+        503: {"description": "the reader's models are not installed"},
+    },
+)
+async def read_picture(
+    file: Annotated[UploadFile, File(description="the picture: JPEG, PNG, BMP or WebP")],
+    settings: SettingsDep,
+    slot: ReaderSlotDep,
+    preset: Annotated[str | None, Form(max_length=40)] = None,
+    options: Annotated[str, Form(max_length=4000, description="rule options as a JSON object")] = "{}",
+    turn_total: Annotated[int, Form(ge=0, le=1_000_000)] = 0,
+    on_board: Annotated[bool, Form()] = True,
+) -> dict[str, Any]:
+    """Every die with its face, box and status; the keeps of the faces that score; and the advisor's play."""
+    rules = form_rules(preset, options, settings.rules)
+    data = await file.read()
+    name = file.filename or "upload"
+    if image_format(data[:16]) is None:
+        raise UnsupportedMediaError(f"{name}: not a picture the reader takes (JPEG, PNG, BMP or WebP)")
+    frame = await run_in_threadpool(decode_image, data, name)
+    reader = await run_in_threadpool(slot.get)
+    reading = await run_in_threadpool(reader.read, frame)
+    height, width = frame.shape[:2]
+    return {"image_size": (width, height), **read_result(reading, rules, turn_total=turn_total, on_board=on_board)}

@@ -1,0 +1,318 @@
+"""The API contract: one pydantic schema family per resource.
+
+Request bodies (``*In``, ``GameCreate``, ``ActionIn``) bound every size a client
+controls (list lengths, name lengths, option counts), so a malformed or huge
+body is a 422 before any game code runs. Response models (``*Public``) are what
+``response_model=`` enforces and what ``/openapi.json`` documents; the
+builders that fill them from domain objects live next to the routes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
+
+from scoring.actions import Action, action_from_dict, parse_action
+from scoring.presets import get_rules
+from scoring.rules import Rules
+
+__all__ = [
+    "ActionIn",
+    "AdviceIn",
+    "AdvicePublic",
+    "DiceIn",
+    "DiePublic",
+    "EventPublic",
+    "EventsPublic",
+    "GameCreate",
+    "GamePublic",
+    "GameStatePublic",
+    "GameSummary",
+    "GamesPublic",
+    "HealthPublic",
+    "LegalPublic",
+    "OptionPublic",
+    "PlayerPublic",
+    "PresetPublic",
+    "ReadPublic",
+    "ReadingPublic",
+    "RulesIn",
+    "RulesPublic",
+    "ScorePublic",
+    "SetAsidePublic",
+    "TurnPublic",
+]
+
+OptionValue = StrictBool | StrictInt | Annotated[str, StringConstraints(max_length=40)]
+PlayerName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+Faces = Annotated[list[StrictInt], Field(min_length=1, max_length=8)]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ----------------------------------------------------------------------------- rules
+class RulesIn(_In):
+    """Which rules a request plays under: a preset (default: the server's) plus option changes."""
+
+    preset: Annotated[str, StringConstraints(max_length=40)] | None = None
+    options: dict[Annotated[str, StringConstraints(max_length=40)], OptionValue] = Field(
+        default_factory=dict, max_length=64, examples=[{"three_ones": 1000}]
+    )
+
+    def to_rules(self, default_preset: str) -> Rules:
+        """The :class:`Rules` asked for.
+
+        Raises:
+            InvalidRulesError: unknown preset or option, or a bad value.
+        """
+        return get_rules(self.preset or default_preset).with_options(self.options)
+
+
+class PresetPublic(BaseModel):
+    """A named rule set."""
+
+    name: str
+    summary: str
+    aliases: list[str]
+    rules: dict[str, Any]
+
+
+class OptionPublic(BaseModel):
+    """One settable rule option: its type, default and (for enums) its choices."""
+
+    name: str
+    type: Literal["int", "bool", "choice"]
+    default: int | bool | str
+    choices: list[str] | None = None
+
+
+class RulesPublic(BaseModel):
+    """Everything ``GET /api/rules`` lists."""
+
+    default_preset: str
+    presets: list[PresetPublic]
+    options: list[OptionPublic]
+    defaults: dict[str, Any]
+
+
+# ----------------------------------------------------------------------------- scoring
+class DiceIn(RulesIn):
+    """Faces thrown, and the rules to score them under."""
+
+    dice: Faces = Field(examples=[[1, 1, 1, 5, 3, 4]])
+
+
+class AdviceIn(DiceIn):
+    """A roll mid-turn: points already set aside, whether the player is on the board, farkles in a row."""
+
+    turn_total: StrictInt = Field(0, ge=0, le=1_000_000, multiple_of=50)
+    on_board: StrictBool = True
+    farkle_streak: StrictInt = Field(0, ge=0, le=10)
+
+
+class SetAsidePublic(BaseModel):
+    """One legal keep of a roll."""
+
+    keep: list[int]
+    points: int
+    dice_left: int
+    hot_dice: bool
+    combinations: list[str]
+
+
+class ScorePublic(BaseModel):
+    """Every legal keep of a roll, best first; ``farkle`` when there is none."""
+
+    roll: list[int]
+    farkle: bool
+    options: list[SetAsidePublic]
+
+
+class AdvicePublic(BaseModel):
+    """The advisor's answer (:meth:`scoring.advisor.Advice.to_dict`); extra fields pass through."""
+
+    model_config = ConfigDict(extra="allow")
+
+    farkle: bool = False
+    keep: list[int] | None = None
+    points: int | None = None
+    action: str | None = None
+    expected: float | None = None
+
+
+# ----------------------------------------------------------------------------- readings
+class DiePublic(BaseModel):
+    """One die found in a picture."""
+
+    face: int | None
+    box: list[float]
+    confidence: float
+    status: str
+
+
+class ReadingPublic(BaseModel):
+    """Every die of one picture; ``faces`` are those that score (status ok)."""
+
+    dice: list[DiePublic]
+    rethrow: int
+    faces: list[int]
+
+
+class ReadPublic(BaseModel):
+    """``POST /api/read``: the reading, the keeps of the faces read and advice."""
+
+    image_size: tuple[int, int]
+    rules: str
+    reading: ReadingPublic
+    score: ScorePublic | None = None
+    advice: AdvicePublic | None = None
+
+
+class HealthPublic(BaseModel):
+    """Liveness plus what the server has loaded."""
+
+    status: Literal["ok"]
+    version: str
+    database: str
+    reader_loaded: bool
+    games: int
+
+
+# ----------------------------------------------------------------------------- games
+class GameCreate(RulesIn):
+    """A new game: players in seating order; ``first_player`` skips the roll-off."""
+
+    players: Annotated[list[PlayerName], Field(min_length=2, max_length=12, examples=[["Ann", "Bob"]])]
+    first_player: PlayerName | None = None
+
+
+ActionKind = Literal["rolloff", "roll", "passed-roll", "keep", "bank", "farkle", "undo"]
+
+
+class ActionIn(_In):
+    """One action, structured (``{"type": "keep", "faces": [1, 5]}``) or as text (``{"text": "keep 1,5"}``)."""
+
+    type: ActionKind | None = None
+    faces: Faces | None = None
+    player: PlayerName | None = None
+    face: StrictInt | None = None
+    text: Annotated[str, StringConstraints(max_length=200)] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ActionIn:
+        if (self.text is None) == (self.type is None):
+            raise ValueError("give either 'type' (with its fields) or 'text', not both or neither")
+        if self.text is not None and (self.faces, self.player, self.face) != (None, None, None):
+            raise ValueError("'text' stands alone: no 'faces', 'player' or 'face' beside it")
+        return self
+
+    def to_action(self) -> Action:
+        """The :mod:`scoring.actions` value.
+
+        Raises:
+            InvalidActionError: fields that do not fit the action type (the message lists the forms).
+            InvalidDiceError: a face outside 1-6.
+        """
+        if self.text is not None:
+            return parse_action(self.text)
+        fields = (("faces", self.faces), ("player", self.player), ("face", self.face))
+        return action_from_dict({"type": self.type, **{k: v for k, v in fields if v is not None}})
+
+
+class PlayerPublic(BaseModel):
+    """One line of the scoreboard."""
+
+    name: str
+    score: int
+    on_board: bool
+    streak: int
+
+
+class TurnPublic(BaseModel):
+    """One finished turn of the score sheet."""
+
+    player: str
+    end: str
+    points: int
+    penalty: int
+    recipient: str | None
+    last_roll: list[int]
+
+
+class LegalPublic(BaseModel):
+    """What may be done now."""
+
+    kinds: list[str]
+    text: str
+    dice_to_throw: int
+    passed_dice: int
+    keeps: list[SetAsidePublic]
+    roll_off: list[str]
+    bank_minimum: int
+
+
+class GameStatePublic(BaseModel):
+    """Where a game stands."""
+
+    phase: str
+    current: str | None
+    description: str
+    players: list[PlayerPublic]
+    turn_total: int
+    dice_to_throw: int
+    roll: list[int] | None
+    hot_dice: bool
+    passed: dict[str, Any] | None
+    roll_off_faces: dict[str, int]
+    last_round: dict[str, Any] | None
+    winners: list[str]
+    turns: list[TurnPublic]
+    legal: LegalPublic
+
+
+class GameSummary(BaseModel):
+    """A game in the list."""
+
+    id: str
+    players: list[str]
+    rules: str
+    created: float
+    updated: float
+    events: int
+
+
+class GamePublic(BaseModel):
+    """A game: who plays, under which rules, and its current state."""
+
+    id: str
+    players: list[str]
+    rules: dict[str, Any]
+    created: float
+    events: int
+    state: GameStatePublic
+
+
+class GamesPublic(BaseModel):
+    """Games, newest first."""
+
+    data: list[GameSummary]
+    count: int
+
+
+class EventPublic(BaseModel):
+    """One accepted action of the log (undos included)."""
+
+    seq: int
+    action: dict[str, Any]
+    text: str
+    at: float | None
+
+
+class EventsPublic(BaseModel):
+    """A game's event log, oldest first."""
+
+    data: list[EventPublic]
+    count: int

@@ -1,0 +1,340 @@
+// farklecam table page: webcam -> WebSocket -> overlay, and score keeping through the REST API.
+// Plain browser JavaScript, no libraries and nothing fetched from outside this server (works offline).
+"use strict";
+
+const FRAME_WIDTH = 640;          // frames are downscaled to this width before sending
+const FRAME_INTERVAL_MS = 150;    // at most ~6.7 frames per second, one frame in flight
+const JPEG_QUALITY = 0.8;
+const STATUS_COLOURS = { ok: "#2ecc71", cocked: "#f39c12", off_tray: "#3498db", uncertain: "#e74c3c" };
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  gameId: null, game: null, socket: null, socketGame: null, inFlight: false, lastSent: 0,
+  reading: null, imageSize: null, frameAdvice: null, gameAdvice: null, throwFaces: null,
+  cameraOk: false, retry: 0,
+};
+const grab = document.createElement("canvas");
+
+// ------------------------------------------------------------------ messages and status pills
+function pill(id, text, kind) { const el = $(id); el.textContent = text; el.dataset.state = kind; }
+function banner(text) { const el = $("banner"); el.textContent = text || ""; el.hidden = !text; }
+function gameMessage(text, isError) {
+  const el = $("game-message"); el.textContent = text || ""; el.classList.toggle("error", !!isError);
+}
+
+async function api(method, path, body) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method, headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch (err) {
+    pill("server-status", "server unreachable", "bad");
+    banner("The farklecam server cannot be reached. Is `farklecam serve` still running?");
+    throw new Error("server unreachable");
+  }
+  pill("server-status", "server ok", "ok");
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) { throw new Error(data.detail || `${response.status} ${response.statusText}`); }
+  return data;
+}
+
+// ------------------------------------------------------------------ camera
+async function startCamera() {
+  if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+    return cameraFailed("This browser gives no camera access here (the page needs localhost or https).");
+  }
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({
+      video: { width: { ideal: 1280 }, height: { ideal: 720 } }, audio: false,
+    });
+    const video = $("video");
+    video.srcObject = stream;
+    await video.play().catch(() => {});
+    state.cameraOk = true;
+    pill("camera-status", "camera on", "ok");
+    stream.getVideoTracks().forEach((t) => t.addEventListener("ended", () =>
+      cameraFailed("The camera was disconnected. Plug it back in and reload; the game is kept.")));
+  } catch (err) {
+    const why = {
+      NotAllowedError: "Camera access was denied. Allow the camera for this page and reload; "
+        + "you can still keep score by typing the dice below.",
+      NotFoundError: "No camera was found. Connect one and reload, or type the dice below.",
+      NotReadableError: "The camera is in use by another program. Close it and reload.",
+      OverconstrainedError: "The camera cannot deliver a usable picture.",
+    }[err.name] || `The camera could not start (${err.name || err}).`;
+    cameraFailed(why);
+  }
+}
+
+function cameraFailed(text) {
+  state.cameraOk = false;
+  pill("camera-status", "no camera", "bad");
+  const el = $("no-camera"); el.textContent = text; el.hidden = false;
+}
+
+// ------------------------------------------------------------------ WebSocket stream
+function connect() {
+  const game = state.gameId || "-";
+  if (state.socket && state.socketGame === game) { return; }
+  if (state.socket) { state.socket.onclose = null; state.socket.close(); }
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/ws/table/${encodeURIComponent(game)}`);
+  socket.binaryType = "arraybuffer";
+  state.socket = socket; state.socketGame = game; state.inFlight = false;
+  socket.onopen = () => { state.retry = 0; pill("stream-status", "reading", "ok"); banner(""); };
+  socket.onmessage = (event) => { state.inFlight = false; onAnswer(JSON.parse(event.data)); };
+  socket.onclose = () => {
+    state.socket = null; state.inFlight = false;
+    pill("stream-status", "disconnected", "bad");
+    pill("server-status", "server unreachable", "bad");
+    banner("Lost the connection to the farklecam server; retrying…");
+    state.retry = Math.min(state.retry + 1, 5);
+    setTimeout(connect, 500 * 2 ** state.retry);
+  };
+}
+
+function sendFrame(now) {
+  requestAnimationFrame(sendFrame);
+  const video = $("video"), socket = state.socket;
+  if (!state.cameraOk || !socket || socket.readyState !== WebSocket.OPEN) { return; }
+  if (state.inFlight && now - state.lastSent < 5000) { return; }   // one frame in flight (5 s safety)
+  if (now - state.lastSent < FRAME_INTERVAL_MS || !video.videoWidth) { return; }
+  const scale = Math.min(1, FRAME_WIDTH / video.videoWidth);
+  grab.width = Math.round(video.videoWidth * scale);
+  grab.height = Math.round(video.videoHeight * scale);
+  grab.getContext("2d").drawImage(video, 0, 0, grab.width, grab.height);
+  state.inFlight = true; state.lastSent = now;
+  grab.toBlob((blob) => {
+    if (blob && socket.readyState === WebSocket.OPEN) { socket.send(blob); } else { state.inFlight = false; }
+  }, "image/jpeg", JPEG_QUALITY);
+}
+
+function onAnswer(msg) {
+  if (msg.type === "error") {
+    pill("stream-status", "frame error", "warn");
+    $("throw-status").textContent = msg.detail; $("throw-status").dataset.state = "error";
+    return;
+  }
+  if (msg.type !== "frame") { return; }
+  pill("stream-status", "reading", "ok"); pill("server-status", "server ok", "ok");
+  state.reading = msg.reading; state.imageSize = msg.image_size; state.frameAdvice = msg.advice;
+  const settled = msg.throw || null;
+  state.throwFaces = settled && settled.faces ? settled.faces : msg.reading.faces;
+  $("frame-ms").textContent = `${msg.ms} ms`;
+  showReading(msg.reading, msg.settle);
+  showOptions(msg.score);
+  if (!state.gameAdvice) { showAdvice(msg.advice); }
+  if (msg.game && state.game && msg.game.phase !== state.game.state.phase) { refreshGame(); }
+  drawOverlay();
+}
+
+// ------------------------------------------------------------------ reading, options, advice
+function showReading(reading, settle) {
+  const faces = reading.faces.join(" ");
+  $("faces").textContent = faces || "–"; $("faces").dataset.faces = reading.faces.join(",");
+  $("rethrow").textContent = reading.rethrow;
+  const el = $("throw-status");
+  if (reading.rethrow > 0) { el.textContent = `RETHROW ${reading.rethrow}`; el.dataset.state = "rethrow"; }
+  else if (settle && settle.label) { el.textContent = settle.label; el.dataset.state = settle.state || "none"; }
+  else if (reading.dice.length) { el.textContent = "Dice read"; el.dataset.state = "ok"; }
+  else { el.textContent = "Waiting for dice"; el.dataset.state = "none"; }
+}
+
+function showOptions(score) {
+  const body = $("options").querySelector("tbody");
+  body.replaceChildren();
+  if (!score) { return; }
+  if (score.farkle) { body.append(row(["FARKLE", "0", "", "no die scores"])); return; }
+  for (const o of score.options.slice(0, 12)) {
+    body.append(row([o.keep.join(" "), o.points, o.hot_dice ? "hot dice" : o.dice_left, o.combinations.join(", ")]));
+  }
+}
+
+function showAdvice(advice) {
+  const el = $("advice");
+  if (!advice) { el.textContent = "No advice yet"; el.dataset.keep = ""; el.dataset.points = ""; return; }
+  if (advice.farkle || !advice.keep) {
+    el.textContent = "FARKLE: no die scores"; el.dataset.keep = ""; el.dataset.points = "0"; return;
+  }
+  const then = advice.action ? `, then ${String(advice.action).toUpperCase()}` : "";
+  const ev = typeof advice.expected === "number" ? ` (expected ${advice.expected.toFixed(0)})` : "";
+  el.textContent = `Best: keep ${advice.keep.join(" ")} for ${advice.points}${then}${ev}`;
+  el.dataset.keep = advice.keep.join(","); el.dataset.points = advice.points;
+}
+
+function row(cells) {
+  const tr = document.createElement("tr");
+  for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.append(td); }
+  return tr;
+}
+
+// ------------------------------------------------------------------ overlay
+function drawOverlay() {
+  const video = $("video"), canvas = $("overlay");
+  const w = video.clientWidth || 640, h = video.clientHeight || 480;
+  if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
+  const ctx = canvas.getContext("2d");
+  ctx.clearRect(0, 0, w, h);
+  if (!state.reading || !state.imageSize) { return; }
+  const [iw, ih] = state.imageSize;
+  const s = Math.min(w / iw, h / ih), ox = (w - iw * s) / 2, oy = (h - ih * s) / 2;  // object-fit: contain
+  const best = [...((state.gameAdvice || state.frameAdvice || {}).keep || [])];
+  ctx.lineWidth = 3; ctx.font = "bold 18px sans-serif"; ctx.textBaseline = "bottom";
+  for (const die of state.reading.dice) {
+    const [x1, y1, x2, y2] = die.box.map((v, i) => (i % 2 ? v * s + oy : v * s + ox));
+    const colour = STATUS_COLOURS[die.status] || "#fff";
+    const k = die.status === "ok" ? best.indexOf(die.face) : -1;
+    if (k >= 0) {
+      best.splice(k, 1);
+      ctx.strokeStyle = "#f1c40f"; ctx.lineWidth = 7; ctx.strokeRect(x1 - 3, y1 - 3, x2 - x1 + 6, y2 - y1 + 6);
+      ctx.lineWidth = 3;
+    }
+    ctx.strokeStyle = colour; ctx.strokeRect(x1, y1, x2 - x1, y2 - y1);
+    const label = die.status === "ok" ? String(die.face) : `${die.face ?? "?"} ${die.status.replace("_", " ")}`;
+    ctx.fillStyle = colour; ctx.fillRect(x1, y1 - 22, ctx.measureText(label).width + 8, 22);
+    ctx.fillStyle = "#000"; ctx.fillText(label, x1 + 4, y1 - 2);
+  }
+  if (state.reading.rethrow > 0) {
+    ctx.font = "bold 40px sans-serif"; ctx.fillStyle = "#e74c3c"; ctx.textBaseline = "top";
+    ctx.fillText(`RETHROW ${state.reading.rethrow}`, 12, 12);
+  }
+}
+
+// ------------------------------------------------------------------ games
+async function loadRules() {
+  try {
+    const rules = await api("GET", "/api/rules");
+    const select = $("preset");
+    select.replaceChildren();
+    for (const p of rules.presets) {
+      const opt = new Option(`${p.name} — ${p.summary}`, p.name, false, p.name === rules.default_preset);
+      select.append(opt);
+    }
+    const games = await api("GET", "/api/games?limit=5");
+    const box = $("saved-games"); box.replaceChildren();
+    for (const g of games.data) {
+      const b = document.createElement("button");
+      b.type = "button"; b.className = "quiet";
+      b.textContent = `Resume ${g.players.join(", ")} (${g.rules}, ${g.events} actions)`;
+      b.onclick = () => openGame(g.id);
+      box.append(b);
+    }
+  } catch (err) { /* the banner already says the server is unreachable */ }
+}
+
+async function createGame(event) {
+  event.preventDefault();
+  const players = $("players").value.split(",").map((p) => p.trim()).filter(Boolean);
+  const body = { players, preset: $("preset").value || null };
+  if ($("skip-rolloff").checked && players.length) { body.first_player = players[0]; }
+  try { setGame(await api("POST", "/api/games", body)); gameMessage(""); }
+  catch (err) { gameMessage(err.message, true); $("new-game").dataset.error = err.message; }
+}
+
+async function openGame(id) {
+  try { setGame(await api("GET", `/api/games/${encodeURIComponent(id)}`)); }
+  catch (err) { gameMessage(err.message, true); leaveGame(); }
+}
+
+async function refreshGame() { if (state.gameId) { await openGame(state.gameId); } }
+
+async function act(action) {
+  if (!state.gameId) { return; }
+  try { setGame(await api("POST", `/api/games/${state.gameId}/actions`, action)); gameMessage(""); }
+  catch (err) { gameMessage(err.message, true); }
+}
+
+function setGame(game) {
+  state.game = game; state.gameId = game.id;
+  localStorage.setItem("farklecam.game", game.id);
+  history.replaceState(null, "", `#game=${game.id}`);
+  $("new-game").hidden = true; $("play").hidden = false; $("game-id").textContent = game.id;
+  const st = game.state, body = $("scoreboard").querySelector("tbody");
+  body.replaceChildren();
+  for (const p of st.players) {
+    const tr = row([p.name === st.current ? "▶" : "", p.name, p.score, p.on_board ? "yes" : "no"]);
+    tr.dataset.player = p.name; tr.dataset.score = p.score;
+    if (st.winners.includes(p.name)) { tr.classList.add("winner"); }
+    body.append(tr);
+  }
+  $("turn").textContent = st.description;
+  $("turn").dataset.phase = st.phase; $("turn").dataset.turnTotal = st.turn_total;
+  $("legal").textContent = `Allowed: ${st.legal.text}`;
+  const kinds = new Set(st.legal.kinds);
+  $("record-roll").disabled = !(kinds.has("roll") || kinds.has("rolloff"));
+  $("accept").disabled = !kinds.has("keep");
+  $("bank").disabled = !kinds.has("bank");
+  $("farkle").disabled = !kinds.has("farkle");
+  $("undo").disabled = !kinds.has("undo");
+  $("turns").replaceChildren(...st.turns.map((t) => {
+    const li = document.createElement("li");
+    li.textContent = `${t.player}: ${t.end} ${t.points}${t.penalty ? ` (−${t.penalty})` : ""}`;
+    return li;
+  }));
+  state.gameAdvice = null;
+  if (kinds.has("keep")) {
+    api("GET", `/api/games/${game.id}/advice`).then((a) => { state.gameAdvice = a; showAdvice(a); drawOverlay(); })
+      .catch(() => {});
+  }
+  connect();
+}
+
+function leaveGame() {
+  state.game = null; state.gameId = null; state.gameAdvice = null;
+  localStorage.removeItem("farklecam.game");
+  history.replaceState(null, "", location.pathname);
+  $("new-game").hidden = false; $("play").hidden = true;
+  connect(); loadRules();
+}
+
+function recordThrow() {
+  const st = state.game && state.game.state;
+  if (!st) { return; }
+  const faces = state.throwFaces || [];
+  if (!faces.length) { gameMessage("The camera sees no dice to record; type the throw below instead.", true); return; }
+  if (st.legal.kinds.includes("rolloff") && st.legal.roll_off.length) {
+    return act({ type: "rolloff", player: st.legal.roll_off[0], face: faces[0] });
+  }
+  return act({ type: "roll", faces });
+}
+
+function acceptSuggestion() {
+  const advice = state.gameAdvice || state.frameAdvice;
+  if (!advice || !advice.keep) { gameMessage("No suggestion for this roll yet.", true); return; }
+  return act({ type: "keep", faces: advice.keep });
+}
+
+function bindKeys() {
+  document.addEventListener("keydown", (e) => {
+    if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || !state.gameId) { return; }
+    const button = { r: "record-roll", a: "accept", b: "bank", f: "farkle", u: "undo" }[e.key.toLowerCase()];
+    if (button && !$(button).disabled) { $(button).click(); }
+  });
+}
+
+function init() {
+  $("new-game").addEventListener("submit", createGame);
+  $("record-roll").onclick = recordThrow;
+  $("accept").onclick = acceptSuggestion;
+  $("bank").onclick = () => act({ type: "bank" });
+  $("farkle").onclick = () => act({ type: "farkle" });
+  $("undo").onclick = () => act({ type: "undo" });
+  $("leave").onclick = leaveGame;
+  $("manual").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("manual-action").value.trim();
+    if (text) { act({ text }).then(() => { $("manual-action").value = ""; }); }
+  });
+  window.addEventListener("resize", drawOverlay);
+  bindKeys();
+  const fromHash = (location.hash.match(/game=([\w-]+)/) || [])[1];
+  const saved = fromHash || localStorage.getItem("farklecam.game");
+  api("GET", "/api/health").catch(() => {});
+  if (saved) { openGame(saved); } else { loadRules(); connect(); }
+  startCamera();
+  requestAnimationFrame(sendFrame);
+}
+
+init();

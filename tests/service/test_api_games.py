@@ -1,0 +1,227 @@
+"""Games through the real app and a real SQLite file: create, play, 409s, history, restart mid-game."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from scoring.game import Game
+from scoring.presets import get_rules
+from service.app import create_app
+from service.settings import Settings
+
+with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from fastapi.testclient import TestClient
+
+#: Ann banks 650 (5,5 then 3,3,3,5 then 1,1), Bob farkles, Ann rolls again.
+TURNS = [
+    {"text": "roll 5,5,2,3,4,6"},
+    {"type": "keep", "faces": [5, 5]},
+    {"type": "roll", "faces": [3, 3, 3, 5]},
+    {"type": "keep", "faces": [3, 3, 3, 5]},
+    {"type": "roll", "faces": [1, 1, 6, 2, 6, 4]},
+    {"type": "keep", "faces": [1, 1]},
+    {"type": "bank"},
+    {"type": "roll", "faces": [2, 2, 3, 4, 6, 6]},
+    {"text": "roll 1,2,3,4,6,6"},
+]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "games.sqlite3"
+
+
+@pytest.fixture
+def client(db: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(Settings(db_path=db))) as c:
+        yield c
+
+
+def new_game(client: TestClient, **body: Any) -> dict[str, Any]:
+    body = {"players": ["Ann", "Bob"], "first_player": "Ann", **body}
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def play(client: TestClient, game_id: str, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for action in actions:
+        response = client.post(f"/api/games/{game_id}/actions", json=action)
+        assert response.status_code == 200, (action, response.json())
+        data = response.json()
+    return data
+
+
+def scores(game: dict[str, Any]) -> dict[str, int]:
+    return {p["name"]: p["score"] for p in game["state"]["players"]}
+
+
+def test_create_game_starts_with_the_first_player(client: TestClient) -> None:
+    game = new_game(client, preset="house")
+    assert game["players"] == ["Ann", "Bob"]
+    assert game["rules"] == get_rules("house").to_dict()
+    assert game["events"] == 0
+    state = game["state"]
+    assert (state["phase"], state["current"], state["dice_to_throw"]) == ("awaiting_roll", "Ann", 6)
+    assert state["legal"]["kinds"] == ["roll"]
+
+
+def test_create_game_with_a_roll_off(client: TestClient) -> None:
+    game = new_game(client, first_player=None)
+    assert game["state"]["phase"] == "roll_off"
+    game = play(client, game["id"], [{"type": "rolloff", "player": "Ann", "face": 2}, {"text": "rolloff Bob 6"}])
+    assert (game["state"]["phase"], game["state"]["current"]) == ("awaiting_roll", "Bob")
+
+
+def test_a_turn_banks_and_passes_play(client: TestClient) -> None:
+    game = new_game(client)
+    game = play(client, game["id"], TURNS)
+    assert scores(game) == {"Ann": 650, "Bob": 0}
+    state = game["state"]
+    assert (state["current"], state["phase"], state["roll"]) == ("Ann", "awaiting_keep", [1, 2, 3, 4, 6, 6])
+    assert [t["end"] for t in state["turns"]] == ["banked", "farkled"]
+    assert state["legal"]["keeps"][0]["keep"] == [1]
+    reference = Game(get_rules("boxed"), ["Ann", "Bob"], first_player="Ann")
+    for action in TURNS:
+        reference.apply(action["text"] if "text" in action else _text(action))
+    assert state["description"] == reference.state.describe()
+
+
+def _text(action: dict[str, Any]) -> str:
+    faces = ",".join(map(str, action.get("faces", [])))
+    return f"{action['type']} {faces}".strip()
+
+
+@pytest.mark.parametrize(
+    ("actions", "bad", "detail"),
+    [
+        ([], {"type": "bank"}, "Allowed now: roll 6 dice"),
+        ([], {"type": "roll", "faces": [1, 2, 3]}, "6"),
+        ([{"text": "roll 5,5,2,3,4,6"}], {"type": "keep", "faces": [2]}, "cannot keep"),
+        ([{"text": "roll 5,5,2,3,4,6"}, {"text": "keep 5"}], {"type": "bank"}, "minimum to get on the board is 500"),
+        ([], {"type": "undo"}, "nothing to undo"),
+        ([], {"type": "farkle"}, "no scoreless roll"),
+    ],
+)
+def test_illegal_actions_are_409_with_the_engines_message(
+    client: TestClient, actions: list[dict[str, Any]], bad: dict[str, Any], detail: str
+) -> None:
+    game = new_game(client)
+    before = play(client, game["id"], actions) if actions else game
+    response = client.post(f"/api/games/{game['id']}/actions", json=bad)
+    assert response.status_code == 409, response.json()
+    assert detail in response.json()["detail"]
+    after = client.get(f"/api/games/{game['id']}").json()
+    assert after == before  # nothing changed, nothing was logged
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "keep"},
+        {"type": "keep", "faces": [7]},
+        {"type": "bank", "faces": [1]},
+        {"type": "jump"},
+        {"text": "jump 3"},
+        {"text": "keep 1", "faces": [1]},
+        {},
+        {"type": "rolloff", "player": "Ann"},
+    ],
+)
+def test_malformed_actions_are_422(client: TestClient, bad: dict[str, Any]) -> None:
+    game = new_game(client)
+    response = client.post(f"/api/games/{game['id']}/actions", json=bad)
+    assert response.status_code == 422, response.json()
+    assert response.json()["detail"]
+
+
+def test_game_over_is_409(client: TestClient) -> None:
+    game = new_game(client, options={"target": 500})
+    game = play(client, game["id"], [{"text": "roll 1,1,1,1,5,2"}, {"text": "keep 1,1,1,1,5"}, {"type": "bank"}])
+    game = play(client, game["id"], [{"text": "roll 2,2,3,4,6,6"}])  # Bob's last turn farkles
+    assert game["state"]["phase"] == "game_over" and game["state"]["winners"] == ["Ann"]
+    response = client.post(f"/api/games/{game['id']}/actions", json={"text": "roll 1,1,1,1,1,1"})
+    assert response.status_code == 409
+    assert "game is over" in response.json()["detail"]
+
+
+def test_bad_game_setups_are_422(client: TestClient) -> None:
+    for body in (
+        {"players": ["Ann"]},
+        {"players": ["Ann", "Ann"]},
+        {"players": ["Ann", "Bob"], "first_player": "Cy"},
+        {"players": ["Ann", "Bob"], "preset": "chess"},
+        {"players": ["Ann", " "]},
+        {"players": ["x" * 41, "Bob"]},
+    ):
+        response = client.post("/api/games", json=body)
+        assert response.status_code == 422, (body, response.json())
+        assert response.json()["detail"]
+
+
+def test_unknown_games_are_404_and_bad_ids_422(client: TestClient) -> None:
+    for method, path in (("GET", ""), ("GET", "/events"), ("GET", "/advice"), ("POST", "/actions")):
+        response = client.request(method, f"/api/games/0123456789ab{path}", json={"type": "bank"})
+        assert response.status_code == 404, path
+        assert response.json()["detail"] == "no game with id '0123456789ab'"
+    assert client.get("/api/games/bad%20id!").status_code == 422
+
+
+def test_undo_is_logged_and_history_lists_everything(client: TestClient) -> None:
+    game = new_game(client)
+    play(client, game["id"], [{"text": "roll 5,5,2,3,4,6"}, {"text": "keep 5,5"}, {"type": "undo"}, {"text": "keep 5"}])
+    events = client.get(f"/api/games/{game['id']}/events").json()
+    assert events["count"] == 4
+    assert [e["text"] for e in events["data"]] == ["roll 2,3,4,5,5,6", "keep 5,5", "undo", "keep 5"]
+    assert [e["seq"] for e in events["data"]] == [1, 2, 3, 4]
+    assert all(isinstance(e["at"], float) for e in events["data"])
+    state = client.get(f"/api/games/{game['id']}").json()["state"]
+    assert (state["turn_total"], state["dice_to_throw"]) == (50, 5)
+
+
+def test_game_advice_uses_the_game_position(client: TestClient) -> None:
+    advisor = pytest.importorskip("scoring.advisor", reason="scoring.advisor is not installed yet")
+    game = new_game(client)
+    assert client.get(f"/api/games/{game['id']}/advice").status_code == 409  # nothing rolled yet
+    play(client, game["id"], [{"text": "roll 5,5,2,3,4,6"}, {"text": "keep 5,5"}, {"text": "roll 1,5,3,3"}])
+    response = client.get(f"/api/games/{game['id']}/advice")
+    assert response.status_code == 200
+    expected = advisor.advise((1, 3, 3, 5), get_rules("boxed"), turn_total=100, on_board=False)
+    assert response.json() == expected.to_dict()
+
+
+def test_list_games_newest_first(client: TestClient) -> None:
+    first = new_game(client)
+    second = new_game(client, players=["Cy", "Di", "Ed"], first_player="Di", preset="zilch")
+    play(client, first["id"], [{"text": "roll 1,2,3,4,6,6"}])
+    listed = client.get("/api/games").json()
+    assert listed["count"] == 2
+    assert [g["id"] for g in listed["data"]] == [first["id"], second["id"]]
+    assert listed["data"][0]["events"] == 1 and listed["data"][1]["rules"] == "zilch"
+    assert client.get("/api/games?limit=1&offset=1").json()["data"][0]["id"] == second["id"]
+    assert client.get("/api/games?limit=0").status_code == 422
+
+
+def test_restart_mid_game_restores_everything(db: Path) -> None:
+    with TestClient(create_app(Settings(db_path=db))) as client:
+        game = new_game(client)
+        play(client, game["id"], TURNS[:7])  # Ann banked 650
+        play(client, game["id"], [{"text": "roll 5,2,2,3,4,6"}, {"text": "keep 5"}])  # Bob mid-turn
+        before = client.get(f"/api/games/{game['id']}").json()
+        history = client.get(f"/api/games/{game['id']}/events").json()
+    # The app, its connection and its cache are gone; a new app replays the file.
+    with TestClient(create_app(Settings(db_path=db))) as client:
+        assert client.get(f"/api/games/{game['id']}").json() == before
+        assert client.get(f"/api/games/{game['id']}/events").json() == history
+        assert scores(before) == {"Ann": 650, "Bob": 0}
+        after = play(client, game["id"], [{"text": "roll 1,1,1,1,2"}, {"text": "keep 1,1,1,1"}, {"type": "bank"}])
+        assert scores(after) == {"Ann": 650, "Bob": 1050}
+        assert after["state"]["current"] == "Ann"

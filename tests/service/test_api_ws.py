@@ -1,0 +1,124 @@
+"""The table WebSocket: frames in, readings and advice out; bad frames answered, never a disconnect."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from scoring.presets import get_rules
+from service.app import create_app
+from service.commands.scoring_verbs import score_roll
+from service.deps import ReaderSlot, get_reader_slot
+from service.settings import Settings
+from vision.reading import Reading
+
+with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from fastapi.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+
+class BrightnessReader:
+    """Reads one die per frame whose face is the frame's grey level // 40 (so each test frame says its faces)."""
+
+    def read(self, frame: np.ndarray) -> Reading:
+        face = int(np.clip(round(float(frame.mean()) / 40), 1, 6))
+        return Reading(
+            xyxy=[[5, 5, 20, 20], [25, 5, 40, 20]],
+            confidence=[0.9, 0.9],
+            face=[face, 5],
+            face_confidence=[0.9, 0.9],
+            status=["ok", "ok"],
+            image_size=(frame.shape[1], frame.shape[0]),
+        )
+
+
+def frame(face: int) -> bytes:
+    ok, buf = cv2.imencode(".jpg", np.full((48, 64, 3), face * 40, np.uint8))
+    assert ok
+    return buf.tobytes()
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3", max_frame_bytes=32 * 1024))
+    slot = ReaderSlot(BrightnessReader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as c:
+        yield c
+
+
+def test_frames_without_a_game_are_read_scored_and_advised(client: TestClient) -> None:
+    with client.websocket_connect("/ws/table/-") as ws:
+        ws.send_bytes(frame(1))
+        answer: dict[str, Any] = ws.receive_json()
+        assert answer["type"] == "frame" and answer["seq"] == 1
+        assert answer["image_size"] == [64, 48]
+        assert answer["reading"]["faces"] == [1, 5]
+        assert answer["score"] == score_roll((1, 5), get_rules("boxed"))
+        assert answer["advice"]["keep"] == [1, 5] or answer["advice"]["keep"] == [1]
+        assert answer["game"] is None
+        assert answer["ms"] >= 0
+        ws.send_bytes(frame(3))
+        assert ws.receive_json()["reading"]["faces"] == [3, 5]
+
+
+def test_bad_frames_get_an_error_and_the_stream_goes_on(client: TestClient) -> None:
+    with client.websocket_connect("/ws/table/-") as ws:
+        for bad, detail in (
+            (b"not a picture", "JPEG or PNG"),
+            (frame(2)[:100], "truncated JPEG"),
+            (b"\xff\xd8\xff" + b"\0" * (40 * 1024), "too large"),
+            (b"", "JPEG or PNG"),
+        ):
+            ws.send_bytes(bad)
+            answer = ws.receive_json()
+            assert answer["type"] == "error", answer
+            assert detail in answer["detail"]
+        ws.send_text("hello")
+        assert ws.receive_json()["type"] == "error"
+        ws.send_text('{"type": "dance"}')
+        assert "unknown message type" in ws.receive_json()["detail"]
+        ws.send_text('{"type": "ping"}')
+        assert ws.receive_json() == {"type": "pong"}
+        ws.send_bytes(frame(4))
+        assert ws.receive_json()["reading"]["faces"] == [4, 5]
+
+
+def test_frames_in_a_game_carry_its_state_and_rules(client: TestClient) -> None:
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"], "first_player": "Ann", "preset": "house"}).json()
+    with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+        ws.send_bytes(frame(1))
+        answer = ws.receive_json()
+        assert answer["rules"] == "house"
+        assert answer["game"]["current"] == "Ann" and answer["game"]["phase"] == "awaiting_roll"
+        client.post(f"/api/games/{game['id']}/actions", json={"text": "roll 1,2,3,4,6,6"})
+        ws.send_bytes(frame(1))
+        assert ws.receive_json()["game"]["phase"] == "awaiting_keep"  # REST changes show on the next frame
+
+
+def test_unknown_game_is_refused_with_a_message(client: TestClient) -> None:
+    with client.websocket_connect("/ws/table/0123456789ab") as ws:
+        answer = ws.receive_json()
+        assert answer["type"] == "error" and answer["fatal"] is True
+        assert "no game with id" in answer["detail"]
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 4404
+
+
+def test_missing_models_are_reported_per_frame(tmp_path: Path) -> None:
+    app = create_app(Settings(db_path=tmp_path / "g.sqlite3", model_dir=tmp_path / "none"))
+    with TestClient(app) as client, client.websocket_connect("/ws/table/-") as ws:
+        ws.send_bytes(frame(1))
+        answer = ws.receive_json()
+        assert answer["type"] == "error" and answer["error"] == "ModelLoadError"
+        ws.send_text('{"type": "ping"}')
+        assert ws.receive_json() == {"type": "pong"}
