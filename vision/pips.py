@@ -22,7 +22,7 @@ from vision.crops import extract_crops
 __all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes"]
 
 #: Side of the crops the pip counter works on (larger than the classifier's: pips are small).
-PIP_CROP_SIZE = 96
+PIP_CROP_SIZE = 64
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,3 +51,11 @@ def test_all_is_sorted_and_complete(name: str) -> None:
     assert list(exported) == sorted(exported, key=lambda s: (not s.isupper(), not s[:1].isupper(), s))
     for item in exported:
         assert hasattr(module, item), f"{name}.__all__ names missing {item}"
+
+
+def test_package_exports_resolve_lazily() -> None:
+    assert list(vision.__all__) == sorted(vision.__all__, key=lambda s: (not s.isupper(), not s[:1].isupper(), s))
+    for name in vision.__all__:
+        assert getattr(vision, name) is not None
+    with pytest.raises(AttributeError):
+        vision.nothing_here  # noqa: B018
