@@ -7,11 +7,13 @@ ever called off the tray.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.tray import TrayOutline
+from vision.tray import TrayOutline, points_in_polygon
 
 __all__ = ["ARUCO_DICTIONARY", "detect_tray", "tray_from_aruco"]
 
@@ -50,21 +52,55 @@ def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIO
         return None
 
 
-def _seed_mask(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
-    """Pixels that should show the tray floor: a ring around each die, else the frame's centre."""
+def _ring_masks(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> list[npt.NDArray[np.bool_]]:
+    """Per die, the pixels around it (its box grown by half on each side, minus every die)."""
     h, w = shape
-    seeds = np.zeros((h, w), dtype=bool)
-    if len(boxes) == 0:
-        seeds[int(0.4 * h) : int(0.6 * h), int(0.4 * w) : int(0.6 * w)] = True
-        return seeds
+    dice = np.zeros((h, w), dtype=bool)
+    for x1, y1, x2, y2 in boxes:
+        dice[int(max(0, y1)) : int(np.ceil(y2)), int(max(0, x1)) : int(np.ceil(x2))] = True
+    rings = []
     for x1, y1, x2, y2 in boxes:
         bw, bh = x2 - x1, y2 - y1
-        ox1, oy1 = int(max(0, x1 - 0.5 * bw)), int(max(0, y1 - 0.5 * bh))
-        ox2, oy2 = int(min(w, x2 + 0.5 * bw)), int(min(h, y2 + 0.5 * bh))
-        seeds[oy1:oy2, ox1:ox2] = True
-    for x1, y1, x2, y2 in boxes:  # not the dice themselves
-        seeds[int(max(0, y1)) : int(np.ceil(y2)), int(max(0, x1)) : int(np.ceil(x2))] = False
-    return seeds
+        ring = np.zeros((h, w), dtype=bool)
+        ring[
+            int(max(0, y1 - 0.5 * bh)) : int(min(h, y2 + 0.5 * bh)),
+            int(max(0, x1 - 0.5 * bw)) : int(min(w, x2 + 0.5 * bw)),
+        ] = True
+        rings.append(ring & ~dice)
+    return rings
+
+
+def _floor_candidates(
+    lab: npt.NDArray[np.float32], boxes: npt.NDArray[np.float32], merge: float = 12.0, most: int = 3
+) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]]:
+    """Candidate floor colours with the pixels that voted for them, most dice first.
+
+    Each die votes with the median colour around it; dice on the tray agree, a die on
+    the table votes for the table. Without dice the centre of the frame votes alone.
+    """
+    h, w = lab.shape[:2]
+    if len(boxes) == 0:
+        centre = np.zeros((h, w), dtype=bool)
+        centre[int(0.4 * h) : int(0.6 * h), int(0.4 * w) : int(0.6 * w)] = True
+        return [(np.median(lab[centre], axis=0), centre)]
+    clusters: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], int]] = []
+    for ring in _ring_masks((h, w), boxes):
+        if ring.sum() < 8:
+            continue
+        colour = np.median(lab[ring], axis=0)
+        for k, (c, seeds, n) in enumerate(clusters):
+            if _lab_distance(colour - c) < merge:
+                clusters[k] = (c, seeds | ring, n + 1)
+                break
+        else:
+            clusters.append((colour, ring, 1))
+    clusters.sort(key=lambda c: -c[2])
+    return [(c, seeds) for c, seeds, _ in clusters[:most]]
+
+
+def _lab_distance(diff: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Colour distance that forgives brightness (shading across a floor) more than hue."""
+    return np.asarray(np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2), np.float32)
 
 
 def _absorb_dice(region: npt.NDArray[np.uint8], dice: npt.NDArray[np.float32]) -> None:
@@ -136,12 +172,14 @@ def detect_tray(
 ) -> TrayOutline | None:
     """Find the tray floor: the uniform region of colour the dice lie on.
 
-    The floor colour is taken around the dice (or at the centre of the frame), every
-    pixel near that colour is kept, and the connected region under the dice becomes
+    Each die votes for the colour around it (without dice, the centre of the frame
+    votes); for each colour most dice agree on, every pixel near that colour is kept,
+    and the connected region under those dice becomes
     the outline (its convex hull, or the quadrilateral through its four main sides).
     The answer is None, "unsure", when that region is tiny, covers nearly the whole
     frame or runs out of it on three sides (no visible edge: a table, not a tray), is
-    not convex enough to be a tray, or misses most of the dice.
+    not convex enough to be a tray, or misses most of the dice. Of several valid
+    regions, the one holding the most dice wins.
 
     Args:
         frame: BGR frame.
@@ -160,24 +198,51 @@ def detect_tray(
     while src.shape[1] >= 2 * _WORK_WIDTH:  # halving first keeps the final resize cheap and alias-free
         src = np.asarray(cv2.pyrDown(src), dtype=np.uint8)
     small = cv2.resize(src, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_LINEAR)
-    sh, sw = small.shape[:2]
     dice = np.asarray(boxes if boxes is not None else np.empty((0, 4)), np.float32).reshape(-1, 4) * scale
     lab = cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32)
-    seeds = _seed_mask((sh, sw), dice)
-    if seeds.sum() < 20:
-        return None
-    floor = np.median(lab[seeds], axis=0)
-    diff = lab - floor
-    dist = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    limits = _Limits(tolerance, min_area, max_area, min_solidity)
+    centres = (dice[:, :2] + dice[:, 2:]) / 2
+    best: tuple[int, float, npt.NDArray[np.float32]] | None = None
+    for colour, seeds in _floor_candidates(lab, dice):
+        poly = _floor_outline(lab, dice, colour, seeds, limits)
+        if poly is None:
+            continue
+        inside = int(points_in_polygon(centres, poly).sum()) if len(dice) else 0
+        if len(dice) and inside < 0.5 * len(dice):  # a tray that misses most dice is the wrong region
+            continue
+        area = float(cv2.contourArea(poly))
+        if best is None or (inside, area) > (best[0], best[1]):
+            best = (inside, area, poly)
+    return None if best is None else TrayOutline(best[2] / scale, source="auto")
+
+
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    tolerance: float
+    min_area: float
+    max_area: float
+    min_solidity: float
+
+
+def _floor_outline(
+    lab: npt.NDArray[np.float32],
+    dice: npt.NDArray[np.float32],
+    colour: npt.NDArray[np.float32],
+    seeds: npt.NDArray[np.bool_],
+    limits: _Limits,
+) -> npt.NDArray[np.float32] | None:
+    """The outline of the region of ``colour`` that ``seeds`` fall in, or None if it is no tray."""
+    sh, sw = lab.shape[:2]
+    dist = _lab_distance(lab - colour)
     spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
-    mask = (dist < max(tolerance, 3.0 * spread)).astype(np.uint8)
+    mask = (dist < max(limits.tolerance, 3.0 * spread)).astype(np.uint8)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     mask = cv2.morphologyEx(cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel), cv2.MORPH_CLOSE, kernel)
     count, labels = cv2.connectedComponents(mask)
-    if count < 2:
-        return None
     votes = np.bincount(labels[seeds & (mask > 0)], minlength=count)
     votes[0] = 0
+    if count < 2 or votes.max() == 0:
+        return None
     region = (labels == int(votes.argmax())).astype(np.uint8)
     _absorb_dice(region, dice)
     contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -185,9 +250,9 @@ def detect_tray(
     hull = cv2.convexHull(contour)
     hull_area = float(cv2.contourArea(hull))
     frame_area = float(sh * sw)
-    if not min_area * frame_area <= hull_area <= max_area * frame_area:
+    if not limits.min_area * frame_area <= hull_area <= limits.max_area * frame_area:
         return None
-    if float(cv2.contourArea(contour)) < min_solidity * hull_area:
+    if float(cv2.contourArea(contour)) < limits.min_solidity * hull_area:
         return None
     hx, hy, hw, hh = cv2.boundingRect(hull)
     borders = (hx <= 1) + (hy <= 1) + (hx + hw >= sw - 1) + (hy + hh >= sh - 1)
@@ -197,11 +262,4 @@ def detect_tray(
     if len(poly) < 3:
         return None
     quad = _fit_quad(poly)
-    if quad is not None:
-        poly = quad
-    outline = TrayOutline(poly / scale, source="auto")
-    if len(dice):
-        centres = (dice[:, :2] + dice[:, 2:]) / 2 / scale
-        if outline.contains(centres).mean() < 0.5:
-            return None
-    return outline
+    return quad if quad is not None else poly
