@@ -257,14 +257,13 @@ def compute_policy(rules: Rules) -> Policy:
     while True:
         iterations += 1
         w, s1, slope = turn_dp.sweep(rules, tables, farkle, bank_minimums, cap, track_slope=bool(penalty))
-        if streaks == 1 and not penalty:
-            g = float(w[0, 0, rules.dice])
+        if not penalty:
             break
-        new, g = _policy_step(w[:, 0, rules.dice], slope, farkle, streaks, penalty, off_board)
-        converged = max(abs(a - b) for a, b in zip(new, farkle, strict=True)) < 1e-9
+        new = _policy_step(w[:, 0, rules.dice], slope, farkle, streaks, penalty, off_board)
+        if max(abs(a - b) for a, b in zip(new, farkle, strict=True)) < 1e-9 or iterations >= 100:
+            break  # the policy is stable: w holds its values (h_on(0) = 0, so a fresh turn is worth g)
         farkle = new
-        if converged or iterations >= 100:
-            break
+    g = float(w[0, 0, rules.dice])
     meta = {
         "version": SOLVER_VERSION,
         "key": rules.key(),
@@ -289,7 +288,7 @@ def compute_policy(rules: Rules) -> Policy:
 
 def _policy_step(
     turn: Any, slope: Any, farkle: list[float], streaks: int, penalty: float, off_board: bool
-) -> tuple[list[float], float]:
+) -> list[float]:
     """One policy-iteration step of the average-reward equations (exact for the current policies).
 
     Each scenario's turn value is linear in its farkle value for a fixed policy:
@@ -324,7 +323,7 @@ def _policy_step(
             rhs_off[s] = const[k] - g - (float(slope[k]) * penalty if s + 1 == s_count else 0.0)
         y = np.linalg.solve(b, rhs_off)
         new += [float(y[s + 1]) if s + 1 < s_count else -penalty + float(y[0]) for s in range(s_count)]
-    return new, g
+    return new
 
 
 def solve(rules: Rules) -> Policy:

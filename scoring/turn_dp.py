@@ -51,10 +51,10 @@ NEG = -np.inf
 
 @dataclass(frozen=True)
 class Tables:
-    """Per-rule-set chance tables: every scoring roll with its best keep per number of dice left.
+    """Per-rule-set chance tables: every scoring roll of 1..D dice with its keeps.
 
     ``pts[r, j]`` (points / 50) and ``nxt[r, j]`` (decision state: dice left, 0 = hot dice)
-    hold roll ``r``'s non-dominated keeps; unused slots point at the sentinel state ``D``.
+    hold roll ``r``'s keeps (see :func:`build_tables`); unused slots point at the sentinel state ``D``.
     ``prob[r, n]`` is the probability of roll ``r`` when throwing ``n`` dice.
     """
 

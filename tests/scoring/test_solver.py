@@ -135,6 +135,18 @@ def test_dp_matches_brute_force(rules: Rules, farkle_value: float, on_board: boo
         assert s1[0, total // 50] == pytest.approx(one_throw_success, abs=1e-9)
 
 
+@pytest.mark.parametrize("name", ["zilch", "elizabethan"])
+def test_pruning_dominated_keeps_is_exact(name: str) -> None:
+    """Of the keeps leaving the same dice only the best-scoring one matters (values grow with the total)."""
+    rules = get_rules(name)
+    policy = solve(rules)
+    cap = policy.cap // 50
+    f, minimum = policy.farkle_value(), rules.bank_minimum(True)
+    pruned = turn_dp.sweep(rules, turn_dp.build_tables(rules), [f], [minimum], cap)[0]
+    full = turn_dp.sweep(rules, turn_dp.build_tables(rules, prune=False), [f], [minimum], cap)[0]
+    assert abs(pruned - full).max() < 1e-9
+
+
 @pytest.mark.parametrize("name", ["boxed", "zilch", "elizabethan"])
 def test_uncapped_turn_equals_a_far_cap(name: str) -> None:
     """The closed-form tail above the cap is exact: truncating much later changes nothing."""
