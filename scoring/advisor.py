@@ -88,7 +88,7 @@ class Advice:
         action: "bank" or "roll" after ``keep``; ``None`` on a farkle.
         expected: value of the turn from here under optimal play (module docstring).
         alternatives: every other legal keep, best first, each with its own best action.
-        rethrow: an Elizabethan single-die miss with throws left: throw the same die again.
+        throw_again: an Elizabethan single-die miss with throws left: throw the same die again.
     """
 
     roll: tuple[int, ...]
@@ -101,13 +101,13 @@ class Advice:
     action: Action | None
     expected: float
     alternatives: tuple[KeepOption, ...] = ()
-    rethrow: bool = False
+    throw_again: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """The CLI's ``advise`` JSON: farkle, keep, points, action, expected, alternatives (and rethrow)."""
+        """The CLI's ``advise`` JSON: farkle, keep, points, action, expected, alternatives (and throw_again)."""
         return {
             "farkle": self.farkle,
-            "rethrow": self.rethrow,
+            "throw_again": self.throw_again,
             "keep": list(self.keep),
             "points": self.points,
             "action": self.action,
@@ -183,7 +183,7 @@ def advise(
             again = policy.roll_value(
                 turn_total, 1, on_board=on_board, farkle_streak=farkle_streak, throws_left=throws - 1
             )
-            return Advice(faces, turn_total, False, (), 0, 1, False, "roll", again, rethrow=True)
+            return Advice(faces, turn_total, False, (), 0, 1, False, "roll", again, throw_again=True)
         lost = policy.farkle_value(on_board=on_board, farkle_streak=farkle_streak)
         return Advice(faces, turn_total, True, (), 0, 0, False, None, lost)
     options.sort(key=lambda o: (-o.expected, -o.points, len(o.keep), o.keep))

@@ -99,8 +99,8 @@ def test_zilch_penalty_makes_a_farkle_cost() -> None:
 def test_elizabethan_single_die_throws() -> None:
     rules = get_rules("elizabethan")
     first = advise([3], rules, turn_total=1500)
-    assert not first.farkle and first.action == "roll" and first.keep == () and first.rethrow
-    assert first.to_dict()["rethrow"] is True
+    assert not first.farkle and first.action == "roll" and first.keep == () and first.throw_again
+    assert first.to_dict()["throw_again"] is True
     last = advise([3], rules, turn_total=1500, throws_left=1)
     assert last.farkle
     made = advise([5], rules, turn_total=1500, throws_left=1)
