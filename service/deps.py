@@ -20,19 +20,24 @@ from starlette.requests import HTTPConnection
 
 from service.settings import Settings
 from service.storage import Games
+from service.table import TableSession
 from vision.reading import Reading
 
 __all__ = [
     "FrameReader",
     "GamesDep",
+    "LazyReader",
     "ReaderDep",
     "ReaderSlot",
     "ReaderSlotDep",
     "SettingsDep",
+    "Tables",
+    "TablesDep",
     "get_games",
     "get_reader",
     "get_reader_slot",
     "get_settings",
+    "get_tables",
 ]
 
 
@@ -89,6 +94,57 @@ class ReaderSlot:
         return _Serialized(self._reader, self._run_lock)
 
 
+class LazyReader:
+    """A reader that loads the models on its first frame (what a :class:`TableSession` is given)."""
+
+    def __init__(self, slot: ReaderSlot) -> None:
+        self.slot = slot
+
+    def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
+        """Read one frame with the slot's reader (loading it first if needed)."""
+        return self.slot.get().read(frame)
+
+
+class Tables:
+    """The live tables: one :class:`~service.table.TableSession` per game with a camera streaming to it.
+
+    A session shares the game object of :class:`~service.storage.Games`, so REST
+    actions and camera throws change the same game; its saver commits through
+    :meth:`Games.persist`. Use :meth:`session` under ``games.lock(game_id)``.
+
+    Args:
+        games: the games.
+        max_tables: sessions kept (least recently used are dropped; they hold settle state only).
+    """
+
+    def __init__(self, games: Games, max_tables: int = 16) -> None:
+        self.games, self.max_tables = games, max_tables
+        self._sessions: dict[str, TableSession] = {}
+        self._guard = threading.Lock()
+
+    def session(self, game_id: str, reader: FrameReader) -> TableSession:
+        """The table of a game, made (or remade, if the game was reloaded from disk) as needed.
+
+        Args:
+            game_id: the game.
+            reader: reads the frames of a new session (an existing one keeps its reader).
+
+        Raises:
+            GameNotFoundError: no game has this id.
+        """
+        game = self.games.get(game_id)
+        with self._guard:
+            session = self._sessions.pop(game_id, None)
+        if session is None or session.game is not game:
+            session = TableSession(game.rules, game=game, reader=reader)
+            session.saver = lambda _json, s=session: self.games.persist(game_id, s.game)
+        with self._guard:
+            self._sessions[game_id] = session
+            while len(self._sessions) > self.max_tables:
+                self._sessions.pop(next(iter(self._sessions)))
+        return session
+
+
 def get_settings(conn: HTTPConnection) -> Settings:
     """The app's settings."""
     settings: Settings = conn.app.state.settings
@@ -116,7 +172,14 @@ def get_reader(slot: Annotated[ReaderSlot, Depends(get_reader_slot)]) -> FrameRe
     return slot.get()
 
 
+def get_tables(conn: HTTPConnection) -> Tables:
+    """The live tables (camera sessions per game)."""
+    tables: Tables = conn.app.state.tables
+    return tables
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 GamesDep = Annotated[Games, Depends(get_games)]
 ReaderDep = Annotated[FrameReader, Depends(get_reader)]
 ReaderSlotDep = Annotated[ReaderSlot, Depends(get_reader_slot)]
+TablesDep = Annotated[Tables, Depends(get_tables)]

@@ -163,11 +163,14 @@ class GameStore:
             for event in game.events:
                 self._insert_event(db, game_id, event)
 
-    def append(self, game_id: str, event: Event) -> None:
-        """Commit one accepted event (its own transaction: on disk before the caller answers)."""
+    def append(self, game_id: str, *events: Event) -> None:
+        """Commit accepted events in one transaction (normally one: on disk before the caller answers)."""
+        if not events:
+            return
         with self._transaction() as db:
-            self._insert_event(db, game_id, event)
-            db.execute("UPDATE games SET updated = ? WHERE id = ?", (event.at or time.time(), game_id))
+            for event in events:
+                self._insert_event(db, game_id, event)
+            db.execute("UPDATE games SET updated = ? WHERE id = ?", (events[-1].at or time.time(), game_id))
 
     @staticmethod
     def _insert_event(db: sqlite3.Connection, game_id: str, event: Event) -> None:
@@ -241,10 +244,14 @@ def _action(text: str) -> Action:
 class Games:
     """The games the service plays: replayed once from the store, then kept in memory.
 
-    :meth:`apply` is the one write path: under the game's lock it checks the
-    action on the in-memory game (an illegal one raises and changes nothing),
-    commits the event, and only then answers. If the commit fails the cached game
-    is dropped, so the next request replays what is really on disk.
+    Every change to a game happens under its lock (:meth:`lock`) and is followed
+    by :meth:`persist`, which commits the events the store does not have yet
+    before the caller answers. :meth:`apply` does both for one action; the table
+    WebSocket holds the lock while its :class:`~service.table.TableSession` may
+    apply a camera throw and persists through the same method. If a commit fails
+    the cached game is dropped, so the next request replays what is really on disk.
+
+    One process owns a database file: the count of stored events is kept in memory.
 
     Args:
         store: the SQLite store.
@@ -255,10 +262,12 @@ class Games:
         self.store = store
         self.max_cached = max_cached
         self._cache: dict[str, Game] = {}
+        self._stored: dict[str, int] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
-    def _lock(self, game_id: str) -> threading.RLock:
+    def lock(self, game_id: str) -> threading.RLock:
+        """The game's lock (re-entrant): hold it while changing the game and persisting it."""
         with self._guard:
             return self._locks.setdefault(game_id, threading.RLock())
 
@@ -266,8 +275,16 @@ class Games:
         with self._guard:
             self._cache.pop(game_id, None)
             self._cache[game_id] = game
+            self._stored[game_id] = len(game.events)
             while len(self._cache) > self.max_cached:
-                self._cache.pop(next(iter(self._cache)))
+                dropped = next(iter(self._cache))
+                self._cache.pop(dropped)
+                self._stored.pop(dropped, None)
+
+    def _forget(self, game_id: str) -> None:
+        with self._guard:
+            self._cache.pop(game_id, None)
+            self._stored.pop(game_id, None)
 
     def create(self, game: Game) -> str:
         """Store a new game; returns its id."""
@@ -286,7 +303,7 @@ class Games:
             cached = self._cache.get(game_id)
         if cached is not None:
             return cached
-        with self._lock(game_id):
+        with self.lock(game_id):
             with self._guard:
                 cached = self._cache.get(game_id)
             if cached is not None:
@@ -300,6 +317,24 @@ class Games:
             self._remember(game_id, game)
             return game
 
+    def persist(self, game_id: str, game: Game) -> None:
+        """Commit the game's events that are not stored yet (call under :meth:`lock`).
+
+        Raises:
+            StorageError: the commit failed; the cached game is dropped (it is ahead of the disk).
+        """
+        with self._guard:
+            stored = self._stored.get(game_id, 0) if self._cache.get(game_id) is game else None
+        if stored is None:
+            raise StorageError(f"game {game_id!r} changed under this table; it is reloaded from the database")
+        try:
+            self.store.append(game_id, *game.events[stored:])
+        except BaseException:
+            self._forget(game_id)
+            raise
+        with self._guard:
+            self._stored[game_id] = len(game.events)
+
     def apply(self, game_id: str, action: Action) -> tuple[Game, Event]:
         """Apply one action and commit it before returning.
 
@@ -308,13 +343,8 @@ class Games:
             IllegalActionError, GameOverError: the rules refuse it (nothing is stored).
             StorageError: the commit failed (the action is not in force).
         """
-        with self._lock(game_id):
+        with self.lock(game_id):
             game = self.get(game_id)
             event = game.apply(action)
-            try:
-                self.store.append(game_id, event)
-            except BaseException:
-                with self._guard:
-                    self._cache.pop(game_id, None)
-                raise
+            self.persist(game_id, game)
             return game, event

@@ -4,15 +4,18 @@ Protocol (one JSON answer per binary message, so the page keeps one frame in
 flight and never floods a slow server):
 
 * page -> server, binary: one JPEG (or PNG) frame.
-* page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``) or
-  ``{"type": "reset"}`` (forget the throw being settled, e.g. after a manual action).
+* page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``), or
+  ``{"type": "roll_again"}`` (the players throw on: the table says how many dice).
 * server -> page: ``{"type": "frame", "seq", "ms", "image_size", "reading", "settle", "throw",
-  "score", "advice", "game"}``, or ``{"type": "error", "detail"}`` for a frame it could not
-  use; the connection stays open after an error.
+  "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
+  ``{"type": "error", "detail"}`` for a frame or message it could not use; the
+  connection stays open after an error (except for an unknown game).
 
-``game_id`` may be ``-`` to watch the dice without a game (the server's default
-rules). Frames are decoded and read in a worker thread, so one table's camera
-never blocks another's requests.
+With a game, frames go through the game's :class:`~service.table.TableSession`
+(motion gate, settle vote, latch): a settled throw of the right number of dice
+becomes the game's roll, committed like a REST action. ``game_id`` ``-``
+watches the dice without a game (settle detection and advice only). Frames are
+decoded and read in a worker thread, so a camera never blocks the event loop.
 """
 
 from __future__ import annotations
@@ -26,97 +29,180 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
 from farklecam.errors import FarkleError
-from scoring.game import Game
 from scoring.presets import get_rules
-from service.deps import GamesDep, ReaderSlot, ReaderSlotDep, SettingsDep
+from scoring.rules import Rules
+from service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
 from service.errors import GameNotFoundError, UnsupportedMediaError
 from service.routes.games import state_public
 from service.routes.readings import read_result
 from service.storage import Games
+from vision.camera import Frame
 from vision.images import decode_image, image_format
+from vision.reading import Reading
+from vision.settle import SettleDetector, SettlePhase, SettleState
 
 __all__ = ["NO_GAME", "TableStream", "router"]
 
 router = APIRouter(tags=["table"])
 log = logging.getLogger("farklecam.service")
 
-#: ``game_id`` meaning "no game": read and advise only.
+#: ``game_id`` meaning "no game": read, settle and advise only.
 NO_GAME = "-"
+
+_LABELS = {
+    SettlePhase.MOVING: "Dice moving",
+    SettlePhase.IDLE: "Waiting for dice",
+    SettlePhase.SETTLING: "Settling",
+    SettlePhase.SETTLED: "Settled",
+    SettlePhase.LATCHED: "Settled",
+}
+
+
+def _settle(phase: SettlePhase, progress: float) -> dict[str, Any]:
+    label = _LABELS[phase] + (f" {progress:.0%}" if phase is SettlePhase.SETTLING else "")
+    return {"phase": phase.value, "state": phase.value, "progress": round(progress, 3), "label": label}
 
 
 class TableStream:
     """One WebSocket's work: turn a frame into the answer the page draws.
 
     Args:
-        slot: the reader slot (models load on the first frame).
-        games: the games, to look the table's game up on each frame (it may have changed by REST).
-        game_id: the table's game, or None.
-        default_rules: rules preset when there is no game.
+        reader: reads a frame's dice (loads the models on first use).
+        games: the games.
+        tables: the live tables (one session per game).
+        game_id: the table's game, or None to watch without a game.
+        default_rules: rules when there is no game.
         max_frame_bytes: larger frames are refused with an error message.
     """
 
     def __init__(
-        self, slot: ReaderSlot, games: Games, game_id: str | None, default_rules: str, max_frame_bytes: int
+        self,
+        reader: LazyReader,
+        games: Games,
+        tables: Tables,
+        game_id: str | None,
+        default_rules: Rules,
+        max_frame_bytes: int,
     ) -> None:
-        self.slot, self.games, self.game_id = slot, games, game_id
-        self.default_rules = get_rules(default_rules)
+        self.reader, self.games, self.tables, self.game_id = reader, games, tables, game_id
+        self.default_rules = default_rules
         self.max_frame_bytes = max_frame_bytes
+        self.detector = SettleDetector()  # used without a game; a game's session has its own
         self.seq = 0
+        self.started = time.monotonic()
 
-    def _game(self) -> Game | None:
-        return None if self.game_id is None else self.games.get(self.game_id)
-
-    def on_frame(self, data: bytes) -> dict[str, Any]:
-        """Decode, read, score and advise one frame (runs in a worker thread).
-
-        Raises:
-            FarkleError: a frame that is too large, not a picture, or corrupt; models missing.
-        """
-        started = time.perf_counter()
+    def decode(self, data: bytes) -> Frame:
+        """The frame, or :class:`UnsupportedMediaError` / :class:`~farklecam.errors.ImageError`."""
         self.seq += 1
         if len(data) > self.max_frame_bytes:
             raise UnsupportedMediaError(f"frame too large ({len(data)} bytes; the limit is {self.max_frame_bytes})")
         if image_format(data[:16]) is None:
             raise UnsupportedMediaError("a frame must be a JPEG or PNG picture")
-        frame = decode_image(data, f"frame {self.seq}")
-        reading = self.slot.get().read(frame)
-        game = self._game()
-        rules = game.rules if game is not None else self.default_rules
-        turn_total, on_board = 0, True
-        if game is not None and game.current_player is not None:
-            state = game.state
-            turn_total, on_board = state.turn_total, state.on_board[state.index(game.current_player)]
-        result = read_result(reading, rules, turn_total=turn_total, on_board=on_board)
-        height, width = frame.shape[:2]
+        image = decode_image(data, f"frame {self.seq}")
+        return Frame(image, self.seq, time.monotonic() - self.started)
+
+    def on_frame(self, data: bytes) -> dict[str, Any]:
+        """Decode, settle, read, score and advise one frame (runs in a worker thread).
+
+        Raises:
+            FarkleError: a frame that is too large, not a picture, or corrupt; models missing.
+        """
+        started = time.perf_counter()
+        frame = self.decode(data)
+        answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
+        height, width = frame.image.shape[:2]
+        answer.update(type="frame", seq=self.seq, image_size=[width, height])
+        answer["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return answer
+
+    def _without_game(self, frame: Frame) -> dict[str, Any]:
+        state = self.detector.step(frame, self.reader)
+        shown = _shown(state)
+        result = read_result(shown, self.default_rules) if shown is not None else _nothing(self.default_rules)
+        throw = state.reading if state.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else None
         return {
-            "type": "frame",
-            "seq": self.seq,
-            "image_size": [width, height],
             **result,
-            "settle": None,
-            "throw": None,
-            "game": None if game is None else state_public(game),
-            "ms": round((time.perf_counter() - started) * 1000, 1),
+            "settle": _settle(state.phase, state.progress),
+            "throw": None if throw is None else throw.to_dict(),
+            "next_action": result["advice"]["action"] if result["advice"] else None,
+            "expected": result["advice"]["expected"] if result["advice"] else None,
+            "message": "",
+            "rethrow": 0 if shown is None else shown.rethrow,
+            "game": None,
+            "events": 0,
         }
 
+    def _with_game(self, frame: Frame) -> dict[str, Any]:
+        assert self.game_id is not None
+        with self.games.lock(self.game_id):
+            session = self.tables.session(self.game_id, self.reader)
+            view = session.on_frame(frame)
+            game = session.game
+            state = game.state
+            seat = state.index(state.current) if state.current is not None else None
+            turn_total = state.turn_total if seat is not None else 0
+            on_board = state.on_board[seat] if seat is not None else True
+            shown = view.reading
+            result = (
+                read_result(shown, game.rules, turn_total=turn_total, on_board=on_board)
+                if shown is not None
+                else _nothing(game.rules)
+            )
+            if view.roll is not None:  # a roll waits for a keep: its options and advice come first
+                result["score"] = {
+                    "roll": list(view.roll),
+                    "farkle": not view.options,
+                    "options": [o.to_dict() for o in view.options],
+                }
+                result["advice"] = None if view.advice is None else view.advice.to_dict()
+            settled = view.settle in (SettlePhase.SETTLED, SettlePhase.LATCHED)
+            return {
+                **result,
+                "settle": _settle(view.settle, view.progress),
+                "throw": shown.to_dict() if settled and shown is not None else None,
+                "next_action": view.next_action,
+                "expected": view.expected,
+                "message": view.message,
+                "rethrow": view.rethrow,
+                "game": state_public(game),
+                "events": view.events,
+            }
 
-def _control(text: str) -> dict[str, Any]:
-    """The answer to a text message."""
-    try:
-        message = json.loads(text)
-    except json.JSONDecodeError:
-        return {"type": "error", "detail": 'text messages must be JSON, like {"type": "ping"}'}
-    kind = message.get("type") if isinstance(message, dict) else None
-    if kind == "ping":
-        return {"type": "pong"}
-    if kind == "reset":
-        return {"type": "reset"}
-    return {"type": "error", "detail": f"unknown message type {kind!r}; send frames as binary, or ping/reset"}
+    def command(self, text: str) -> dict[str, Any]:
+        """The answer to a text message."""
+        try:
+            message = json.loads(text)
+        except json.JSONDecodeError:
+            return {"type": "error", "detail": 'text messages must be JSON, like {"type": "ping"}'}
+        kind = message.get("type") if isinstance(message, dict) else None
+        if kind == "ping":
+            return {"type": "pong"}
+        if kind == "roll_again" and self.game_id is not None:
+            with self.games.lock(self.game_id):
+                view = self.tables.session(self.game_id, self.reader).roll_again()
+            return {"type": "message", "message": view.message}
+        return {"type": "error", "detail": f"unknown message type {kind!r}; send frames as binary, or ping"}
+
+
+def _shown(state: SettleState) -> Reading | None:
+    """The dice to draw: the settled throw while it rests, else the newest read (none while moving)."""
+    if state.moving:
+        return None
+    return state.reading if state.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else state.latest
+
+
+def _nothing(rules: Rules) -> dict[str, Any]:
+    return {"rules": rules.name, "reading": None, "score": None, "advice": None}
 
 
 @router.websocket("/ws/table/{game_id}")
 async def table(
-    websocket: WebSocket, game_id: str, slot: ReaderSlotDep, games: GamesDep, settings: SettingsDep
+    websocket: WebSocket,
+    game_id: str,
+    slot: ReaderSlotDep,
+    games: GamesDep,
+    tables: TablesDep,
+    settings: SettingsDep,
 ) -> None:
     """Stream frames in, readings, the settled throw and advice out (see the module docstring)."""
     await websocket.accept()
@@ -124,26 +210,27 @@ async def table(
     try:
         if wanted is not None:
             await run_in_threadpool(games.get, wanted)
-    except (GameNotFoundError, FarkleError) as exc:
+    except FarkleError as exc:
         await websocket.send_json({"type": "error", "detail": str(exc), "fatal": True})
         await websocket.close(code=4404 if isinstance(exc, GameNotFoundError) else 4400)
         return
-    stream = TableStream(slot, games, wanted, settings.rules, settings.max_frame_bytes)
+    rules = get_rules(settings.rules)
+    stream = TableStream(LazyReader(slot), games, tables, wanted, rules, settings.max_frame_bytes)
     try:
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
-            if message.get("bytes") is not None:
-                try:
+            try:
+                if message.get("bytes") is not None:
                     answer = await run_in_threadpool(stream.on_frame, message["bytes"])
-                except FarkleError as exc:
-                    answer = {"type": "error", "detail": str(exc), "error": type(exc).__name__}
-                except Exception:  # a broken frame must not end the table's stream
-                    log.exception("frame %d failed", stream.seq)
-                    answer = {"type": "error", "detail": "the server could not process this frame"}
-            else:
-                answer = _control(message.get("text") or "")
+                else:
+                    answer = await run_in_threadpool(stream.command, message.get("text") or "")
+            except FarkleError as exc:
+                answer = {"type": "error", "detail": str(exc), "error": type(exc).__name__}
+            except Exception:  # a broken frame must not end the table's stream
+                log.exception("frame %d failed", stream.seq)
+                answer = {"type": "error", "detail": "the server could not process this frame"}
             await websocket.send_json(answer)
     except WebSocketDisconnect:
         return

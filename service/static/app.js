@@ -112,6 +112,7 @@ function sendFrame(now) {
 }
 
 function onAnswer(msg) {
+  if (msg.type === "message") { gameMessage(msg.message); return; }
   if (msg.type === "error") {
     pill("stream-status", "frame error", "warn");
     $("throw-status").textContent = msg.detail; $("throw-status").dataset.state = "error";
@@ -120,25 +121,26 @@ function onAnswer(msg) {
   if (msg.type !== "frame") { return; }
   pill("stream-status", "reading", "ok"); pill("server-status", "server ok", "ok");
   state.reading = msg.reading; state.imageSize = msg.image_size; state.frameAdvice = msg.advice;
-  const settled = msg.throw || null;
-  state.throwFaces = settled && settled.faces ? settled.faces : msg.reading.faces;
+  if (msg.throw) { state.throwFaces = msg.throw.faces; } else if (msg.reading) { state.throwFaces = msg.reading.faces; }
   $("frame-ms").textContent = `${msg.ms} ms`;
   showReading(msg.reading, msg.settle);
   showOptions(msg.score);
   if (!state.gameAdvice) { showAdvice(msg.advice); }
-  if (msg.game && state.game && msg.game.phase !== state.game.state.phase) { refreshGame(); }
+  if (state.game && msg.message && msg.message !== state.lastMessage) { gameMessage(msg.message); }
+  state.lastMessage = msg.message;
+  if (state.game && msg.game && msg.events !== state.game.events) { refreshGame(); }
   drawOverlay();
 }
 
 // ------------------------------------------------------------------ reading, options, advice
 function showReading(reading, settle) {
-  const faces = reading.faces.join(" ");
-  $("faces").textContent = faces || "–"; $("faces").dataset.faces = reading.faces.join(",");
-  $("rethrow").textContent = reading.rethrow;
+  const faces = reading ? reading.faces : [];
+  $("faces").textContent = faces.join(" ") || "–"; $("faces").dataset.faces = faces.join(",");
+  $("rethrow").textContent = reading ? reading.rethrow : 0;
   const el = $("throw-status");
-  if (reading.rethrow > 0) { el.textContent = `RETHROW ${reading.rethrow}`; el.dataset.state = "rethrow"; }
-  else if (settle && settle.label) { el.textContent = settle.label; el.dataset.state = settle.state || "none"; }
-  else if (reading.dice.length) { el.textContent = "Dice read"; el.dataset.state = "ok"; }
+  if (reading && reading.rethrow > 0) { el.textContent = `RETHROW ${reading.rethrow}`; el.dataset.state = "rethrow"; }
+  else if (settle) { el.textContent = settle.label; el.dataset.state = settle.phase; }
+  else if (reading && reading.dice.length) { el.textContent = "Dice read"; el.dataset.state = "ok"; }
   else { el.textContent = "Waiting for dice"; el.dataset.state = "none"; }
 }
 
@@ -264,6 +266,7 @@ function setGame(game) {
   $("legal").textContent = `Allowed: ${st.legal.text}`;
   const kinds = new Set(st.legal.kinds);
   $("record-roll").disabled = !(kinds.has("roll") || kinds.has("rolloff"));
+  $("roll-again").disabled = !kinds.has("roll");
   $("accept").disabled = !kinds.has("keep");
   $("bank").disabled = !kinds.has("bank");
   $("farkle").disabled = !kinds.has("farkle");
@@ -301,15 +304,29 @@ function recordThrow() {
 }
 
 function acceptSuggestion() {
-  const advice = state.gameAdvice || state.frameAdvice;
-  if (!advice || !advice.keep) { gameMessage("No suggestion for this roll yet.", true); return; }
-  return act({ type: "keep", faces: advice.keep });
+  const st = state.game && state.game.state;
+  const advice = state.gameAdvice;
+  let keep = advice && advice.keep && advice.keep.length ? advice.keep : null;
+  if (!keep && st && st.legal.keeps.length) { keep = st.legal.keeps[0].keep; }  // no advisor: most points
+  if (!keep) { gameMessage("No suggestion for this roll yet.", true); return; }
+  return act({ type: "keep", faces: keep });
+}
+
+function rollAgain() {
+  const st = state.game && state.game.state;
+  if (!st) { return; }
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+    state.socket.send(JSON.stringify({ type: "roll_again" }));
+  } else {
+    gameMessage(`${st.current}: throw ${st.dice_to_throw} dice, then record the throw.`);
+  }
 }
 
 function bindKeys() {
   document.addEventListener("keydown", (e) => {
-    if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || !state.gameId) { return; }
-    const button = { r: "record-roll", a: "accept", b: "bank", f: "farkle", u: "undo" }[e.key.toLowerCase()];
+    if (["INPUT", "SELECT", "BUTTON", "TEXTAREA"].includes(e.target.tagName) || !state.gameId) { return; }
+    const keys = { a: "accept", enter: "accept", r: "roll-again", t: "record-roll", b: "bank", f: "farkle", u: "undo" };
+    const button = keys[e.key.toLowerCase()];
     if (button && !$(button).disabled) { $(button).click(); }
   });
 }
@@ -318,6 +335,7 @@ function init() {
   $("new-game").addEventListener("submit", createGame);
   $("record-roll").onclick = recordThrow;
   $("accept").onclick = acceptSuggestion;
+  $("roll-again").onclick = rollAgain;
   $("bank").onclick = () => act({ type: "bank" });
   $("farkle").onclick = () => act({ type: "farkle" });
   $("undo").onclick = () => act({ type: "undo" });

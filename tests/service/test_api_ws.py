@@ -55,19 +55,29 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         yield c
 
 
-def test_frames_without_a_game_are_read_scored_and_advised(client: TestClient) -> None:
+def stream(ws: Any, data: bytes, n: int) -> list[dict[str, Any]]:
+    answers = []
+    for _ in range(n):
+        ws.send_bytes(data)
+        answers.append(ws.receive_json())
+    return answers
+
+
+def test_frames_without_a_game_settle_and_are_scored_and_advised(client: TestClient) -> None:
     with client.websocket_connect("/ws/table/-") as ws:
-        ws.send_bytes(frame(1))
-        answer: dict[str, Any] = ws.receive_json()
-        assert answer["type"] == "frame" and answer["seq"] == 1
-        assert answer["image_size"] == [64, 48]
-        assert answer["reading"]["faces"] == [1, 5]
-        assert answer["score"] == score_roll((1, 5), get_rules("boxed"))
-        assert answer["advice"]["keep"] == [1, 5] or answer["advice"]["keep"] == [1]
-        assert answer["game"] is None
-        assert answer["ms"] >= 0
-        ws.send_bytes(frame(3))
-        assert ws.receive_json()["reading"]["faces"] == [3, 5]
+        answers = stream(ws, frame(1), 7)
+        assert [a["seq"] for a in answers] == list(range(1, 8))
+        assert answers[0]["reading"] is None and answers[0]["settle"]["phase"] == "moving"  # first frame: no history
+        assert [a["settle"]["phase"] for a in answers[1:]] == ["settling"] * 4 + ["settled", "latched"]
+        last = answers[-1]
+        assert last["type"] == "frame" and last["image_size"] == [64, 48]
+        assert last["reading"]["faces"] == [1, 5] and last["throw"]["faces"] == [1, 5]
+        assert last["score"] == score_roll((1, 5), get_rules("boxed"))
+        assert last["advice"]["keep"] in ([1, 5], [1])
+        assert last["game"] is None and last["ms"] >= 0
+        moved = stream(ws, frame(3), 3)
+        assert moved[0]["settle"]["phase"] == "moving" and moved[0]["reading"] is None
+        assert moved[-1]["reading"]["faces"] == [3, 5] and moved[-1]["settle"]["phase"] == "settling"
 
 
 def test_bad_frames_get_an_error_and_the_stream_goes_on(client: TestClient) -> None:
@@ -88,20 +98,57 @@ def test_bad_frames_get_an_error_and_the_stream_goes_on(client: TestClient) -> N
         assert "unknown message type" in ws.receive_json()["detail"]
         ws.send_text('{"type": "ping"}')
         assert ws.receive_json() == {"type": "pong"}
-        ws.send_bytes(frame(4))
-        assert ws.receive_json()["reading"]["faces"] == [4, 5]
+        assert stream(ws, frame(4), 2)[-1]["reading"]["faces"] == [4, 5]
 
 
 def test_frames_in_a_game_carry_its_state_and_rules(client: TestClient) -> None:
     game = client.post("/api/games", json={"players": ["Ann", "Bob"], "first_player": "Ann", "preset": "house"}).json()
     with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
-        ws.send_bytes(frame(1))
-        answer = ws.receive_json()
+        answer = stream(ws, frame(1), 3)[-1]
         assert answer["rules"] == "house"
         assert answer["game"]["current"] == "Ann" and answer["game"]["phase"] == "awaiting_roll"
         client.post(f"/api/games/{game['id']}/actions", json={"text": "roll 1,2,3,4,6,6"})
-        ws.send_bytes(frame(1))
-        assert ws.receive_json()["game"]["phase"] == "awaiting_keep"  # REST changes show on the next frame
+        answer = stream(ws, frame(1), 1)[-1]
+        assert answer["game"]["phase"] == "awaiting_keep"  # REST changes show on the next frame
+        assert answer["score"]["roll"] == [1, 2, 3, 4, 6, 6]  # the roll waiting for a keep, not the dice in view
+        assert answer["advice"]["keep"] == [1]
+
+
+def test_a_throw_of_the_wrong_number_of_dice_is_not_applied(client: TestClient) -> None:
+    body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+    game = client.post("/api/games", json=body).json()
+    with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+        client.post(f"/api/games/{game['id']}/actions", json={"text": "roll 1,2,3,4,6"})
+        client.post(f"/api/games/{game['id']}/actions", json={"text": "keep 1"})
+        client.post(f"/api/games/{game['id']}/actions", json={"text": "roll 5,2,3,4"})
+        client.post(f"/api/games/{game['id']}/actions", json={"text": "keep 5"})  # 3 dice left to throw
+        ws.send_text('{"type": "roll_again"}')
+        assert "throw 3 dice" in ws.receive_json()["message"]
+        answers = stream(ws, frame(1), 7)  # the camera sees two dice: 1 and 5
+        assert "saw 2 dice but 3 must be thrown" in answers[-1]["message"]
+        assert answers[-1]["game"]["phase"] == "can_bank_or_roll"
+    events = client.get(f"/api/games/{game['id']}/events").json()
+    assert events["count"] == 4  # nothing was applied from the camera
+
+
+def test_camera_roll_is_committed_like_a_rest_action(tmp_path: Path) -> None:
+    db = tmp_path / "games.sqlite3"
+    app = create_app(Settings(db_path=db))
+    slot = ReaderSlot(BrightnessReader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as client:
+        body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+        game = client.post("/api/games", json=body).json()
+        for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):
+            assert client.post(f"/api/games/{game['id']}/actions", json={"text": text}).status_code == 200
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+            answers = stream(ws, frame(1), 7)  # two dice to throw, the camera sees 1 and 5
+        assert answers[-1]["game"]["phase"] == "awaiting_keep"
+        assert answers[-1]["game"]["roll"] == [1, 5]
+        assert "Ann threw 1 5" in answers[-1]["message"]
+    with TestClient(create_app(Settings(db_path=db))) as client:  # a new app replays it from the file
+        events = client.get(f"/api/games/{game['id']}/events").json()
+        assert events["data"][-1]["text"] == "roll 1,5"
 
 
 def test_unknown_game_is_refused_with_a_message(client: TestClient) -> None:
@@ -117,6 +164,8 @@ def test_unknown_game_is_refused_with_a_message(client: TestClient) -> None:
 def test_missing_models_are_reported_per_frame(tmp_path: Path) -> None:
     app = create_app(Settings(db_path=tmp_path / "g.sqlite3", model_dir=tmp_path / "none"))
     with TestClient(app) as client, client.websocket_connect("/ws/table/-") as ws:
+        ws.send_bytes(frame(1))
+        assert ws.receive_json()["settle"]["phase"] == "moving"  # the first frame is not read
         ws.send_bytes(frame(1))
         answer = ws.receive_json()
         assert answer["type"] == "error" and answer["error"] == "ModelLoadError"

@@ -1,0 +1,251 @@
+"""The table's page: served offline by the app, and driven in a real headless Chromium with a fake webcam.
+
+The browser tests use Debian's ``chromium`` (never a downloaded browser) through
+playwright-python, against a real uvicorn server on a free loopback port. The
+fake webcam plays a y4m file made from the committed generated example
+``examples/tray_ok.jpg``; the server reads it with the real models when they
+are installed, else with a reader that returns the example's labelled dice for
+frames that look like the example (so the test still checks every step from
+camera to page: capture, JPEG, WebSocket, decode, settle, score, advice, game).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import httpx
+import numpy as np
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from service.app import STATIC_DIR, create_app
+from service.deps import ReaderSlot, get_reader_slot
+from service.settings import Settings
+from vision.reading import Reading
+
+with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from fastapi.testclient import TestClient
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "tray_ok.jpg"
+EXAMPLE_LABELS = REPO / "examples" / "labels" / "tray_ok.json"
+MODELS = REPO / "models"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+# ----------------------------------------------------------------------------- served offline
+def test_page_and_assets_are_served(tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(db_path=tmp_path / "g.sqlite3"))) as client:
+        page = client.get("/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        for asset in re.findall(r'(?:src|href)="([^"]+)"', page.text):
+            response = client.get(f"/{asset}")
+            assert response.status_code == 200, asset
+        assert client.get("/app.js").headers["content-type"].startswith(("text/javascript", "application/javascript"))
+        assert client.get("/openapi.json").json()["info"]["title"] == "farklecam"
+
+
+def test_page_loads_nothing_from_outside() -> None:
+    for path in STATIC_DIR.iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"https?://|//cdn|@import|fonts\.googleapis", text), path.name
+
+
+def test_page_names_every_element_its_script_uses() -> None:
+    html = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+    script = (STATIC_DIR / "app.js").read_text(encoding="utf-8")
+    ids = set(re.findall(r'id="([\w-]+)"', html))
+    used = set(re.findall(r'\$\("([\w-]+)"\)', script))
+    assert used <= ids, used - ids
+
+
+# ----------------------------------------------------------------------------- browser
+class ExampleReader:
+    """The example's labelled dice for frames that look like the example, no dice for anything else."""
+
+    def __init__(self) -> None:
+        self.reference = self._small(cv2.imread(str(EXAMPLE)))
+        labels = json.loads(EXAMPLE_LABELS.read_text(encoding="utf-8"))
+        self.dice = labels["dice"]
+        self.size = (640, 480)
+
+    @staticmethod
+    def _small(image: np.ndarray) -> np.ndarray:
+        return cv2.cvtColor(cv2.resize(image, (64, 48), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2GRAY)
+
+    def read(self, frame: np.ndarray) -> Reading:
+        height, width = frame.shape[:2]
+        if float(np.abs(self._small(frame).astype(float) - self.reference).mean()) > 20:
+            return Reading.empty((width, height))
+        sx, sy = width / self.size[0], height / self.size[1]
+        return Reading(
+            xyxy=[[d["box"][0] * sx, d["box"][1] * sy, d["box"][2] * sx, d["box"][3] * sy] for d in self.dice],
+            confidence=[0.95] * len(self.dice),
+            face=[d["face"] for d in self.dice],
+            face_confidence=[0.95] * len(self.dice),
+            status=[d["status"] for d in self.dice],
+            image_size=(width, height),
+        )
+
+
+def example_reader() -> Any:
+    """The real reader when the models are installed, else :class:`ExampleReader`."""
+    if (MODELS / "die_detector.onnx").is_file() and (MODELS / "face_classifier.onnx").is_file():
+        from vision.reader import DiceReader
+
+        return DiceReader()
+    return ExampleReader()
+
+
+def write_y4m(path: Path, image: np.ndarray, frames: int = 10, fps: int = 10) -> Path:
+    """A y4m (I420) clip of one still picture: what Chromium's fake webcam plays in a loop."""
+    height, width = image.shape[:2]
+    yuv = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
+    with path.open("wb") as f:
+        f.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
+        for _ in range(frames):
+            f.write(b"FRAME\n" + yuv)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ThreadedServer:
+    """A real uvicorn server for an app object, on a free loopback port, in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ThreadedServer:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise AssertionError("uvicorn did not start")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@pytest.fixture
+def browser_kit() -> Any:
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright-python is not installed")
+    return sync_api
+
+
+def launch(sync_api: Any, playwright: Any, y4m: Path | None) -> Any:
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--disable-dev-shm-usage"]  # fmt: skip
+    if y4m is not None:
+        args += ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+                 f"--use-file-for-fake-video-capture={y4m}"]  # fmt: skip
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[ThreadedServer]:
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))
+    slot = ReaderSlot(example_reader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with ThreadedServer(app) as server:
+        yield server
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_reads_the_webcam_and_keeps_score(browser_kit: Any, served: ThreadedServer, tmp_path: Path) -> None:
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
+    faces = sorted(d["face"] for d in json.loads(EXAMPLE_LABELS.read_text())["dice"] if d["status"] == "ok")
+    assert faces == [3, 4, 5, 5, 5]
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served.url)
+            # The camera frames reach the server and the page shows the dice read, their keeps and advice.
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            assert page.inner_text("#camera-status") == "camera on"
+            first = page.inner_text("#options tbody tr:first-child")
+            assert first.split("\t")[:2] == ["5 5 5", "500"]
+            page.wait_for_selector('#advice[data-keep="5,5,5"]', timeout=30_000)
+            page.wait_for_selector('#throw-status[data-state="latched"], #throw-status[data-state="settled"]')
+            # Keep score: Ann throws 1,2,3,4,6,6 by hand, keeps the 1, throws the 5 dice in the camera's view.
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            game_id = page.inner_text("#game-id")
+            page.fill("#manual-action", "roll 1,2,3,4,6,6")
+            page.press("#manual-action", "Enter")
+            page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
+            page.click("#accept")
+            page.wait_for_selector('#turn[data-phase="can_bank_or_roll"], #turn[data-phase="awaiting_keep"]')
+            state = httpx.get(f"{served.url}/api/games/{game_id}").json()["state"]
+            if state["phase"] == "can_bank_or_roll":  # the camera latched this throw before: record it
+                page.click("#record-roll")
+            page.wait_for_function(
+                "document.querySelector('#turn').dataset.phase === 'awaiting_keep'"
+                " && document.querySelector('#turn').dataset.turnTotal === '100'"
+            )
+            assert httpx.get(f"{served.url}/api/games/{game_id}").json()["state"]["roll"] == faces
+            page.wait_for_selector('#advice[data-keep="5,5,5"]')
+            page.click("#accept")
+            page.wait_for_selector('#turn[data-phase="can_bank_or_roll"]')
+            page.click("#bank")
+            page.wait_for_selector('#scoreboard tr[data-player="Ann"][data-score="600"]')
+            assert page.inner_text('#scoreboard tr[data-player="Bob"] td:nth-child(3)') == "0"
+            page.screenshot(path=str(tmp_path / "page.png"))
+        finally:
+            browser.close()
+    events = httpx.get(f"{served.url}/api/games/{game_id}/events").json()
+    assert [e["text"] for e in events["data"]] == [
+        "roll 1,2,3,4,6,6", "keep 1", "roll 3,4,5,5,5", "keep 5,5,5", "bank",
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_page_explains_a_missing_camera_and_a_lost_server(browser_kit: Any, served: ThreadedServer) -> None:
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)  # no fake device: this browser has no camera
+        try:
+            page = browser.new_page()
+            page.goto(served.url)
+            page.wait_for_selector("#no-camera:not([hidden])", timeout=60_000)
+            assert re.search(r"camera", page.inner_text("#no-camera"), re.I)
+            assert page.inner_text("#camera-status") == "no camera"
+            page.wait_for_selector('#stream-status[data-state="ok"]')
+            served.stop()
+            page.wait_for_selector("#banner:not([hidden])", timeout=60_000)
+            assert "connection" in page.inner_text("#banner") or "reached" in page.inner_text("#banner")
+            assert page.inner_text("#server-status") == "server unreachable"
+        finally:
+            browser.close()
