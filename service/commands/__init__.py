@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from service.commands.base import Command
+from service.commands.read_verb import READ
 from service.commands.scoring_verbs import ADVISE, RULES, SCORE, SOLVE
 
 __all__ = ["COMMANDS", "Command"]
 
 #: Every verb, in the order ``farklecam --help`` lists them.
-COMMANDS: tuple[Command, ...] = (SCORE, ADVISE, SOLVE, RULES)
+COMMANDS: tuple[Command, ...] = (READ, SCORE, ADVISE, SOLVE, RULES)

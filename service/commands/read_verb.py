@@ -1,0 +1,134 @@
+"""``farklecam read``: read dice in photos (files, folders, globs) and score them.
+
+Each input is reported on its own; a bad file (not an image, truncated, empty,
+huge) is reported and the batch goes on, so one broken photo never costs the
+rest. Exit status 1 means some inputs failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from farklecam.errors import FarkleError, ImageError
+from scoring.rules import Rules
+from service.commands.base import Command, add_json_flag, add_rules_options, rules_from_args
+from service.reading_report import advice_lines, reading_report
+
+if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only when a verb reads images
+    from vision.reader import DiceReader
+
+__all__ = ["READ", "expand_inputs"]
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
+VIDEO_SUFFIXES = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v"}
+
+
+def expand_inputs(items: list[str]) -> Iterator[Path]:
+    """Files as given, folders as the images and videos inside them, and quoted globs expanded.
+
+    A path that does not exist is still yielded, so that it is reported as an error in its place.
+    """
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            yield from sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES | VIDEO_SUFFIXES
+            )
+        elif not path.exists() and glob.has_magic(item):
+            matches = sorted(glob.glob(item, recursive=True))
+            yield from (Path(m) for m in matches) if matches else [path]
+        else:
+            yield path
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="images or videos, folders of them, or globs")
+    add_rules_options(parser)
+    add_json_flag(parser)
+    parser.add_argument("--out", type=Path, metavar="DIR", help="write annotated copies here")
+    parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
+    parser.add_argument(
+        "--tray", metavar="X,Y,...", help="calibrated tray: four corners x1,y1,...,x4,y4 in pixels (default: found)"
+    )
+    parser.add_argument("--turn-total", type=int, default=0, metavar="N", help="points already set aside this turn")
+    parser.add_argument("--not-on-board", dest="on_board", action="store_false", help="no score banked yet")
+
+
+def _tray(text: str | None) -> list[list[float]] | None:
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.replace(" ", ",").split(",") if v]
+    except ValueError:
+        values = []
+    if len(values) != 8:
+        raise ImageError(f"--tray needs four corners as 8 numbers x1,y1,...,x4,y4, got {text!r}")
+    return [values[i : i + 2] for i in range(0, 8, 2)]
+
+
+def _summary(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return f"{result['image']}: ERROR {result['error']}"
+    return f"{result['image']}: " + "; ".join(advice_lines(result))
+
+
+def _read_image(
+    path: Path, reader: DiceReader, rules: Rules, args: argparse.Namespace, out_names: set[str]
+) -> dict[str, Any]:
+    import cv2
+
+    from vision.images import load_image
+    from vision.overlay import annotate_reading
+
+    frame = load_image(path)
+    reading = reader.read(frame)
+    report = reading_report(reading, rules, turn_total=args.turn_total, on_board=args.on_board)
+    if args.out is not None:
+        keep = report["advice"]["keep"] if report.get("advice") else []
+        scene = annotate_reading(frame, reading, keep_faces=keep, text_lines=advice_lines(report))
+        name = path.stem
+        while name in out_names:
+            name += "_"
+        out_names.add(name)
+        target = args.out / f"{name}.jpg"
+        if not cv2.imwrite(str(target), scene):
+            raise ImageError(f"could not write {target}")
+        report["annotated"] = str(target)
+    return {"image": str(path), **report}
+
+
+def _run(args: argparse.Namespace) -> int:
+    from vision.reader import DiceReader
+
+    rules = rules_from_args(args)
+    reader = DiceReader(args.models, tray=_tray(args.tray))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    out_names: set[str] = set()
+    for path in expand_inputs(args.paths):
+        try:
+            if path.suffix.lower() in VIDEO_SUFFIXES:
+                from service.commands.read_video import read_video
+
+                results = list(read_video(path, reader, rules, args))
+            else:
+                results = [_read_image(path, reader, rules, args, out_names)]
+        except FarkleError as exc:  # per-file problem: report it and go on with the batch
+            failures += 1
+            results = [{"image": str(path), "error": str(exc)}]
+        for result in results:
+            sys.stdout.write((json.dumps(result) if args.json else _summary(result)) + "\n")
+            sys.stdout.flush()
+    if failures:
+        sys.stderr.write(f"farklecam: {failures} input(s) could not be read\n")
+    return 1 if failures else 0
+
+
+READ = Command("read", "read the dice in photos or videos and score them", _configure, _run)
