@@ -46,9 +46,9 @@ from scoring.setasides import legal_set_asides
 __all__ = ["SOLVER_VERSION", "Policy", "clear_memory_cache", "farkle_probabilities", "solve", "solve_summary"]
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
-SOLVER_VERSION = 1
+SOLVER_VERSION = 2
 
-_ARRAYS = ("W", "S1", "F", "bmin", "pf", "c", "meta")
+_ARRAYS = ("W", "S1", "F", "bmin", "pf", "tail", "meta")
 _MEMORY: dict[str, Policy] = {}
 _MEMORY_SIZE = 32
 
@@ -68,9 +68,8 @@ class Policy:
         self._f = arrays["F"]
         self._bmin = arrays["bmin"]
         self._pf = arrays["pf"]
-        self._c = arrays["c"]
+        self._tail = arrays["tail"]
         self._cap: int = int(meta["cap"])
-        self._a_hot = float(meta["a_hot"])
         self._streaks: int = int(meta["streaks"])
         self._off_board: bool = bool(meta["off_board"])
         self._g = float(meta["g"])
@@ -85,7 +84,7 @@ class Policy:
             or self._f.shape != (k,)
             or self._bmin.shape != (k,)
             or self._pf.shape != (d + 1,)
-            or self._c.shape != (d + 1,)
+            or self._tail.shape != (3, d + 1)
             or not np.isfinite(self._w).all()
         ):
             raise ValueError("policy arrays do not match these rules")
@@ -155,18 +154,15 @@ class Policy:
         throws = self.rules.single_die_throws if throws_left is None else throws_left
         if not 1 <= throws <= self.rules.single_die_throws:
             raise IllegalActionError(f"throws_left must be 1-{self.rules.single_die_throws}, got {throws_left}")
-        if dice == 1 and throws != self.rules.single_die_throws:
-            q = float(self._pf[1])
-            weight, miss = sum(q**i for i in range(throws)), q**throws
-            success = float(self._s1[k, t]) if t < self._cap else (1 - q) * turn_total + float(self._c[1])
-            return success * weight + miss * f
-        if t < self._cap:
+        if t < self._cap and (dice != 1 or throws == self.rules.single_die_throws):
             return float(self._w[k, t, dice])
-        pf, c = float(self._pf[dice]), float(self._c[dice])
-        if dice == 1:
-            weight, pf = sum(pf**i for i in range(throws)), pf**throws
-            return (1 - pf) * turn_total + weight * c + pf * f
-        return (1 - pf) * turn_total + c + pf * f
+        alpha, gamma, phi = (float(v) for v in self._tail[:, dice])
+        if dice != 1:
+            return alpha * turn_total + gamma + phi * f
+        q = float(self._pf[1])  # a single die: up to `throws` throws, the turn goes on at the first 1 or 5
+        weight, miss = sum(q**i for i in range(throws)), q**throws
+        success = float(self._s1[k, t]) if t < self._cap else alpha * turn_total + gamma + (phi - q) * f
+        return success * weight + miss * f
 
     def decide(
         self, turn_total: int, dice_left: int, *, on_board: bool = True, farkle_streak: int = 0
@@ -215,7 +211,6 @@ class Policy:
             "version": SOLVER_VERSION,
             "key": self.rules.key(),
             "cap": self._cap,
-            "a_hot": self._a_hot,
             "streaks": self._streaks,
             "off_board": self._off_board,
             "g": self._g,
@@ -227,7 +222,7 @@ class Policy:
             "F": self._f,
             "bmin": self._bmin,
             "pf": self._pf,
-            "c": self._c,
+            "tail": self._tail,
             "meta": np.array(json.dumps(meta)),
         }
 
@@ -250,13 +245,19 @@ def compute_policy(rules: Rules) -> Policy:
     off_board = rules.bank_minimum(False) != rules.bank_minimum(True)
     boards = [True, False] if off_board else [True]
     bank_minimums = [rules.bank_minimum(on) for on in boards for _ in range(streaks)]
-    cap = turn_dp.cap_index(rules, tables, bank_minimums)
+    cap, top = turn_dp.caps(rules, tables, bank_minimums)
     penalty = float(rules.farkle_penalty)
     farkle = [float(-rules.farkle_penalty) if s == streaks - 1 else 0.0 for _ in boards for s in range(streaks)]
     iterations = 0
     while True:
         iterations += 1
-        w, s1, slope = turn_dp.sweep(rules, tables, farkle, bank_minimums, cap, track_slope=bool(penalty))
+        w, s1, slope = turn_dp.sweep(rules, tables, farkle, bank_minimums, cap, top, track_slope=bool(penalty))
+        if cap < top:  # forced throws after hot dice: above the cap every other state must bank
+            above = np.arange(cap, top)[None, :, None] * float(turn_dp.STEP)
+            throws = np.nonzero((w[:, cap:top, 1 : rules.dice] > above + 1e-9).any(axis=(0, 2)))[0]
+            if throws.size:  # the forced state is worth more there than its far line says: solve further up
+                cap += int(throws[-1]) + 2
+                continue
         if not penalty:
             break
         new = _policy_step(w[:, 0, rules.dice], slope, farkle, streaks, penalty, off_board)
@@ -267,8 +268,7 @@ def compute_policy(rules: Rules) -> Policy:
     meta = {
         "version": SOLVER_VERSION,
         "key": rules.key(),
-        "cap": cap,
-        "a_hot": tables.a_hot,
+        "cap": top,
         "streaks": streaks,
         "off_board": off_board,
         "g": g,
@@ -280,7 +280,7 @@ def compute_policy(rules: Rules) -> Policy:
         "F": np.asarray(farkle, dtype=float),
         "bmin": np.asarray(bank_minimums, dtype=np.int64),
         "pf": tables.pf,
-        "c": tables.c,
+        "tail": tables.tail,
         "meta": np.array(json.dumps(meta)),
     }
     return Policy(rules, arrays)

@@ -147,18 +147,30 @@ def test_pruning_dominated_keeps_is_exact(name: str) -> None:
     assert abs(pruned - full).max() < 1e-9
 
 
-@pytest.mark.parametrize("name", ["boxed", "zilch", "elizabethan"])
-def test_uncapped_turn_equals_a_far_cap(name: str) -> None:
+FORCED = {"must_roll_after_hot_dice": True}
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        get_rules("boxed"),
+        get_rules("zilch"),
+        get_rules("elizabethan"),
+        get_rules("boxed").with_options(FORCED),
+        get_rules("elizabethan").with_options(FORCED),
+    ],
+)
+def test_uncapped_turn_equals_a_far_cap(rules: Rules) -> None:
     """The closed-form tail above the cap is exact: truncating much later changes nothing."""
-    rules = get_rules(name)
     policy = solve(rules)
     tables = turn_dp.cached_tables(rules)
     minimum = rules.bank_minimum(True)
     f = policy.farkle_value()
     w, _, _ = turn_dp.sweep(rules, tables, [f], [minimum], policy.cap // 50 + 400, bank_tail=True)
     assert w[0, 0, rules.dice] == pytest.approx(policy.start_value(), abs=1e-9)
+    inside = [total for total in (0, 1000, 5000, 20_000) if total < policy.cap]  # forced rules: above the cap
     for n in range(1, rules.dice + 1):
-        for total in (0, 1000, policy.cap - 50, policy.cap, policy.cap + 500):
+        for total in (*inside, policy.cap - 50, policy.cap, policy.cap + 500):
             assert w[0, total // 50, n] == pytest.approx(policy.roll_value(total, n), abs=1e-8)
 
 
