@@ -3,7 +3,8 @@
 For each folder (``images/`` + ``labels/``, classes 0-5 = face - 1, 6 = cocked)
 it reads every image with the real reader and prints: per-die face accuracy
 over matched dice, whole-image exact accuracy (every die found and read right,
-nothing extra), detection recall and precision (matched by box centre, so
+nothing extra), the accuracy of the dice given status ok and the share flagged
+uncertain (what the pip second opinion trades), detection recall and precision (matched by box centre, so
 whole-die and pip-pattern boxes both work), cocked and off-tray recall and
 precision where labelled, median read latency, and a 7x7 confusion matrix (as
 text, and as a PNG with ``--confusion-png``).
@@ -20,26 +21,30 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from datasets.yolo import find_images, label_path_for, read_labels
 from farklecam.errors import FarkleError, ImageError
 from vision.images import load_image
 from vision.metrics import FolderStats, ImageLabels
 from vision.reader import DiceReader, ReaderConfig
+from vision.reading import DieStatus, Reading
 from vision.tray import TrayOutline
 
-__all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main"]
+__all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main", "oracle_detector"]
 
 _COLUMNS = (
     ("images", "images", "{}"),
     ("dice", "dice", "{}"),
     ("face_accuracy", "face acc", "{:.4f}"),
     ("exact_accuracy", "exact", "{:.4f}"),
+    ("ok_accuracy", "ok acc", "{:.4f}"),
+    ("uncertain_rate", "unsure", "{:.3f}"),
     ("recall", "recall", "{:.4f}"),
     ("precision", "precision", "{:.4f}"),
     ("cocked_recall", "cocked R", "{:.3f}"),
@@ -85,8 +90,22 @@ def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
     return ImageLabels(xyxy, classes, off_tray, tray_arr)
 
 
+def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[npt.NDArray[np.uint8]], Reading]:
+    """A detector that "finds" exactly the labelled boxes: measures the rest of the reader alone."""
+    n = len(labels.classes)
+    found = Reading(
+        xyxy=labels.xyxy,
+        confidence=np.ones(n, np.float32),
+        face=np.zeros(n, np.int64),
+        face_confidence=np.zeros(n, np.float32),
+        status=np.full(n, DieStatus.UNCERTAIN.value),
+        image_size=(width, height),
+    )
+    return lambda _frame: found
+
+
 def evaluate_folder(
-    reader: DiceReader, folder: Path, limit: int | None = None, sidecar_tray: bool = True
+    reader: DiceReader, folder: Path, limit: int | None = None, sidecar_tray: bool = True, oracle: bool = False
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -95,6 +114,7 @@ def evaluate_folder(
         folder: a YOLO-format folder.
         limit: read at most this many images (the first ones, sorted by path).
         sidecar_tray: use a sidecar's tray corners as the calibrated tray of its image.
+        oracle: use the labelled boxes instead of the detector (needs whole-die boxes).
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -109,11 +129,13 @@ def evaluate_folder(
         except (ImageError, ValueError) as exc:
             problems.append(str(exc))
             continue
-        tray_reader = reader
+        image_reader = reader
         if sidecar_tray and labels.tray is not None and len(labels.tray) >= 3:
-            tray_reader = reader.with_tray(TrayOutline.from_corners(labels.tray))
+            image_reader = reader.with_tray(TrayOutline.from_corners(labels.tray))
+        if oracle:
+            image_reader = image_reader.with_detector(oracle_detector(labels, frame.shape[1], frame.shape[0]))
         t0 = time.perf_counter()
-        reading = tray_reader.read(frame)
+        reading = image_reader.read(frame)
         stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
     return stats, problems
 
@@ -151,6 +173,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None, help="read at most this many images per folder")
     parser.add_argument("--pips", choices=("on", "off"), default=None, help="force the pip second opinion")
     parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
+    parser.add_argument(
+        "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
+    )
     return parser.parse_args(argv)
 
 
@@ -174,7 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[tuple[Path, FolderStats]] = []
     report: dict[str, Any] = {"folders": {}}
     for folder in args.dirs:
-        stats, problems = evaluate_folder(reader, folder, args.limit, sidecar_tray=not args.no_tray)
+        stats, problems = evaluate_folder(
+            reader, folder, args.limit, sidecar_tray=not args.no_tray, oracle=args.oracle_boxes
+        )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")
         total.merge(stats)

@@ -105,6 +105,9 @@ _COUNTS = (
     "off_tp",
     "off_labels",
     "off_preds",
+    "ok_matched",
+    "ok_correct",
+    "uncertain",
 )
 
 
@@ -124,6 +127,9 @@ class FolderStats:
     off_tp: int = 0
     off_labels: int = 0
     off_preds: int = 0
+    ok_matched: int = 0
+    ok_correct: int = 0
+    uncertain: int = 0
     off_labelled: bool = False
     latencies_ms: list[float] = field(default_factory=list)
     confusion: ConfusionMatrix = field(default_factory=ConfusionMatrix)
@@ -137,6 +143,10 @@ class FolderStats:
             truth = int(labels.classes[j])
             self.confusion.add(truth, int(pred_cls[i]))
             right += int(pred_cls[i] == truth)
+            if reading.status[i] == DieStatus.OK:
+                self.ok_matched += 1
+                self.ok_correct += int(pred_cls[i] == truth)
+            self.uncertain += int(reading.status[i] == DieStatus.UNCERTAIN)
         n, m = len(reading), len(labels.classes)
         exact = right == m and n == m and len(pairs) == m
         self.images += 1
@@ -167,6 +177,8 @@ class FolderStats:
             "dice": self.labels,
             "face_accuracy": ratio(self.face_correct, self.matched),
             "exact_accuracy": ratio(self.exact, self.images),
+            "ok_accuracy": ratio(self.ok_correct, self.ok_matched),
+            "uncertain_rate": ratio(self.uncertain, self.matched),
             "recall": ratio(self.matched, self.labels),
             "precision": ratio(self.matched, self.predictions),
             "cocked_recall": ratio(self.cocked_tp, self.cocked_labels),

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from vision.crops import extract_crops
 
-__all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes"]
+__all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes", "pip_posterior"]
 
 #: Side of the crops the pip counter works on (larger than the classifier's: pips are small).
 PIP_CROP_SIZE = 64
@@ -117,6 +117,48 @@ def count_pips(crop: npt.NDArray[np.uint8]) -> PipCount:
     elif float(np.hypot(*(pts[0] - centre))) > 0.12 * size:  # a lone pip sits in the middle
         confidence -= 0.5
     return PipCount(n, max(0.0, confidence), pts)
+
+
+def pip_posterior(
+    face_probs: npt.ArrayLike,
+    cocked_prob: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    confidence: npt.ArrayLike,
+    reliability: float = 0.6,
+) -> npt.NDArray[np.float32]:
+    """Combine the classifier's probabilities with the pip counts (Bayes' rule).
+
+    The count is treated as an independent, noisy observation of the face: a count
+    of confidence c names the true face with probability ``1/6 + (reliability - 1/6) * c``
+    and any other face with the rest, shared equally; it says nothing about a cocked
+    die. So agreement raises the classifier's confidence, disagreement lowers it, and
+    a confident count decides between faces the classifier hesitates over.
+
+    Args:
+        face_probs: classifier probabilities of faces 1-6, shape (n, 6).
+        cocked_prob: classifier probability of "cocked", shape (n,).
+        counts: pip counts, shape (n,); outside 1-6 means no opinion.
+        confidence: pip-count confidences in 0..1, shape (n,).
+        reliability: probability that a fully confident count is right.
+
+    Returns:
+        Posterior probabilities of faces 1-6 then cocked, shape (n, 7).
+    """
+    prior = np.concatenate(
+        [np.asarray(face_probs, np.float64).reshape(-1, 6), np.asarray(cocked_prob, np.float64).reshape(-1, 1)], axis=1
+    )
+    counts_arr = np.asarray(counts, np.int64).reshape(-1)
+    conf = np.clip(np.asarray(confidence, np.float64).reshape(-1), 0.0, 1.0)
+    hit = 1.0 / 6.0 + (reliability - 1.0 / 6.0) * conf  # (n,)
+    likelihood = np.repeat(((1.0 - hit) / 5.0)[:, None], 7, axis=1)
+    valid = (counts_arr >= 1) & (counts_arr <= 6)
+    rows = np.flatnonzero(valid)
+    likelihood[rows, counts_arr[rows] - 1] = hit[rows]
+    likelihood[:, 6] = 1.0 / 6.0
+    likelihood[~valid] = 1.0
+    post = prior * likelihood
+    post /= np.maximum(post.sum(axis=1, keepdims=True), 1e-12)
+    return post.astype(np.float32)
 
 
 def count_pips_in_boxes(

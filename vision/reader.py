@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.util
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from farklecam.errors import ImageError, ModelLoadError, VisionError
 from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
-from vision.pips import count_pips_in_boxes
+from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reading import DieStatus, Reading
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
@@ -67,8 +68,9 @@ class ReaderConfig:
         det_iou: NMS overlap above which two boxes are one die.
         face_min_conf: classifier confidence below which a face is ``uncertain``.
         cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
-        use_pips: run the pip counter as a second opinion on every die.
-        pip_min_conf: pip-count confidence from which its opinion counts.
+        use_pips: run the pip counter as a second opinion on every die (about 0.5 ms a die).
+        pip_reliability: how often a fully confident pip count is right (see
+            :func:`vision.pips.pip_posterior`).
         off_tray_min_inside: share of a die's footprint that must lie inside the tray.
         auto_tray: look for the tray in every frame when no outline was given.
         aruco: look for ArUco corner markers in every frame when no outline was given
@@ -81,14 +83,21 @@ class ReaderConfig:
     face_min_conf: float = 0.6
     cocked_min_conf: float = 0.5
     use_pips: bool = False
-    pip_min_conf: float = 0.8
+    pip_reliability: float = 0.6
     off_tray_min_inside: float = 0.5
     auto_tray: bool = True
     aruco: bool = False
     threads: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("det_conf", "det_iou", "face_min_conf", "cocked_min_conf", "pip_min_conf", "off_tray_min_inside"):
+        for name in (
+            "det_conf",
+            "det_iou",
+            "face_min_conf",
+            "cocked_min_conf",
+            "pip_reliability",
+            "off_tray_min_inside",
+        ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, but got {value!r}")
@@ -142,17 +151,24 @@ class DiceReader:
         self.config = config or ReaderConfig()
         root = Path(model_dir) if model_dir is not None else default_model_dir()
         cfg = self.config
-        self.detector = detector or DieDetector(
+        self.detector: Callable[[npt.NDArray[np.uint8]], Reading] = detector or DieDetector(
             root / DETECTOR_FILE, conf=cfg.det_conf, iou=cfg.det_iou, threads=cfg.threads
         )
-        self.classifier = classifier or FaceClassifier(root / CLASSIFIER_FILE, threads=cfg.threads)
+        self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
+            classifier or FaceClassifier(root / CLASSIFIER_FILE, threads=cfg.threads)
+        )
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
 
     def with_tray(self, tray: TrayOutline | Sequence[Sequence[float]] | None) -> DiceReader:
         """The same reader (same loaded models) with another calibrated tray outline."""
-        other = object.__new__(DiceReader)
-        other.__dict__.update(self.__dict__)
+        other = copy.copy(self)
         other.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
+        return other
+
+    def with_detector(self, detector: Callable[[npt.NDArray[np.uint8]], Reading]) -> DiceReader:
+        """The same reader with another detector (e.g. labelled boxes, to measure the rest alone)."""
+        other = copy.copy(self)
+        other.detector = detector
         return other
 
     def calibrate(self, frame: npt.NDArray[np.uint8]) -> DiceReader:
@@ -230,24 +246,20 @@ class DiceReader:
         face_conf = scores.confidence.copy()
         data: dict[str, npt.NDArray[np.generic]] = {"cocked": scores.cocked.copy(), "in_tray": inside}
         if cfg.use_pips and n:
+            # A second opinion folded in by Bayes' rule: agreement raises the confidence,
+            # disagreement lowers it (often below face_min_conf: uncertain), and a clear
+            # count settles a face the classifier hesitates over.
             pips, pip_conf = count_pips_in_boxes(frame, xyxy)
-            data["pips"], data["pip_confidence"] = pips, pip_conf
-            sure_pips = (pip_conf >= cfg.pip_min_conf) & (pips >= 1) & (pips <= 6) & ~scores.cocked
-            agree = sure_pips & (pips == face)
-            disagree = sure_pips & ~agree
-            unsure = face_conf < cfg.face_min_conf
-            # Classifier unsure, pips sure and not ruled out by the classifier: take the pips.
-            rows = np.flatnonzero(disagree & unsure)
-            pip_prob = scores.face_probs[rows, pips[rows] - 1] if len(rows) else np.empty(0, np.float32)
-            take = rows[pip_prob >= 0.1]
-            face[take] = pips[take]
-            face_conf[take] = np.maximum(pip_conf[take] * 0.8, cfg.face_min_conf)
-            # Classifier sure, pips sure and different: say so with a lower confidence.
-            clash = np.flatnonzero(disagree & ~unsure)
-            face_conf[clash] = face_conf[clash] * (1.0 - 0.5 * pip_conf[clash])
-            # Both agree: the pair is surer than either.
-            both = np.flatnonzero(agree)
-            face_conf[both] = 1.0 - (1.0 - face_conf[both]) * (1.0 - 0.5 * pip_conf[both])
+            post = pip_posterior(scores.face_probs, scores.cocked_prob, pips, pip_conf, cfg.pip_reliability)
+            best = post.argmax(axis=1)
+            scores = dataclasses.replace(
+                scores,
+                face=np.where(best < 6, best + 1, 0).astype(np.int64),
+                cocked=best == 6,
+                confidence=post[np.arange(n), best],
+            )
+            face, face_conf = scores.face.copy(), scores.confidence.copy()
+            data.update(cocked=scores.cocked.copy(), pips=pips, pip_confidence=pip_conf)
         status = np.full(n, DieStatus.OK.value, dtype="<U9")
         status[face_conf < cfg.face_min_conf] = DieStatus.UNCERTAIN.value
         cocked = scores.cocked & (face_conf >= cfg.cocked_min_conf)

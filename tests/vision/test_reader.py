@@ -38,7 +38,8 @@ def test_calibrated_tray_marks_off_tray(fake_model_dir: Path) -> None:
     r = reader.read(red_and_black())
     assert r.status.tolist() == ["ok", "off_tray"]
     assert r.tray is not None and r.tray.shape == (4, 2)
-    assert reader.with_tray(None).read(red_and_black()).status.tolist() == ["ok", "cocked"]
+    untrayed = DiceReader(fake_model_dir, config=ReaderConfig(auto_tray=False))
+    assert untrayed.read(red_and_black()).status.tolist() == ["ok", "cocked"]
     assert reader.with_tray(None).detector is reader.detector  # models are shared, not reloaded
 
 
@@ -119,7 +120,7 @@ def test_pips_second_opinion() -> None:
     frame, found = _pip_scene()
     probs = [
         [0, 0.45, 0.40, 0, 0, 0.15, 0],  # unsure between 2 and 3; the die shows 3: pips decide
-        [0, 0, 0, 0.95, 0.05, 0, 0],  # sure of 4, but the die shows 5: disagreement lowers confidence
+        [0, 0, 0, 0.9, 0.1, 0, 0],  # sure of 4, but the die shows 5: disagreement lowers confidence
         [0, 0.9, 0.1, 0, 0, 0, 0],  # sure of 2, pips agree: surer still
     ]
     config = ReaderConfig(use_pips=True, auto_tray=False)
@@ -128,7 +129,7 @@ def test_pips_second_opinion() -> None:
     assert r.data["pips"].tolist() == [3, 5, 2]
     assert r.face.tolist() == [3, 4, 2]
     assert r.status.tolist() == [DieStatus.OK, DieStatus.UNCERTAIN, DieStatus.OK]
-    assert r.face_confidence[2] > 0.9
+    assert r.face_confidence[1] < 0.6 and r.face_confidence[2] > 0.9
     without = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=ReaderConfig())
     assert without.read(frame).status.tolist() == ["uncertain", "ok", "ok"]
     assert "pips" not in without.read(frame).data
