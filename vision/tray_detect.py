@@ -20,7 +20,7 @@ __all__ = ["ARUCO_DICTIONARY", "detect_tray", "tray_from_aruco"]
 #: ArUco dictionary of the corner markers (print ids 0-3 of it and stick one in each corner).
 ARUCO_DICTIONARY = "DICT_4X4_50"
 
-_WORK_WIDTH = 192  # the frame is analysed at this width: the tray is large, detail is noise
+_WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, detail is noise
 
 
 def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIONARY) -> TrayOutline | None:
