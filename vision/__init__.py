@@ -26,6 +26,7 @@ __all__ = [
     "annotate_reading",
     "decode_image",
     "load_image",
+    "save_image",
 ]
 
 _HOMES = {
@@ -38,6 +39,7 @@ _HOMES = {
     "annotate_reading": "vision.overlay",
     "decode_image": "vision.images",
     "load_image": "vision.images",
+    "save_image": "vision.images",
 }
 
 

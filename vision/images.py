@@ -19,7 +19,15 @@ import numpy.typing as npt
 
 from farklecam.errors import ImageError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_PIXELS", "decode_image", "image_format", "image_size", "load_image"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_PIXELS",
+    "decode_image",
+    "image_format",
+    "image_size",
+    "load_image",
+    "save_image",
+]
 
 #: Largest image accepted, in pixels (width x height): a 40 MP photo decodes to 120 MB of BGR.
 MAX_PIXELS = 40_000_000
@@ -167,3 +175,29 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> npt.NDArray[np
     except OSError as exc:
         raise ImageError(f"{p}: cannot read ({exc.strerror or exc})") from exc
     return decode_image(data, str(p), max_pixels)
+
+
+def save_image(path: str | Path, image: npt.NDArray[np.uint8], jpeg_quality: int = 92) -> Path:
+    """Write a BGR image (e.g. an annotated frame); the format follows the suffix.
+
+    Args:
+        path: output file (``.jpg``, ``.png``, ...); its folder is created.
+        image: BGR uint8 array.
+        jpeg_quality: JPEG quality, 0-100.
+
+    Returns:
+        The path written.
+
+    Raises:
+        OSError: the file could not be written (no such format, read-only folder, full disk).
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    params = [cv2.IMWRITE_JPEG_QUALITY, jpeg_quality] if p.suffix.lower() in (".jpg", ".jpeg") else []
+    try:
+        ok = cv2.imwrite(str(p), image, params)
+    except cv2.error as exc:
+        raise OSError(f"{p}: cannot write image ({exc})") from exc
+    if not ok:
+        raise OSError(f"{p}: cannot write image")
+    return p

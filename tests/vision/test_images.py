@@ -84,3 +84,13 @@ def test_missing_and_folder(tmp_path: Path) -> None:
 def test_image_error_is_value_error() -> None:
     with pytest.raises(ValueError):
         decode_image(b"")
+
+
+def test_save_image(tmp_path: Path) -> None:
+    from vision.images import save_image
+
+    img = np.zeros((10, 12, 3), np.uint8)
+    out = save_image(tmp_path / "sub" / "a.jpg", img)
+    assert load_image(out).shape == (10, 12, 3)
+    with pytest.raises(OSError):
+        save_image(tmp_path / "a.unknownformat", img)
