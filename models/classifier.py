@@ -1,0 +1,344 @@
+"""The face classifier: a tiny CNN that reads the top face (or "cocked") from a 64x64 die crop.
+
+Crops are cut exactly as at run time, by :func:`vision.crops.extract_crops`
+on the full-resolution frame, around boxes jittered like a detector's (shifted,
+scaled, stretched), so the classifier is used to imperfect boxes. To rotate a
+crop by any angle without black corners, each die is cut once at 1.5x the
+field of view (:data:`BANK_SIZE` pixels, same scale as the run-time crop),
+rotated, and the centre :data:`~vision.crops.CROP_SIZE` pixels kept; unrotated
+samples take that centre directly, which equals the run-time crop.
+
+A die face is rotation-invariant up to the orientation of 2, 3 and 6, which
+any-angle rotation covers, and mirror-symmetric, so flips are safe too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from datasets.training_sets import Frame
+from datasets.yolo import CLASS_NAMES
+from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
+
+__all__ = [
+    "BANK_SIZE",
+    "ClassifierConfig",
+    "CropBank",
+    "FaceNet",
+    "build_bank",
+    "evaluate",
+    "export_classifier",
+    "train_classifier",
+]
+
+#: Side of the banked crops: 1.5x the run-time field of view at the same pixel scale.
+BANK_SIZE = CROP_SIZE * 3 // 2
+#: Context that makes a BANK_SIZE crop cover 1.5x the run-time crop's field of view.
+_BANK_CONTEXT = (1.5 * (1 + 2 * CROP_CONTEXT) - 1) / 2
+
+
+class FaceNet(nn.Module):
+    """Five conv blocks (conv 3x3, batch norm, ReLU), global average pool, linear.
+
+    The first conv has stride 2 and the next three end in a 2x2 max-pool
+    (64 -> 32 -> 16 -> 8 -> 4 pixels): about 11 M multiply-adds per crop, so six
+    crops take about a millisecond on a laptop CPU and a training step stays
+    cheap on two cores. A pip (6-8 pixels in a crop) survives the first stride.
+    """
+
+    def __init__(self, num_classes: int = len(CLASS_NAMES), widths: Sequence[int] = (16, 24, 48, 96, 128)):
+        super().__init__()
+        layers: list[nn.Module] = []
+        channels = 3
+        for i, width in enumerate(widths):
+            stride = 2 if i == 0 else 1
+            layers += [
+                nn.Conv2d(channels, width, 3, stride=stride, padding=1, bias=False),
+                nn.BatchNorm2d(width),
+                nn.ReLU(),
+            ]
+            if 0 < i < len(widths) - 1:
+                layers.append(nn.MaxPool2d(2))
+            channels = width
+        self.features = nn.Sequential(*layers)
+        self.dropout = nn.Dropout(0.2)
+        self.head = nn.Linear(channels, num_classes)
+
+    def forward(self, crops: torch.Tensor) -> torch.Tensor:
+        """RGB crops (n, 3, 64, 64) in 0..1 -> logits (n, classes)."""
+        x = self.features(crops)
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return self.head(self.dropout(x))
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    """Everything that decides a classifier training run.
+
+    Attributes:
+        epochs: passes over the crop bank (each with fresh augmentation).
+        batch: crops per step.
+        lr: peak learning rate of the one-cycle schedule (AdamW).
+        weight_decay: AdamW weight decay.
+        real_jitters: jittered crops banked per real die (the real photos are few).
+        synth_jitters: jittered crops banked per generated die.
+        shift: box centre jitter, fraction of the box side (standard deviation).
+        scale: box size jitter, log-normal standard deviation.
+        seed: seed for jitter, augmentation, initialisation and batch order.
+        max_steps: stop after this many steps (smoke tests); None trains every epoch.
+        threads: torch CPU threads.
+    """
+
+    epochs: int = 12
+    batch: int = 128
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    real_jitters: int = 8
+    synth_jitters: int = 2
+    shift: float = 0.06
+    scale: float = 0.1
+    seed: int = 0
+    max_steps: int | None = None
+    threads: int = 1
+
+
+@dataclass
+class CropBank:
+    """Banked crops, BANK_SIZE square BGR uint8, with their class ids and sources.
+
+    Attributes:
+        crops: shape (n, BANK_SIZE, BANK_SIZE, 3), uint8 BGR.
+        labels: class id per crop (``face - 1``, 6 for cocked), shape (n,).
+        sources: source name per crop.
+    """
+
+    crops: npt.NDArray[np.uint8]
+    labels: npt.NDArray[np.int64]
+    sources: list[str]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{source: {class name: crops}}``, for the data-mix record."""
+        out: dict[str, Counter[str]] = {}
+        for source, label in zip(self.sources, self.labels, strict=True):
+            out.setdefault(source, Counter())[CLASS_NAMES[int(label)]] += 1
+        return {s: dict(sorted(c.items())) for s, c in sorted(out.items())}
+
+
+def jitter_boxes(
+    xyxy: npt.NDArray[np.float32], rng: np.random.Generator, shift: float, scale: float
+) -> npt.NDArray[np.float32]:
+    """Boxes moved and resized the way a detector errs: centre shift, size and aspect changes."""
+    w = xyxy[:, 2] - xyxy[:, 0]
+    h = xyxy[:, 3] - xyxy[:, 1]
+    side = np.maximum(w, h)
+    cx = (xyxy[:, 0] + xyxy[:, 2]) / 2 + rng.normal(0, shift, len(xyxy)) * side
+    cy = (xyxy[:, 1] + xyxy[:, 3]) / 2 + rng.normal(0, shift, len(xyxy)) * side
+    w = w * np.exp(rng.normal(0, scale, len(xyxy)))
+    h = h * np.exp(rng.normal(0, scale, len(xyxy)))
+    return np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1).astype(np.float32)
+
+
+def build_bank(frames: Sequence[Frame], config: ClassifierConfig, *, jitter: bool = True) -> CropBank:
+    """Cut banked crops of every die in ``frames`` (the first copy of each unjittered).
+
+    Args:
+        frames: labelled frames (training frames only, or a holdout to evaluate).
+        config: jitter settings and copies per die.
+        jitter: False cuts one exact crop per die (evaluation).
+    """
+    rng = np.random.default_rng(config.seed)
+    crops: list[npt.NDArray[np.uint8]] = []
+    labels: list[int] = []
+    sources: list[str] = []
+    for frame in frames:
+        if len(frame.boxes) == 0:
+            continue
+        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
+        if image is None:
+            continue
+        copies = 1 if not jitter else config.synth_jitters if frame.source == "synthetic" else config.real_jitters
+        for copy in range(copies):
+            boxes = frame.boxes if copy == 0 else jitter_boxes(frame.boxes, rng, config.shift, config.scale)
+            crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
+            labels += [int(c) for c in frame.classes]
+            sources += [frame.source] * len(frame.boxes)
+    stacked = np.concatenate(crops) if crops else np.zeros((0, BANK_SIZE, BANK_SIZE, 3), np.uint8)
+    return CropBank(stacked, np.array(labels, dtype=np.int64), sources)
+
+
+def _centre(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """The run-time crop inside banked crops: the centre CROP_SIZE pixels."""
+    o = (BANK_SIZE - CROP_SIZE) // 2
+    return crops[:, o : o + CROP_SIZE, o : o + CROP_SIZE]
+
+
+def _rotate(crops: npt.NDArray[np.uint8], rng: np.random.Generator, p: float) -> npt.NDArray[np.uint8]:
+    """Rotate a share ``p`` of the banked crops by any angle, then keep the centre."""
+    out = _centre(crops).copy()
+    c = (BANK_SIZE - 1) / 2
+    for i in np.flatnonzero(rng.random(len(crops)) < p):
+        m = cv2.getRotationMatrix2D((c, c), float(rng.uniform(0, 360)), 1.0)
+        rotated = cv2.warpAffine(crops[i], m, (BANK_SIZE, BANK_SIZE), flags=cv2.INTER_LINEAR)
+        out[i] = _centre(rotated[None])[0]
+    return out
+
+
+def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
+    """BGR uint8 crops -> RGB float tensor in 0..1, as :func:`vision.crops.crops_to_tensor`."""
+    return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1])).permute(0, 3, 1, 2).float() / 255.0
+
+
+def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise."""
+    n = x.shape[0]
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.rand(*shape, generator=gen)
+
+    flip_h = rand(n) < 0.5
+    x = torch.where(flip_h[:, None, None, None], x.flip(3), x)
+    flip_v = rand(n) < 0.5
+    x = torch.where(flip_v[:, None, None, None], x.flip(2), x)
+    # Brightness, contrast, per-channel gain (white balance), saturation.
+    x = x * (0.6 + 0.8 * rand(n, 1, 1, 1)) * (0.85 + 0.3 * rand(n, 3, 1, 1))
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    x = (x - mean) * (0.6 + 0.8 * rand(n, 1, 1, 1)) + mean
+    grey = x.mean(dim=1, keepdim=True)
+    x = grey + (x - grey) * (0.3 + 1.2 * rand(n, 1, 1, 1))
+    # Inverted dice (light pips on dark bodies) exist; a few swapped colours help generalise.
+    invert = rand(n) < 0.05
+    x = torch.where(invert[:, None, None, None], 1 - x, x)
+    # Blur (defocus / motion) on a third of the batch.
+    blur = rand(n) < 0.3
+    if blur.any():
+        k = torch.tensor([1.0, 4.0, 6.0, 4.0, 1.0]) / 16
+        kernel = (k[:, None] * k[None, :]).expand(3, 1, 5, 5)
+        blurred = F.conv2d(F.pad(x[blur], (2, 2, 2, 2), mode="replicate"), kernel, groups=3)
+        x = x.clone()
+        x[blur] = blurred
+    # Sensor noise.
+    x = x + torch.randn(x.shape, generator=gen) * (0.04 * rand(n, 1, 1, 1))
+    return x.clamp(0, 1)
+
+
+def _log(message: str) -> None:
+    print(message, flush=True)  # noqa: T201 (training progress for a person watching, flushed for log files)
+
+
+def train_classifier(
+    bank: CropBank, config: ClassifierConfig, log: Callable[[str], None] | None = None
+) -> tuple[FaceNet, dict[str, float]]:
+    """Train :class:`FaceNet` on a crop bank with augmentation; returns the model and run stats."""
+    log = log or _log
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    rng = np.random.default_rng(config.seed)
+    gen = torch.Generator().manual_seed(config.seed)
+    model = FaceNet()
+    steps_per_epoch = max(1, math.ceil(len(bank.labels) / config.batch))
+    total = steps_per_epoch * config.epochs
+    if config.max_steps is not None:
+        total = min(total, config.max_steps)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=total, pct_start=0.15)
+    labels = torch.from_numpy(bank.labels)
+    start = time.monotonic()
+    step, seen_loss = 0, 0.0
+    model.train()
+    while step < total:
+        order = rng.permutation(len(bank.labels))
+        for i in range(0, len(order), config.batch):
+            if step >= total:
+                break
+            idx = order[i : i + config.batch]
+            x = augment(to_tensor(_rotate(bank.crops[idx], rng, p=0.7)), gen)
+            loss = F.cross_entropy(model(x), labels[idx], label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            seen_loss = 0.98 * seen_loss + 0.02 * loss.item() if step > 1 else loss.item()
+            if step % steps_per_epoch == 0 or step == total:
+                log(f"classifier step {step}/{total} loss {seen_loss:.4f} ({time.monotonic() - start:.0f} s)")
+    model.eval()
+    return model, {"steps": float(step), "seconds": time.monotonic() - start, "final_loss": seen_loss}
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, bank: CropBank) -> dict[str, dict[str, float]]:
+    """Accuracy of exact (unrotated, unaugmented) crops, per source: ``{source: {accuracy, crops}}``."""
+    model.eval()
+    pred = (
+        np.concatenate(
+            [
+                model(to_tensor(_centre(bank.crops[i : i + 512]))).argmax(1).numpy()
+                for i in range(0, len(bank.labels), 512)
+            ]
+        )
+        if len(bank.labels)
+        else np.zeros(0, np.int64)
+    )
+    out: dict[str, dict[str, float]] = {}
+    sources = np.array(bank.sources)
+    for source in sorted(set(bank.sources)):
+        mask = sources == source
+        out[source] = {"accuracy": float((pred[mask] == bank.labels[mask]).mean()), "crops": float(mask.sum())}
+    return out
+
+
+def export_classifier(model: nn.Module, out: Path, version: str, extra: dict[str, str] | None = None) -> Path:
+    """Export to ONNX per docs/model-contract.md: input ``crops`` (n, 3, 64, 64), output ``logits``.
+
+    The batch axis is dynamic; metadata holds the class ``names`` (JSON),
+    ``crop_size``, ``crop_context`` and ``farklecam_version``.
+    """
+    import onnx
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    model = model.eval()
+    dummy = torch.zeros(2, 3, CROP_SIZE, CROP_SIZE)
+    # The TorchScript exporter needs no onnxscript and handles this plain CNN; torch calls it legacy.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        torch.onnx.export(
+            model,
+            (dummy,),
+            str(out),
+            input_names=["crops"],
+            output_names=["logits"],
+            dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}},
+            dynamo=False,
+            opset_version=17,
+        )
+    proto = onnx.load(str(out))
+    meta = {
+        "names": json.dumps(list(CLASS_NAMES)),
+        "crop_size": str(CROP_SIZE),
+        "crop_context": str(CROP_CONTEXT),
+        "farklecam_version": version,
+        **(extra or {}),
+    }
+    for key, value in meta.items():
+        proto.metadata_props.add(key=key, value=value)
+    onnx.save(proto, str(out))
+    return out
+
+
+def config_dict(config: ClassifierConfig) -> dict[str, object]:
+    """The config as a plain dict (for training.json)."""
+    return asdict(config)

@@ -1,0 +1,152 @@
+"""Train and export the one-class die detector with ultralytics (training extra only).
+
+The detector finds every die and its whole-die box; the face is read later
+by :mod:`models.classifier` on a full-resolution crop. One class converges on
+a CPU in tens of epochs where six face classes from scratch do not (issue 3).
+The network is built from its yaml: there are no pretrained weights, and
+nothing is ever downloaded (:func:`models.offline.go_offline` runs first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from models.offline import go_offline
+
+__all__ = ["DETECTOR_NAMES", "DetectorConfig", "add_metadata", "export_detector", "train_detector"]
+
+#: The detector's one class, as ultralytics writes ``names`` metadata.
+DETECTOR_NAMES = {0: "die"}
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Everything that decides a detector training run (hashed into ``train_config_sha``).
+
+    Attributes:
+        model: ultralytics model yaml, built from scratch.
+        imgsz: square training and export size in pixels.
+        epochs: training epochs.
+        batch: images per batch.
+        seed: ultralytics seed (with ``deterministic``).
+        device: ``"cpu"`` or a CUDA index such as ``"0"``.
+        workers: data-loading workers (2 CPU cores are shared with training).
+        patience: epochs without improvement before stopping early.
+        mosaic_off: final epochs trained without mosaic (closer to real frames).
+        threads: torch CPU threads (ultralytics would use all cores but one: half of a 2-core box).
+        warmup_epochs: learning-rate warm-up (shorter when fine-tuning our own checkpoint).
+    """
+
+    model: str = "yolov8n.yaml"
+    imgsz: int = 320
+    epochs: int = 30
+    batch: int = 16
+    seed: int = 0
+    device: str = "cpu"
+    workers: int = 2
+    patience: int = 50
+    mosaic_off: int = 5
+    threads: int = max(1, os.cpu_count() or 1)
+    warmup_epochs: float = 3.0
+
+    def train_args(self) -> dict[str, Any]:
+        """Keyword arguments for ``YOLO.train`` (besides data, project and name)."""
+        return {
+            "epochs": self.epochs,
+            "imgsz": self.imgsz,
+            "batch": self.batch,
+            "seed": self.seed,
+            "deterministic": True,
+            "device": self.device,
+            "workers": self.workers,
+            "patience": self.patience,
+            "close_mosaic": self.mosaic_off,
+            "warmup_epochs": self.warmup_epochs,
+            "cache": "ram",
+            "amp": False,  # the AMP check loads a pretrained model (a download); CPU ignores AMP anyway
+            "plots": False,
+            "degrees": 10.0,
+            "fliplr": 0.5,
+            "flipud": 0.5,
+            "hsv_h": 0.05,
+            "exist_ok": True,
+            "verbose": False,
+        }
+
+
+def _last_checkpoint(run_dir: Path) -> Path | None:
+    last = run_dir / "weights" / "last.pt"
+    return last if last.exists() else None
+
+
+def train_detector(
+    data_yaml: Path, run_dir: Path, config: DetectorConfig, *, init: Path | None = None, resume: bool = True
+) -> Path:
+    """Train (or resume) a detector run in ``run_dir`` and return its best checkpoint.
+
+    The network starts from ``config.model`` (random weights) or, for a second
+    stage, from ``init``, a checkpoint of an earlier stage of ours.
+
+    A run interrupted part-way leaves ``weights/last.pt``; with ``resume``
+    the next call continues it (ultralytics restores optimiser, epoch and
+    arguments) unless ``run_dir/finished`` says it completed.
+
+    Returns:
+        ``run_dir/weights/best.pt`` (or ``last.pt`` when no validation ran).
+    """
+    go_offline()
+    os.environ.setdefault("OMP_NUM_THREADS", str(config.threads))
+    from ultralytics import YOLO  # after go_offline: ultralytics reads its switches at import
+    from ultralytics.utils import torch_utils
+
+    torch_utils.NUM_THREADS = config.threads  # select_device() sets torch's thread count from it
+    finished = run_dir / "finished"
+    last = _last_checkpoint(run_dir)
+    if resume and last is not None and not finished.exists():
+        YOLO(str(last)).train(resume=True)
+    elif not (resume and finished.exists()):
+        model = YOLO(str(init) if init is not None else config.model)
+        model.train(data=str(data_yaml), project=str(run_dir.parent), name=run_dir.name, **config.train_args())
+    finished.write_text(json.dumps({"config": config.__dict__}) + "\n")
+    best = run_dir / "weights" / "best.pt"
+    return best if best.exists() else run_dir / "weights" / "last.pt"
+
+
+def add_metadata(onnx_path: Path, extra: dict[str, str]) -> None:
+    """Add string entries to an ONNX file's ``metadata_props`` (replacing same-named ones)."""
+    import onnx
+
+    model = onnx.load(str(onnx_path))
+    kept = [p for p in model.metadata_props if p.key not in extra]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    for key, value in extra.items():
+        model.metadata_props.add(key=key, value=value)
+    onnx.save(model, str(onnx_path))
+
+
+def export_detector(checkpoint: Path, out: Path, imgsz: int, metadata: dict[str, str]) -> Path:
+    """Export a checkpoint to ONNX at batch 1, fixed size, simplified, and add farklecam's metadata.
+
+    ultralytics writes ``names``, ``imgsz``, ``stride`` and ``task`` itself;
+    ``metadata`` adds ``farklecam_version`` and ``train_config_sha``. ``names``
+    is rewritten as ``{0: 'die'}`` in ultralytics' own format, whatever the
+    checkpoint calls its class (``single_cls`` runs call it ``item``).
+
+    Returns:
+        ``out``, the exported file.
+    """
+    go_offline()
+    from ultralytics import YOLO
+
+    exported = YOLO(str(checkpoint)).export(
+        format="onnx", imgsz=imgsz, dynamic=False, batch=1, simplify=True, device="cpu"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Path(exported).replace(out)
+    add_metadata(out, {"names": repr(DETECTOR_NAMES), **metadata})
+    return out

@@ -1,0 +1,214 @@
+"""Reproduce farklecam's two models on a CPU: ``python -m models.train [options]``.
+
+1. The one-class die detector (:mod:`models.detector`, ultralytics from a yaml)
+   on the real training photos plus generated scenes.
+2. The face classifier (:mod:`models.classifier`) on crops of the same frames.
+
+Both are exported to ONNX per docs/model-contract.md and copied into
+``--out`` (``models/`` by default), and ``training.json`` beside them records
+the data mix, the command, wall times, seeds and held-out crop accuracy.
+Everything runs offline (:func:`models.offline.go_offline`), and the held-out
+real photos and generated scenes are never trained on. An interrupted
+detector run resumes from its last checkpoint when the same command is run
+again (``--fresh`` starts over).
+
+Examples::
+
+    python -m models.train --synthetic data/synth --epochs 40 --imgsz 320
+    python -m models.train --quick --out /tmp/m --runs /tmp/r     # smoke run, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from models.offline import go_offline
+
+__all__ = ["main"]
+
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.splitlines()[0])
+    parser.add_argument("--synthetic", type=Path, help="folder of generated scenes (images/, labels/)")
+    parser.add_argument("--synth-limit", type=int, help="generated training scenes for the detector (default all)")
+    parser.add_argument("--cls-synth-limit", type=int, help="generated scenes for the classifier (default all)")
+    parser.add_argument("--real-limit", type=int, help="use only this many real training photos (smoke tests)")
+    parser.add_argument("--epochs", type=int, default=12, help="detector epochs (on the full mix)")
+    parser.add_argument(
+        "--real-epochs", type=int, default=15, help="first detector stage on real photos only (0: one stage)"
+    )
+    parser.add_argument("--imgsz", type=int, default=320, help="detector input size")
+    parser.add_argument("--model", default="yolov8n.yaml", help="ultralytics model yaml (built from scratch)")
+    parser.add_argument("--cls-epochs", type=int, default=12, help="classifier epochs over the crop bank")
+    parser.add_argument("--cls-steps", type=int, help="stop the classifier after this many steps")
+    parser.add_argument("--device", default="cpu", help="'cpu' or a CUDA index such as '0'")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="torch CPU threads (1 on a busy, shared machine)"
+    )
+    parser.add_argument("--runs", type=Path, default=_REPO / "runs", help="working folder (git-ignored)")
+    parser.add_argument("--name", default="farklecam", help="run name under --runs")
+    parser.add_argument("--out", type=Path, default=_REPO / "models", help="where the ONNX files go")
+    parser.add_argument("--skip-detector", action="store_true")
+    parser.add_argument("--skip-classifier", action="store_true")
+    parser.add_argument("--fresh", action="store_true", help="do not resume an interrupted detector run")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 8 real photos, 1 epoch at 64 px, a few classifier steps"
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.real_limit = args.real_limit or 8
+        args.epochs, args.imgsz, args.cls_steps, args.real_epochs = 1, 64, args.cls_steps or 3, 1
+        args.synth_limit = args.cls_synth_limit = args.synth_limit or 8
+    return args
+
+
+def _version() -> str:
+    from farklecam import __version__
+
+    return __version__
+
+
+def _sha(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _counts(frames: Sequence[Any]) -> dict[str, dict[str, int]]:
+    images: Counter[str] = Counter(f.source for f in frames)
+    dice: Counter[str] = Counter()
+    for f in frames:
+        dice[f.source] += len(f.boxes)
+    return {s: {"images": images[s], "dice": dice[s]} for s in sorted(images)}
+
+
+def _frames(args: argparse.Namespace, synth_limit: int | None) -> list[Any]:
+    from datasets.training_sets import real_frames, synthetic_frames
+
+    real = real_frames()
+    if args.real_limit is not None:
+        real = real[:: max(1, len(real) // args.real_limit)][: args.real_limit]
+    synth = synthetic_frames(args.synthetic, synth_limit) if args.synthetic else []
+    return real + synth
+
+
+def _detector_stage(
+    args: argparse.Namespace, name: str, frames: Sequence[Any], config: Any, init: Path | None
+) -> tuple[Path, dict[str, Any]]:
+    """Train one detector stage in ``runs/<name>/<stage>``; returns its checkpoint and record."""
+    from datasets.training_sets import build_detector_dataset
+    from models.detector import train_detector
+
+    run_dir = (args.runs / args.name / name).resolve()
+    dataset = build_detector_dataset(args.runs / args.name / f"{name}_data", frames)
+    start = time.monotonic()
+    checkpoint = train_detector(dataset.yaml, run_dir, config, init=init, resume=not args.fresh)
+    return checkpoint, {
+        "config": asdict(config),
+        "init": str(init.relative_to(args.runs.resolve())) if init else None,
+        "data": {"images": dataset.counts, "dice": dataset.dice},
+        "train_seconds_this_sitting": round(time.monotonic() - start, 1),
+        "run_dir": str(run_dir),
+    }
+
+
+def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
+    """Stage 1 on the real photos alone (when generated scenes follow), stage 2 on the full mix.
+
+    The real-only stage converges on the few real photos first; the mixed
+    stage then starts from it, so a CPU budget buys more useful epochs than
+    training the large mix from random weights.
+    """
+    from models.detector import DetectorConfig, export_detector
+
+    config = DetectorConfig(
+        model=args.model, imgsz=args.imgsz, epochs=args.epochs, seed=args.seed, device=args.device, threads=args.threads
+    )
+    if args.quick:
+        config = replace(config, batch=4, mosaic_off=0)
+    stages: dict[str, Any] = {}
+    init = None
+    if args.synthetic and args.real_epochs > 0:
+        real_config = replace(config, epochs=args.real_epochs)
+        init, stages["real"] = _detector_stage(args, "detector_real", _frames(args, 0), real_config, None)
+        config = replace(config, warmup_epochs=1.0)
+    checkpoint, stages["mixed" if init else "single"] = _detector_stage(
+        args, "detector", _frames(args, args.synth_limit), config, init
+    )
+    sha = _sha({name: {"config": st["config"], "data": st["data"]["images"]} for name, st in stages.items()})
+    metadata = {"farklecam_version": _version(), "train_config_sha": sha}
+    out = export_detector(checkpoint, args.out / "die_detector.onnx", config.imgsz, metadata)
+    record["detector"] = {"file": out.name, "train_config_sha": sha, "stages": stages}
+
+
+def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
+    from datasets.real import SOURCES, split
+    from datasets.training_sets import Frame, synthetic_frames
+    from models.classifier import ClassifierConfig, build_bank, evaluate, export_classifier, train_classifier
+
+    config = ClassifierConfig(epochs=args.cls_epochs, seed=args.seed, max_steps=args.cls_steps, threads=args.threads)
+    frames = _frames(args, args.cls_synth_limit)
+    start = time.monotonic()
+    bank = build_bank(frames, config)
+    print(
+        f"classifier bank: {len(bank.labels)} crops from {len(frames)} frames ({time.monotonic() - start:.0f} s)",
+        flush=True,
+    )
+    model, stats = train_classifier(bank, config)
+    # Held-out measurement on exact crops of the labelled boxes (the detector's errors not included).
+    holdout = [Frame.from_real(im) for s in SOURCES for im in split(s)[1]]
+    if args.synthetic:
+        holdout += synthetic_frames(args.synthetic, 300 if not args.quick else 8, holdout=True)
+    if args.quick:
+        holdout = holdout[:: max(1, len(holdout) // 8)]
+    accuracy = evaluate(model, build_bank(holdout, config, jitter=False))
+    out = export_classifier(
+        model, args.out / "face_classifier.onnx", _version(), {"train_config_sha": _sha(asdict(config))}
+    )
+    record["classifier"] = {
+        "file": out.name,
+        "config": asdict(config),
+        "data": {"crops": bank.counts(), "frames": _counts(frames)},
+        "train_seconds": round(stats["seconds"], 1),
+        "steps": int(stats["steps"]),
+        "holdout_crop_accuracy": accuracy,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train, export and record both models; returns a process exit code."""
+    args = _parse(argv)
+    go_offline()
+    args.out.mkdir(parents=True, exist_ok=True)
+    record_path = args.out / "training.json"
+    record: dict[str, Any] = json.loads(record_path.read_text()) if record_path.exists() else {}
+    start = time.monotonic()
+    if not args.skip_detector:
+        _train_detector(args, record)
+    if not args.skip_classifier:
+        _train_classifier(args, record)
+    record["command"] = "python -m models.train " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
+    record["wall_seconds_this_sitting"] = round(time.monotonic() - start, 1)
+    record["seed"] = args.seed
+    record["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "device": args.device}
+    record["farklecam_version"] = _version()
+    record_path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {record_path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""Smoke test of the training path: a tiny detector and classifier train, export and run, offline.
+
+It proves in CI that ``python -m models.train`` works end to end without the
+network: every socket connection and DNS lookup during training and export is
+recorded and refused.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from datasets.real import real_data_root
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not real_data_root().is_dir(), reason="shared real photos not present"),
+    # torch and ultralytics warn about their own internals (legacy exporter, deprecations).
+    pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::FutureWarning"),
+]
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record and refuse every outgoing connection and name lookup."""
+    attempts: list[Any] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(args)
+        raise OSError("network use in an offline test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    return attempts
+
+
+def test_quick_training_exports_working_models_offline(tmp_path: Path, no_network: list[Any]) -> None:
+    from models.offline import go_offline
+
+    go_offline(tmp_path / "ultralytics_config")
+    from models.train import main
+
+    out = tmp_path / "models"
+    assert main(["--quick", "--out", str(out), "--runs", str(tmp_path / "runs"), "--name", "smoke"]) == 0
+    assert no_network == []
+
+    import onnxruntime as ort
+
+    detector = ort.InferenceSession(str(out / "die_detector.onnx"), providers=["CPUExecutionProvider"])
+    meta = detector.get_modelmeta().custom_metadata_map
+    assert {"names", "imgsz", "stride", "farklecam_version", "train_config_sha"} <= meta.keys()
+    assert meta["names"] == "{0: 'die'}"
+    (inp,) = detector.get_inputs()
+    assert inp.name == "images" and inp.shape == [1, 3, 64, 64]
+    (raw,) = detector.run(None, {"images": np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)})
+    assert raw.shape[:2] == (1, 5)  # cx, cy, w, h + one class
+
+    classifier = ort.InferenceSession(str(out / "face_classifier.onnx"), providers=["CPUExecutionProvider"])
+    meta = classifier.get_modelmeta().custom_metadata_map
+    assert json.loads(meta["names"]) == ["1", "2", "3", "4", "5", "6", "cocked"]
+    assert meta["crop_size"] == "64" and float(meta["crop_context"]) == pytest.approx(0.15)
+    for n in (1, 6):
+        (logits,) = classifier.run(["logits"], {"crops": np.zeros((n, 3, 64, 64), np.float32)})
+        assert logits.shape == (n, 7)
+
+    record = json.loads((out / "training.json").read_text())
+    assert record["detector"]["stages"]["single"]["data"]["images"]["train"]
+    assert record["classifier"]["steps"] == 3
+    assert no_network == []
