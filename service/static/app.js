@@ -59,8 +59,8 @@ async function startCamera() {
   } catch (err) {
     const why = {
       NotAllowedError: "Camera access was denied. Allow the camera for this page and reload; "
-        + "you can still keep score by typing the dice below.",
-      NotFoundError: "No camera was found. Connect one and reload, or type the dice below.",
+        + "you can still keep score by typing the throws.",
+      NotFoundError: "No camera was found. Connect one and reload, or keep score by typing the throws.",
       NotReadableError: "The camera is in use by another program. Close it and reload.",
       OverconstrainedError: "The camera cannot deliver a usable picture.",
     }[err.name] || `The camera could not start (${err.name || err}).`;
@@ -83,7 +83,10 @@ function connect() {
   const socket = new WebSocket(`${scheme}://${location.host}/ws/table/${encodeURIComponent(game)}`);
   socket.binaryType = "arraybuffer";
   state.socket = socket; state.socketGame = game; state.inFlight = false;
-  socket.onopen = () => { state.retry = 0; pill("stream-status", "reading", "ok"); banner(""); };
+  socket.onopen = () => {
+    state.retry = 0; banner("");
+    pill("stream-status", state.cameraOk ? "reading" : "connected", "ok"); pill("server-status", "server ok", "ok");
+  };
   socket.onmessage = (event) => { state.inFlight = false; onAnswer(JSON.parse(event.data)); };
   socket.onclose = () => {
     state.socket = null; state.inFlight = false;
