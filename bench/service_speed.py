@@ -1,6 +1,6 @@
 """How fast is the service? /score requests per second and a page frame's round trip through the WebSocket.
 
-    python bench/service_speed.py [--seconds 5] [--frames 60] [--models DIR] [--image PATH]
+    python bench/service_speed.py [--seconds 5] [--frames 60] [--models DIR | --stub]
 
 Starts a real uvicorn server on a free loopback port in a child process (this
 same file, ``--serve``), then measures from this process:
@@ -14,9 +14,11 @@ same file, ``--serve``), then measures from this process:
   score, advice; without a game and at a game's table.
 
 The frames are read by the real :class:`~vision.reader.DiceReader` when the
-models are installed (or ``--models`` names them), else by a stub that returns
-the example's labelled dice, which measures everything but the models (the table
-says which). A benchmark, not a test: numbers depend on the machine's load.
+models are installed (or ``--models`` names them), else (or with ``--stub``) by a
+stub that returns the example's labelled dice, which measures everything but the
+models (the table says which). The last column is the server process's CPU time
+per request or frame, the sturdier number on a busy machine. A benchmark, not a
+test: the numbers depend on the machine and its load.
 """
 
 from __future__ import annotations
@@ -106,6 +108,18 @@ def start_server(db: Path, models: Path | None) -> tuple[subprocess.Popen[bytes]
     raise SystemExit("the server did not start within 120 s")
 
 
+def server_cpu_ms(pid: int) -> float | None:
+    """CPU time the server process has used (user + system), in ms; None where /proc is missing.
+
+    The sturdier number on a busy machine: other processes stretch the wall clock, not the work done.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -174,22 +188,29 @@ def page_frame() -> bytes:
     return buf.tobytes()
 
 
-def ws_loop(base: str, path: str, frames: int) -> tuple[list[float], list[float], dict[str, Any]]:
-    """Round trip and server-side milliseconds of ``frames`` page frames, one in flight (as the page does)."""
+def ws_loop(base: str, path: str, frames: int) -> tuple[int, float, list[float], tuple[list[float], dict[str, Any]]]:
+    """Round trips (ms) of ``frames`` page frames, one in flight (as the page does), and the server's own ms.
+
+    Returns:
+        frames measured, their seconds, round-trip ms, and (server ms, the last answer).
+    """
     from websockets.sync.client import connect
 
     data = page_frame()
     rtt, server = [], []
     last: dict[str, Any] = {}
     with connect("ws" + base.removeprefix("http") + path, max_size=2**24) as ws:
-        for i in range(frames + 3):
+        for _ in range(3):  # the first frames load the models and warm the caches
+            ws.send(data)
+            ws.recv(timeout=120)
+        started = time.perf_counter()
+        for _ in range(frames):
             t0 = time.perf_counter()
             ws.send(data)
             last = json.loads(ws.recv(timeout=60))
-            if i >= 3:  # the first frames load the models and warm the caches
-                rtt.append((time.perf_counter() - t0) * 1000)
-                server.append(float(last.get("ms", 0.0)))
-    return rtt, server, last
+            rtt.append((time.perf_counter() - t0) * 1000)
+            server.append(float(last.get("ms", 0.0)))
+    return frames, time.perf_counter() - started, rtt, (server, last)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each request loop (default 5)")
     parser.add_argument("--frames", type=int, default=60, help="WebSocket frames per table (default 60)")
     parser.add_argument("--models", type=Path, default=None, help="model folder (default: installed, else a stub)")
+    parser.add_argument("--stub", action="store_true", help="read frames with the stub even if models are installed")
     parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -207,44 +229,52 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     models = args.models
-    if models is None and (ROOT / "models" / "die_detector.onnx").is_file():
+    if models is None and not args.stub and (ROOT / "models" / "die_detector.onnx").is_file():
         models = ROOT / "models"
-    reader = f"DiceReader ({models})" if models is not None else "stub reader (no models installed)"
+    reader = f"DiceReader ({models})" if models is not None else "the stub reader (labelled example, no models)"
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(Path(tmp) / "bench.sqlite3", models)
         try:
-            rows: list[tuple[str, str, str, str]] = []
-            n, elapsed, lat = score_loop(base, args.seconds, clients=1)
-            rows.append(("POST /api/score, 1 client", f"{n / elapsed:,.0f} req/s",
-                         f"{statistics.median(lat):.2f}", f"{pct(lat, 0.9):.2f}"))  # fmt: skip
-            n, elapsed, lat = score_loop(base, args.seconds, clients=4)
-            rows.append(("POST /api/score, 4 clients", f"{n / elapsed:,.0f} req/s",
-                         f"{statistics.median(lat):.2f}", f"{pct(lat, 0.9):.2f}"))  # fmt: skip
-            n, elapsed, lat = action_loop(base, args.seconds)
-            rows.append(("POST /api/games/{id}/actions (committed)", f"{n / elapsed:,.0f} actions/s",
-                         f"{statistics.median(lat):.2f}", f"{pct(lat, 0.9):.2f}"))  # fmt: skip
+            rows: list[tuple[str, ...]] = []
+
+            def measure(label: str, unit: str, run: Any) -> tuple[list[float], Any]:
+                cpu0 = server_cpu_ms(proc.pid)
+                n, elapsed, lat, extra = run()
+                cpu1 = server_cpu_ms(proc.pid)
+                cpu = "" if cpu0 is None or cpu1 is None else f"{(cpu1 - cpu0) / n:.2f}"
+                rate = f"{n / elapsed:,.0f} {unit}"
+                rows.append((label, rate, f"{statistics.median(lat):.2f}", f"{pct(lat, 0.9):.2f}", cpu))
+                return lat, extra
+
+            measure("POST /api/score, 1 client", "req/s", lambda: (*score_loop(base, args.seconds, 1), None))
+            measure("POST /api/score, 4 clients", "req/s", lambda: (*score_loop(base, args.seconds, 4), None))
+            measure(
+                "POST /api/games/{id}/actions (committed)",
+                "actions/s",
+                lambda: (*action_loop(base, args.seconds), None),
+            )
             import httpx
 
             body = {"players": ["Ann", "Bob"], "first_player": "Ann"}
             game_id = httpx.post(f"{base}/api/games", json=body).json()["id"]
             for label, path in (("no game", "/ws/table/-"), ("game table", f"/ws/table/{game_id}")):
-                rtt, server, last = ws_loop(base, path, args.frames)
-                rows.append((f"WS page frame -> answer, {label}", f"{1000 / statistics.median(rtt):,.0f} frames/s",
-                             f"{statistics.median(rtt):.2f}", f"{pct(rtt, 0.9):.2f}"))  # fmt: skip
+                _, (server, last) = measure(f"WS page frame -> answer, {label}", "frames/s",
+                                            lambda path=path: ws_loop(base, path, args.frames))  # fmt: skip
                 rows.append((f"  of which server work, {label}", "", f"{statistics.median(server):.2f}",
-                             f"{pct(server, 0.9):.2f}"))  # fmt: skip
+                             f"{pct(server, 0.9):.2f}", ""))  # fmt: skip
             faces = (last.get("reading") or {}).get("faces")
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    headers = ("measure", "rate", "median ms", "p90 ms")
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(4)]
+    headers = ("measure", "rate", "median ms", "p90 ms", "server CPU ms each")
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(5)]
     print(f"farklecam service speed: uvicorn on 127.0.0.1, frames read by {reader}, {os.cpu_count()} CPUs")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-    print(f"last frame's faces: {faces}; frame = {len(page_frame()):,} bytes of JPEG, 640 px wide")
+    print(f"last frame's faces: {faces}; frame = {len(page_frame()):,} bytes of JPEG, 640 px wide;")
+    print("load average at the end:", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     return 0
 
 
