@@ -108,9 +108,9 @@ class DiceIn(RulesIn):
 class AdviceIn(DiceIn):
     """A roll mid-turn: points already set aside, whether the player is on the board, farkles in a row."""
 
-    turn_total: StrictInt = Field(0, ge=0, le=1_000_000, multiple_of=50)
+    turn_total: StrictInt = Field(default=0, ge=0, le=1_000_000, multiple_of=50)
     on_board: StrictBool = True
-    farkle_streak: StrictInt = Field(0, ge=0, le=10)
+    farkle_streak: StrictInt = Field(default=0, ge=0, le=10)
 
 
 class SetAsidePublic(BaseModel):

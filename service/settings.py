@@ -53,13 +53,13 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     host: str = "127.0.0.1"
-    port: int = Field(8000, ge=0, le=65535)
+    port: int = Field(default=8000, ge=0, le=65535)
     db_path: Path | None = None
     rules: str = "boxed"
     model_dir: Path | None = None
-    max_upload_bytes: int = Field(15 * MIB, ge=1024, le=200 * MIB)
-    max_body_bytes: int = Field(1 * MIB, ge=1024, le=50 * MIB)
-    max_frame_bytes: int = Field(4 * MIB, ge=1024, le=50 * MIB)
+    max_upload_bytes: int = Field(default=15 * MIB, ge=1024, le=200 * MIB)
+    max_body_bytes: int = Field(default=1 * MIB, ge=1024, le=50 * MIB)
+    max_frame_bytes: int = Field(default=4 * MIB, ge=1024, le=50 * MIB)
     offline: bool = True
 
     @field_validator("rules")
