@@ -20,9 +20,13 @@ from farklecam.errors import ModelLoadError
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.reading import DieStatus, Reading
 
-__all__ = ["DieDetector", "Letterbox", "decode_yolo", "letterbox", "nms"]
+__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "decode_yolo", "letterbox", "nms"]
 
 _PAD_VALUE = 114
+#: Metadata key in which training may record the detector's recommended threshold.
+CONF_METADATA_KEY = "farklecam_det_conf"
+#: Threshold when neither the caller nor the model says otherwise.
+DEFAULT_CONF = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,10 @@ def _imgsz(model: OnnxModel) -> tuple[int, int]:
 class DieDetector:
     """Finds dice in a frame; returns a :class:`Reading` with boxes and confidences only.
 
+    The confidence threshold is, in order: ``conf`` if given, the model's own
+    recommendation (metadata ``farklecam_det_conf``, chosen when it was trained and
+    validated), else 0.25 (ultralytics' default).
+
     Faces are left unknown (0) and every die ``uncertain`` until the face classifier reads it.
 
     Example:
@@ -156,7 +164,7 @@ class DieDetector:
     def __init__(
         self,
         model: OnnxModel | str | Path,
-        conf: float = 0.25,
+        conf: float | None = None,
         iou: float = 0.5,
         max_det: int = 100,
         threads: int | None = None,
@@ -167,6 +175,9 @@ class DieDetector:
         self.names: dict[int, str] = (
             {int(k): str(v) for k, v in names.items()} if isinstance(names, dict) else dict(enumerate(names))
         )
+        if conf is None:
+            meta_conf = self.model.metadata.get(CONF_METADATA_KEY)
+            conf = float(meta_conf) if isinstance(meta_conf, (int, float)) else DEFAULT_CONF
         self.conf, self.iou, self.max_det = conf, iou, max_det
 
     def preprocess(self, frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], Letterbox]:

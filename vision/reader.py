@@ -64,7 +64,8 @@ class ReaderConfig:
     """Thresholds of the reader, in one validated place.
 
     Attributes:
-        det_conf: minimum detector score for a die.
+        det_conf: minimum detector score for a die; None for the model's recommendation
+            (see :class:`vision.detector.DieDetector`).
         det_iou: NMS overlap above which two boxes are one die.
         face_min_conf: classifier confidence below which a face is ``uncertain``.
         cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
@@ -78,7 +79,7 @@ class ReaderConfig:
         threads: onnxruntime intra-op threads (None: automatic).
     """
 
-    det_conf: float = 0.35
+    det_conf: float | None = None
     det_iou: float = 0.5
     face_min_conf: float = 0.6
     cocked_min_conf: float = 0.5
@@ -99,7 +100,7 @@ class ReaderConfig:
             "off_tray_min_inside",
         ):
             value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
+            if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, but got {value!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")

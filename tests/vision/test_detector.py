@@ -89,3 +89,18 @@ def test_detector_without_imgsz_uses_fixed_shape(tmp_path: Path, onnx_available:
 def test_detector_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="not found"):
         DieDetector(tmp_path / "nope.onnx")
+
+
+def test_threshold_from_metadata(tmp_path: Path, onnx_available: None) -> None:
+    from vision.detector import CONF_METADATA_KEY, DEFAULT_CONF
+    from vision.onnx_runtime import load_onnx
+
+    path = make_detector(tmp_path / "d.onnx", raw_head([[32, 32, 16, 8], [10, 10, 4, 4]], [0.9, 0.5]))
+    assert DieDetector(path).conf == DEFAULT_CONF
+    import onnx
+
+    model = onnx.load(str(path))
+    model.metadata_props.add(key=CONF_METADATA_KEY, value="0.6")
+    onnx.save(model, str(path))
+    assert DieDetector(path).conf == 0.6 and len(DieDetector(path)(np.zeros((64, 64, 3), np.uint8))) == 1
+    assert DieDetector(load_onnx(path), conf=0.1).conf == 0.1
