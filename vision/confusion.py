@@ -68,7 +68,9 @@ class ConfusionMatrix:
         names = [*self.labels, "unread"]
         for j, name in enumerate(names):
             cv2.putText(img, name[:6], (margin + j * cell + 4, top - 8), font, 0.45, (0, 0, 0), 1, cv2.LINE_AA)
-        cv2.putText(img, "predicted ->", (margin, top - 30), font, 0.45, (80, 80, 80), 1, cv2.LINE_AA)
+        cv2.putText(
+            img, "rows: label, columns: predicted", (margin, top - 30), font, 0.45, (80, 80, 80), 1, cv2.LINE_AA
+        )
         for i in range(k):
             y = top + i * cell
             cv2.putText(img, self.labels[i][:6], (8, y + cell // 2 + 5), font, 0.45, (0, 0, 0), 1, cv2.LINE_AA)
@@ -76,13 +78,14 @@ class ConfusionMatrix:
                 x = margin + j * cell
                 s = float(share[i, j])
                 good = i == j
-                # Diagonal cells shade blue, mistakes shade red: where the errors are jumps out.
-                color = (255, 255 - 155 * s, 255 - 200 * s) if good else (255 - 200 * s, 255 - 200 * s, 255)
+                # Diagonal cells shade blue, mistakes red (boosted: a few percent must show).
+                e = min(1.0, 0.15 + 3.0 * s) if s > 0 else 0.0
+                color = (255, 255 - 155 * s, 255 - 200 * s) if good else (255 - 200 * e, 255 - 200 * e, 255)
                 cv2.rectangle(img, (x, y), (x + cell, y + cell), tuple(int(c) for c in color), -1)
                 cv2.rectangle(img, (x, y), (x + cell, y + cell), (200, 200, 200), 1)
                 text = str(int(full[i, j]))
                 (tw, th), _ = cv2.getTextSize(text, font, 0.5, 1)
-                ink = (255, 255, 255) if s > 0.6 else (0, 0, 0)
+                ink = (255, 255, 255) if (s if good else e) > 0.6 else (0, 0, 0)
                 org = (x + (cell - tw) // 2, y + (cell + th) // 2)
                 cv2.putText(img, text, org, font, 0.5, ink, 1, cv2.LINE_AA)
         return img
