@@ -1,0 +1,151 @@
+"""``farklecam live``: put the pieces together (source, reader, game file, table, window).
+
+:func:`open_session` decides which game is played (the saved one when it matches
+the players and rules asked for, else a new one, the old file moved aside), and
+:func:`run_live` opens the frame source and the window. The saved game survives
+every way this can end: q, the close button, an unplugged camera, a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scoring.game import Game
+from scoring.presets import get_rules
+from scoring.rules import Rules
+from service.live.controller import LiveController
+from service.live.gamefile import GameFile
+from service.table import TableSession
+from vision.camera import CameraSource, Frame, VideoFileSource
+from vision.settle import FrameReader, SettleConfig
+
+if TYPE_CHECKING:
+    from service.live.demo import DemoThrow
+
+__all__ = ["DEFAULT_PLAYERS", "LiveOptions", "open_session", "run_live"]
+
+#: Players of a new game when none are named.
+DEFAULT_PLAYERS = ("Player 1", "Player 2")
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """What ``farklecam live`` was asked for.
+
+    Attributes:
+        rules: the rules asked for; None when none were (a saved game keeps its own; a new one plays boxed).
+        players: names in seating order; empty for the saved game's, or :data:`DEFAULT_PLAYERS`.
+        camera: camera index, used unless ``video`` or ``demo`` is given.
+        video: play a video file instead of a camera.
+        demo: play scripted throws (no camera, no model).
+        game_file: where the game is saved; None for the user data folder.
+        new_game: start a new game even if a saved one could be resumed.
+        model_dir: folder of the ONNX models; None for the bundled ones.
+        settle: settle-layer thresholds.
+    """
+
+    rules: Rules | None = None
+    players: tuple[str, ...] = ()
+    camera: int = 0
+    video: Path | None = None
+    demo: bool = False
+    game_file: Path | None = None
+    new_game: bool = False
+    model_dir: Path | None = None
+    settle: SettleConfig = field(default_factory=SettleConfig)
+
+
+def open_session(options: LiveOptions, reader: FrameReader | None) -> TableSession:
+    """The table for this run: the saved game resumed, or a new game (the old file archived).
+
+    A saved game is resumed unless ``new_game``, it is over, or the players or rules asked
+    for differ from it. The session saves to the game file after every action.
+
+    Raises:
+        StorageError: the game file cannot be read, moved aside or written.
+    """
+    store = GameFile(options.game_file)
+    saved = store.load()
+    note = ""
+    if saved is not None:
+        other_rules = options.rules is not None and options.rules.key() != saved.rules.key()
+        differs = bool(options.players and options.players != saved.players) or other_rules
+        if options.new_game or saved.is_over or differs:
+            archived = store.archive()
+            note = f"; the previous game was moved to {archived}"
+            saved = None
+    if saved is not None:
+        session = TableSession(saved.rules, reader=reader, settle=options.settle, game=saved, saver=store)
+        where = f"{saved.rules.name} rules, from {store.path}; --new starts another"
+        return _noted(session, f"resumed the saved game ({len(saved.events)} actions, {where})")
+    players = options.players or DEFAULT_PLAYERS
+    rules = options.rules or get_rules("boxed")
+    game = Game(rules, players, first_player=players[0])
+    store.save(game.to_json())
+    session = TableSession(rules, reader=reader, settle=options.settle, game=game, saver=store)
+    return _noted(session, f"new game, saved in {store.path}{note}; {players[0]} throws first")
+
+
+def _noted(session: TableSession, text: str) -> TableSession:
+    session.notify(text)
+    return session
+
+
+@contextlib.contextmanager
+def _camera_or_video(options: LiveOptions) -> Iterator[Iterator[Frame]]:
+    """The camera or video asked for, opened (and closed afterwards)."""
+    if options.video is not None:
+        with VideoFileSource(options.video) as video:
+            yield iter(video)
+    else:
+        with CameraSource(options.camera) as camera:
+            yield iter(camera)
+
+
+def _demo_throws(session: TableSession) -> Callable[[], DemoThrow | None]:
+    """Demo throws that follow the game: as many dice as it wants, when it waits for a throw."""
+    from service.live.demo import DemoThrow
+
+    rng = random.Random(7)
+
+    def more() -> DemoThrow | None:
+        if not session.expects_throw:
+            return None
+        n = session.game.dice_to_throw or session.rules.dice
+        faces = tuple(rng.randint(1, 6) for _ in range(n))
+        return DemoThrow(faces, cocked=(0,) if n > 1 and rng.random() < 0.1 else (), hand=rng.random() < 0.15)
+
+    return more
+
+
+def run_live(options: LiveOptions) -> int:
+    """Open the source, the reader and the window, and play until q; returns the exit status.
+
+    Raises:
+        CameraError: the camera or video cannot be opened (the saved game is untouched).
+        ModelLoadError: the ONNX models are missing or broken.
+        StorageError: the game file cannot be used.
+        FarkleError: no display to open the window on.
+    """
+    from service.live.window import LiveWindow
+
+    if options.demo:  # scripted throws that follow the game: no camera, no model
+        from service.live.demo import DemoTable
+
+        table = DemoTable([], settled_frames=45, seed=1)
+        session = open_session(options, table)
+        table.more = _demo_throws(session)
+        LiveWindow(LiveController(session), iter(table), title="farklecam - demo", pace=True).run()
+        return 0
+    from vision.reader import DiceReader
+
+    with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
+        session = open_session(options, DiceReader(options.model_dir))
+        title = f"farklecam - {options.video or f'camera {options.camera}'}"
+        LiveWindow(LiveController(session), frames, title=title, pace=options.video is not None).run()
+    return 0

@@ -1,0 +1,395 @@
+"""One table's live state: camera throws in, a scored game and advice out.
+
+A :class:`TableSession` is what the live window and the web service's WebSocket
+share. It owns the rules, a :class:`scoring.game.Game` and a
+:class:`~vision.settle.SettleDetector`. Frames go in through :meth:`TableSession.on_frame`
+and come back as a :class:`TableView` (everything an overlay or a page draws);
+players act through :meth:`accept_suggestion`, :meth:`keep`, :meth:`bank`,
+:meth:`roll_again` and :meth:`undo`, which become game actions.
+
+The camera only ever *proposes* a roll: a settled throw becomes ``Roll(faces)`` when
+the game waits for a throw, every die is readable (else "RETHROW n" until the bad
+dice are thrown again) and the count matches the dice to throw. Keeping and banking
+stay with the players, so a misread costs one ``undo``, never a score.
+
+Every accepted action calls ``saver(game_json)`` (a SQLite writer for the service, a
+file for the live window), so a crash or an unplugged camera never loses the game.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from farklecam.errors import FarkleError, IllegalActionError
+from scoring.actions import Action, Bank, Keep, PassedRoll, Roll, Undo
+from scoring.advisor import Advice, advise
+from scoring.game import Game
+from scoring.gamestate import Phase, TurnEnd
+from scoring.rules import Rules
+from scoring.setasides import SetAside, legal_set_asides
+from scoring.solver import solve
+from vision.camera import Frame
+from vision.reading import Reading
+from vision.settle import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
+
+__all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
+
+#: Receives the game's JSON after every accepted action.
+GameSaver = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreLine:
+    """One player's line of the scoreboard."""
+
+    player: str
+    score: int
+    on_board: bool
+    current: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"player": self.player, "score": self.score, "on_board": self.on_board, "current": self.current}
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """Everything to draw for one frame: dice, settle progress, options, advice, scoreboard.
+
+    Attributes:
+        frame_index: the frame this view belongs to (-1 before the first frame).
+        settle: settle phase of that frame.
+        progress: settle progress, 0..1.
+        reading: the dice to draw: the settled throw while it rests, else the newest read, or None.
+        game_phase: what the game waits for.
+        player: whose turn it is.
+        turn_total: points set aside this turn.
+        dice_to_throw: dice the next throw must have (0 while a keep is awaited).
+        roll: the roll being kept from, or None.
+        options: every legal keep of ``roll``, best points first.
+        advice: the advisor's best keep and next action for ``roll``, or None.
+        next_action: "bank" or "roll": what the advisor says to do now (after the keep, if one is due).
+        expected: expected value of the turn under that advice.
+        selected: faces picked with the 1-6 keys.
+        scores: the scoreboard, in seating order.
+        last_round: who reached the target and who still plays, or "".
+        winners: the winners once the game is over.
+        message: the latest news or instruction for the players ("RETHROW 2", an illegal action).
+        rethrow: dice of the settled throw that must be thrown again.
+        can_undo: whether an action can be taken back.
+    """
+
+    frame_index: int
+    settle: SettlePhase
+    progress: float
+    reading: Reading | None
+    game_phase: Phase
+    player: str | None
+    turn_total: int
+    dice_to_throw: int
+    roll: tuple[int, ...] | None
+    options: tuple[SetAside, ...]
+    advice: Advice | None
+    next_action: str | None
+    expected: float | None
+    selected: tuple[int, ...]
+    scores: tuple[ScoreLine, ...]
+    last_round: str
+    winners: tuple[str, ...]
+    message: str
+    rethrow: int
+    can_undo: bool
+    events: int = field(default=0)
+
+    @property
+    def keep_faces(self) -> tuple[int, ...]:
+        """Faces to highlight on the dice: the player's selection, else the advised keep."""
+        if self.selected:
+            return self.selected
+        return self.advice.keep if self.advice is not None and self.game_phase is Phase.AWAITING_KEEP else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form for the WebSocket and tests."""
+        return {
+            "frame": self.frame_index,
+            "settle": self.settle.value,
+            "progress": round(self.progress, 3),
+            "reading": None if self.reading is None else self.reading.to_dict(),
+            "phase": self.game_phase.value,
+            "player": self.player,
+            "turn_total": self.turn_total,
+            "dice_to_throw": self.dice_to_throw,
+            "roll": None if self.roll is None else list(self.roll),
+            "options": [o.to_dict() for o in self.options],
+            "advice": None if self.advice is None else self.advice.to_dict(),
+            "next_action": self.next_action,
+            "expected": None if self.expected is None else round(self.expected, 1),
+            "selected": list(self.selected),
+            "scores": [s.to_dict() for s in self.scores],
+            "last_round": self.last_round,
+            "winners": list(self.winners),
+            "message": self.message,
+            "rethrow": self.rethrow,
+            "can_undo": self.can_undo,
+            "events": self.events,
+        }
+
+
+class TableSession:
+    """A table: a game kept from camera throws and keyboard (or page) commands. Thread-safe.
+
+    Args:
+        rules: the rule configuration.
+        players: names in seating order (ignored when ``game`` is given).
+        reader: reads the dice of a still frame (needed by :meth:`on_frame`).
+        settle: thresholds of the settle layer.
+        game: a game to resume instead of starting a new one.
+        saver: called with the game's JSON after every accepted action.
+        first_player: who starts (default the first of ``players``; there is no roll-off at a camera table).
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        players: Sequence[str] = (),
+        *,
+        reader: FrameReader | None = None,
+        settle: SettleConfig | None = None,
+        game: Game | None = None,
+        saver: GameSaver | None = None,
+        first_player: str | None = None,
+    ) -> None:
+        if game is None:
+            names = tuple(players)
+            game = Game(rules, names, first_player=first_player or (names[0] if names else None))
+        self.game = game
+        self.rules = game.rules
+        self.reader = reader
+        self.detector = SettleDetector(settle)
+        self.saver = saver
+        self._lock = threading.RLock()
+        self._state = SettleState(SettlePhase.IDLE, frame_index=-1)
+        self._throw: Reading | None = None
+        self._selected: list[int] = []
+        self._message = "throw the dice"
+        self._rolling = False  # roll_again() was pressed: the players said they throw on
+        solve(self.rules)  # warm the policy cache now, not on the first throw
+
+    @property
+    def expects_throw(self) -> bool:
+        """Whether the table waits for dice now (a new turn, a rethrow, or after :meth:`roll_again`)."""
+        phase = self.game.phase
+        return phase is Phase.AWAITING_ROLL or (phase is Phase.CAN_BANK_OR_ROLL and self._rolling)
+
+    # ------------------------------------------------------------------ camera
+    def on_frame(self, frame: Frame) -> TableView:
+        """Feed one camera frame; a newly settled throw is offered to the game."""
+        if self.reader is None:
+            raise ValueError("this TableSession has no reader: pass reader= or feed throws with throw()")
+        with self._lock:
+            state = self.detector.step(frame, self.reader)
+            self._state = state
+            if state.is_new and state.reading is not None:
+                self._offer(state.reading)
+            return self.view()
+
+    def throw(self, reading: Reading) -> TableView:
+        """Offer a settled reading to the game directly (as :meth:`on_frame` does when a throw settles)."""
+        with self._lock:
+            self._offer(reading)
+            return self.view()
+
+    def _offer(self, reading: Reading) -> None:
+        self._throw = reading
+        game = self.game
+        if game.is_over:
+            self._message = "the game is over: undo or start a new game"
+            return
+        if game.phase is Phase.AWAITING_KEEP:
+            self._message = "keep dice from the last roll first (Enter takes the suggestion)"
+            return
+        if reading.rethrow:
+            self._message = f"RETHROW {reading.rethrow}: throw the marked dice again"
+            return
+        faces = reading.faces
+        passed = game.passed
+        action: Action
+        if len(faces) == game.dice_to_throw:
+            action = Roll(faces)
+        elif passed is not None and len(faces) == passed.dice:
+            action = PassedRoll(faces)
+        else:
+            self._message = f"saw {len(faces)} dice but {game.dice_to_throw} must be thrown: take kept dice out"
+            return
+        self._apply(action, f"{game.current_player} threw {' '.join(map(str, faces))}")
+
+    # ------------------------------------------------------------------ commands
+    def accept_suggestion(self) -> TableView:
+        """Do what the advisor says: keep its dice, or bank / roll on when the keep is done."""
+        with self._lock:
+            view = self.view()
+            if self.game.phase is Phase.AWAITING_KEEP and view.advice is not None and view.advice.keep:
+                return self.keep(view.advice.keep)
+            if view.next_action == "bank":
+                return self.bank()
+            return self.roll_again()
+
+    def toggle(self, face: int) -> TableView:
+        """Pick one more die of ``face`` for the keep; past the number in the roll, unpick them all."""
+        with self._lock:
+            roll = self.game.current_roll or ()
+            if self.game.phase is not Phase.AWAITING_KEEP or face not in roll:
+                self._message = f"no {face} to keep" if 1 <= face <= 6 else f"not a face: {face}"
+            elif self._selected.count(face) < roll.count(face):
+                self._selected.append(face)
+            else:
+                self._selected = [f for f in self._selected if f != face]
+            return self.view()
+
+    def keep(self, faces: Sequence[int] | None = None) -> TableView:
+        """Set aside ``faces`` (default: the picked dice).
+
+        Raises:
+            IllegalActionError: nothing picked, or a keep the rules forbid.
+        """
+        with self._lock:
+            chosen = tuple(self._selected if faces is None else faces)
+            if not chosen:
+                raise IllegalActionError("pick dice to keep first (keys 1-6), or press Enter for the suggestion")
+            self._apply(Keep(chosen), f"kept {' '.join(map(str, sorted(chosen)))}")
+            return self.view()
+
+    def bank(self) -> TableView:
+        """Bank the turn total.
+
+        Raises:
+            IllegalActionError: below the minimum, or dice still to keep.
+        """
+        with self._lock:
+            who, total = self.game.current_player, self.game.turn_total
+            self._apply(Bank(), f"{who} banked {total}")
+            return self.view()
+
+    def roll_again(self) -> TableView:
+        """Throw on: nothing changes in the game until the dice settle; this only says how many to throw.
+
+        Raises:
+            IllegalActionError: dice must be kept first, or the game is over.
+        """
+        with self._lock:
+            game = self.game
+            if game.phase not in (Phase.AWAITING_ROLL, Phase.CAN_BANK_OR_ROLL):
+                raise IllegalActionError(f"cannot throw now: {game.state.describe()}")
+            hot = " (hot dice!)" if game.hot_dice else ""
+            self._rolling = True
+            self._message = f"{game.current_player}: throw {game.dice_to_throw} dice{hot}"
+            return self.view()
+
+    def roll(self, faces: Sequence[int]) -> TableView:
+        """Enter a throw by hand (the camera cannot see it, or misread it after an undo).
+
+        Raises:
+            IllegalActionError: not the time to throw, or the wrong number of dice.
+        """
+        with self._lock:
+            self._apply(Roll(tuple(faces)), f"{self.game.current_player} threw {' '.join(map(str, sorted(faces)))}")
+            return self.view()
+
+    def undo(self) -> TableView:
+        """Take back the last action (a misread roll, a wrong keep, a bank).
+
+        Raises:
+            IllegalActionError: nothing to undo.
+        """
+        with self._lock:
+            self._apply(Undo(), "undone")
+            return self.view()
+
+    def notify(self, text: str) -> TableView:
+        """Show ``text`` as the message (an error, a lost camera) until the next news."""
+        with self._lock:
+            self._message = text
+            return self.view()
+
+    def _apply(self, action: Action, news: str) -> None:
+        turns = len(self.game.turns)
+        self.game.apply(action)
+        self._selected, self._rolling = [], False
+        ended = self.game.turns[turns:]
+        if isinstance(action, Roll | PassedRoll) and ended and ended[-1].end is TurnEnd.FARKLED:
+            news = f"FARKLE! {news}; {self.game.current_player or 'nobody'} is next"
+        self._message = news
+        if self.saver is not None:
+            try:
+                self.saver(self.game.to_json())
+            except (FarkleError, OSError) as exc:  # keep playing; the players must know the game is not saved
+                self._message = f"{news}; NOT SAVED: {exc}"
+
+    # ------------------------------------------------------------------ view
+    def view(self) -> TableView:
+        """The current view (what :meth:`on_frame` returns), without a new frame."""
+        with self._lock:
+            game, state = self.game, self.game.state
+            roll = game.current_roll if game.phase is Phase.AWAITING_KEEP else None
+            options = legal_set_asides(roll, self.rules) if roll else ()
+            advice, next_action, expected = self._advice(roll)
+            scores = tuple(
+                ScoreLine(p, game.scores[p], game.on_board[p], p == game.current_player) for p in game.players
+            )
+            last = game.last_round
+            last_round = ""
+            if last is not None:
+                last_round = f"last round: {last.trigger} reached the target; to play: {', '.join(last.remaining)}"
+            settle = self._state
+            shown = settle.reading if settle.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else settle.latest
+            return TableView(
+                frame_index=settle.frame_index,
+                settle=settle.phase,
+                progress=settle.progress,
+                reading=None if settle.moving else shown,
+                game_phase=game.phase,
+                player=game.current_player,
+                turn_total=game.turn_total,
+                dice_to_throw=state.dice_to_throw,
+                roll=roll,
+                options=options,
+                advice=advice,
+                next_action=next_action,
+                expected=expected,
+                selected=tuple(sorted(self._selected)),
+                scores=scores,
+                last_round=last_round,
+                winners=game.winners,
+                message=self._message,
+                rethrow=0 if self._throw is None else self._throw.rethrow,
+                can_undo=bool(game.actions_in_force),
+                events=len(game.events),
+            )
+
+    def _advice(self, roll: tuple[int, ...] | None) -> tuple[Advice | None, str | None, float | None]:
+        """The advisor's word for now: the keep for ``roll``, or bank-or-roll after a keep."""
+        game = self.game
+        player = game.current_player
+        if player is None:
+            return None, None, None
+        on_board, streak = game.on_board[player], game.farkle_streaks[player]
+        try:
+            if roll:
+                throws = game.single_die_throws_left if len(roll) == 1 else None
+                tip = advise(
+                    roll, self.rules, turn_total=game.turn_total, on_board=on_board, farkle_streak=streak,
+                    throws_left=throws,
+                )  # fmt: skip
+                return tip, tip.action, tip.expected
+            if game.phase is Phase.CAN_BANK_OR_ROLL:
+                left = 0 if game.hot_dice else game.dice_to_throw
+                action, value, _ = solve(self.rules).decide(
+                    game.turn_total, left, on_board=on_board, farkle_streak=streak
+                )
+                return None, action, value
+        except FarkleError:  # a state the solver does not model: no advice rather than no table
+            return None, None, None
+        return None, None, None

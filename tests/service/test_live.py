@@ -1,0 +1,231 @@
+"""The live window's pieces: keys, panel, pictures, the game file, the verb, and the Tk window under Xvfb."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from farklecam.errors import CameraError, StorageError
+from scoring.actions import Keep, Roll
+from scoring.game import Game
+from scoring.gamestate import Phase
+from scoring.presets import get_rules
+from service.commands.live_verb import LIVE, parse_players
+from service.live.app import LiveOptions, open_session
+from service.live.controller import KEY_HELP, LiveController, panel_lines, ppm_bytes, render_scene
+from service.live.demo import DemoTable, DemoThrow
+from service.live.gamefile import GameFile, default_game_path
+from service.table import TableSession
+from vision.reading import Reading
+
+BOXED = get_rules("boxed")
+
+
+def reading(faces: list[int]) -> Reading:
+    n = len(faces)
+    return Reading(
+        xyxy=[[50.0 * i + 10, 40.0, 50.0 * i + 45, 75.0] for i in range(n)],
+        confidence=[0.9] * n,
+        face=faces,
+        face_confidence=[0.95] * n,
+        status=["ok"] * n,
+        image_size=(320, 240),
+    )
+
+
+# ---------------------------------------------------------------------------- keys and panel
+def test_keys_drive_the_table() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    keys = LiveController(session)
+    session.throw(reading([1, 1, 1, 1, 2, 3]))
+    for key in ("1", "1", "k"):
+        assert keys.handle_key(key) is True
+    assert session.game.actions_in_force[-1] == Keep((1, 1))
+    assert keys.handle_key("u") and session.game.phase is Phase.AWAITING_KEEP
+    assert keys.handle_key("Return") and session.game.actions_in_force[-1] == Keep((1, 1, 1, 1))
+    assert keys.handle_key("b") and session.game.scores["Ann"] == 1000
+    assert keys.handle_key("r") and "Bob: throw 6 dice" in session.view().message
+    assert keys.handle_key("x") is True  # unbound: nothing happens
+    assert keys.handle_key("q") is False and keys.handle_key("Escape") is False
+
+
+def test_an_illegal_key_becomes_the_message_not_an_exception() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    keys = LiveController(session)
+    assert keys.handle_key("b") is True
+    assert "cannot bank" in session.view().message
+    assert keys.handle_key("k") is True and "pick dice to keep first" in session.view().message
+
+
+def test_panel_shows_options_advice_and_scores() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    view = session.throw(reading([1, 5, 2, 3, 4, 6]))
+    lines = panel_lines(view)
+    assert lines[0] == "Ann's turn - turn total 0"
+    assert "roll: 1 2 3 4 5 6" in lines
+    best = [line for line in lines if line.startswith(" * keep")]
+    assert best == [f" * keep {'1 2 3 4 5 6':<11}  1500 hot dice"]
+    assert any(line.startswith("advice: keep 1 2 3 4 5 6, then ") for line in lines)
+    assert " > Ann               0  (not on the board)" in lines and lines[-1] == KEY_HELP
+
+
+def test_pictures_for_tk() -> None:
+    image = np.full((240, 320, 3), 40, np.uint8)
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    view = session.throw(reading([1, 5]))
+    scene = render_scene(image, view)
+    assert scene.shape == image.shape and not np.array_equal(scene, image)
+    assert render_scene(np.zeros((600, 1600, 3), np.uint8), view).shape == (360, 960, 3)
+    data = ppm_bytes(np.zeros((2, 3, 3), np.uint8))
+    assert data.startswith(b"P6 3 2 255\n") and len(data) == len(b"P6 3 2 255\n") + 18
+
+
+# ---------------------------------------------------------------------------- game file
+def test_game_file_round_trip_and_archive(tmp_path: Path) -> None:
+    store = GameFile(tmp_path / "live" / "game.json")
+    assert store.load() is None and store.archive() is None
+    game = Game(BOXED, ["Ann", "Bob"], first_player="Ann")
+    game.apply("roll 1,1,5,2,3,4")
+    store(game.to_json())
+    assert store.load() == game
+    assert [p.name for p in store.path.parent.iterdir()] == ["game.json"]  # no temporary file left behind
+    moved = store.archive()
+    assert moved is not None and moved.exists() and not store.path.exists()
+
+
+def test_game_file_errors_are_storage_errors(tmp_path: Path) -> None:
+    damaged = tmp_path / "game.json"
+    damaged.write_text("{not json")
+    with pytest.raises(StorageError, match="damaged"):
+        GameFile(damaged).load()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(StorageError, match="cannot save"):
+        GameFile(blocker / "game.json").save("{}")
+
+
+def test_default_game_file_is_in_the_user_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_game_path() == tmp_path / "farklecam" / "live" / "game.json"
+
+
+def test_open_session_resumes_or_starts_anew(tmp_path: Path) -> None:
+    path = tmp_path / "game.json"
+    options = LiveOptions(rules=BOXED, players=("Ann", "Bob"), game_file=path)
+    first = open_session(options, None)
+    first.throw(reading([1, 1, 1, 1, 2, 3]))
+    first.keep([1, 1, 1, 1])
+    resumed = open_session(LiveOptions(rules=BOXED, game_file=path), None)  # no players named: the saved game
+    assert resumed.game == first.game and "resumed the saved game (2 actions, boxed rules" in resumed.view().message
+    others = open_session(LiveOptions(rules=BOXED, players=("Cy", "Di"), game_file=path), None)
+    assert others.game.players == ("Cy", "Di") and "previous game was moved to" in others.view().message
+    assert len(list(tmp_path.glob("game-*.json"))) == 1
+    fresh = open_session(LiveOptions(rules=BOXED, players=("Cy", "Di"), game_file=path, new_game=True), None)
+    assert fresh.game.events == () and GameFile(path).load() == fresh.game
+    zilch = open_session(LiveOptions(rules=get_rules("zilch"), game_file=path), None)
+    assert zilch.rules.name == "zilch" and zilch.game.players == ("Player 1", "Player 2")
+    again = open_session(LiveOptions(game_file=path), None)  # no rules asked for: the saved game's
+    assert again.game == zilch.game and "zilch rules" in again.view().message
+
+
+# ---------------------------------------------------------------------------- the verb
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="farklecam live")
+    LIVE.configure(p)
+    return p
+
+
+def test_verb_options() -> None:
+    args = parser().parse_args(["--video", "a.mp4", "--players", "Ann, Bob,Cy", "--rules", "zilch", "--new"])
+    assert args.video == Path("a.mp4") and parse_players(args.players) == ("Ann", "Bob", "Cy") and args.new_game
+    assert parse_players(None) == ()
+    for bad in (["--camera", "1", "--video", "a.mp4"], ["--read-every", "0"]):
+        with pytest.raises(SystemExit):
+            parser().parse_args(bad)
+    with pytest.raises(ValueError, match="two or more different names"):
+        parse_players("Ann,Ann")
+
+
+def test_a_missing_camera_is_a_clear_error_and_the_game_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "game.json"
+    game = Game(BOXED, ["Ann", "Bob"], first_player="Ann")
+    game.apply("roll 1,1,5,2,3,4")
+    GameFile(path).save(game.to_json())
+    args = parser().parse_args(["--camera", "99", "--game-file", str(path)])
+    with pytest.raises(CameraError, match=r"camera 99 is not available.*saved game is kept in"):
+        LIVE.run(args)
+    assert GameFile(path).load() == game
+
+
+# ---------------------------------------------------------------------------- the window (Xvfb)
+@pytest.fixture(scope="module")
+def display() -> Iterator[str]:
+    """A display for Tk: the one we have, else a private Xvfb; skipped when there is neither."""
+    if os.environ.get("DISPLAY"):
+        yield os.environ["DISPLAY"]
+        return
+    if shutil.which("Xvfb") is None:
+        pytest.skip("no display and no Xvfb")
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    number = b""
+    while not number.endswith(b"\n") and select.select([read_fd], [], [], 10 if not number else 0.5)[0]:
+        number += os.read(read_fd, 16)  # Xvfb writes the display number, then a newline
+    os.close(read_fd)
+    if not number.strip():
+        server.kill()
+        pytest.skip("Xvfb did not start")
+    try:
+        yield f":{number.decode().strip()}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_the_window_plays_a_throw_and_takes_keys(display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tkinter")
+    from service.live.window import LiveWindow
+
+    monkeypatch.setenv("DISPLAY", display)
+    demo = DemoTable([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), settled_frames=20, seed=3)
+    session = open_session(LiveOptions(rules=BOXED, players=("Ann", "Bob"), game_file=tmp_path / "g.json"), demo)
+    window = LiveWindow(LiveController(session), iter(demo), title="test")
+    pressed: list[str] = []
+    deadline = time.monotonic() + 20
+
+    def drive() -> None:
+        phase = session.game.phase
+        if time.monotonic() > deadline:  # keys never arrived: close rather than hang the suite
+            window.close()
+            return
+        if phase is Phase.AWAITING_KEEP and not pressed:
+            pressed.append("Return")
+            window.root.focus_force()
+            window.root.event_generate("<KeyPress-Return>", when="tail")
+        elif phase is Phase.CAN_BANK_OR_ROLL:
+            pressed.append("q")
+            window.root.event_generate("<KeyPress-q>", when="tail")
+            return
+        window.root.after(20, drive)
+
+    window.root.after(50, drive)
+    window.run()
+    assert pressed == ["Return", "q"]
+    assert session.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)), Keep((1, 2, 3, 4, 5, 6)))
+    assert window.frames_shown > 0
+    assert GameFile(tmp_path / "g.json").load() == session.game

@@ -1,0 +1,144 @@
+"""Frame sources: videos and images read back exactly; every failure is a CameraError, never a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from farklecam.errors import CameraError
+from vision import camera as camera_module
+from vision.camera import CameraSource, ImageFolderSource, VideoFileSource, VideoInfo, VideoSink, map_cv2_errors
+
+
+def write_video(path: Path, n: int = 6, size: tuple[int, int] = (64, 48), fps: float = 10.0) -> list[np.ndarray]:
+    """A tiny MJPG video whose frame k is a flat grey of 30 * k."""
+    frames = [np.full((size[1], size[0], 3), 30 * k, np.uint8) for k in range(n)]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, size)
+    assert writer.isOpened()
+    for frame in frames:
+        writer.write(frame)
+    writer.release()
+    return frames
+
+
+def test_video_file_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "clip.avi"
+    written = write_video(path)
+    with VideoFileSource(path) as video:
+        assert video.info == VideoInfo(64, 48, 10.0, 6)
+        frames = list(video)
+    assert [f.index for f in frames] == list(range(6))
+    assert [f.timestamp for f in frames] == pytest.approx([k / 10 for k in range(6)])
+    assert frames[0].size == (64, 48)
+    for frame, original in zip(frames, written, strict=True):
+        assert abs(float(frame.image.mean()) - float(original.mean())) < 3  # MJPG is lossy, not wrong
+
+
+def test_video_stride_skips_frames(tmp_path: Path) -> None:
+    path = tmp_path / "clip.avi"
+    write_video(path, n=7)
+    with VideoFileSource(path, stride=3) as video:
+        assert [f.index for f in video] == [0, 3, 6]
+    with pytest.raises(ValueError, match="stride"):
+        VideoFileSource(path, stride=0)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d / "missing.mp4", "does not exist"),
+        (lambda d: (d / "text.mp4").write_text("not a video") and d / "text.mp4", "cannot be read|no readable frames"),
+        (lambda d: (d / "empty.avi").write_bytes(b"") is not None and d / "empty.avi", "cannot be read|no readable"),
+    ],
+)
+def test_unreadable_videos_raise_camera_error(tmp_path: Path, make: Any, message: str) -> None:
+    with pytest.raises(CameraError, match=message), VideoFileSource(make(tmp_path)) as video:
+        list(video)
+
+
+def test_camera_that_is_not_there_raises_a_helpful_camera_error() -> None:
+    expected = r"camera 99 is not available \(is it plugged in\? try --camera 100\)"
+    with pytest.raises(CameraError, match=expected), CameraSource(99):
+        pass
+
+
+class FlakyCapture:
+    """A fake ``cv2.VideoCapture``: a few frames, then the cable is pulled."""
+
+    frames_before_failure = 3
+
+    def __init__(self, index: int) -> None:
+        self.delivered = 0
+
+    def isOpened(self) -> bool:  # OpenCV's name
+        return True
+
+    def set(self, prop: int, value: float) -> bool:
+        return True
+
+    def get(self, prop: int) -> float:
+        return {cv2.CAP_PROP_FRAME_WIDTH: 32.0, cv2.CAP_PROP_FRAME_HEIGHT: 24.0, cv2.CAP_PROP_FPS: 0.0}.get(prop, 0.0)
+
+    def read(self) -> tuple[bool, np.ndarray | None]:
+        if self.delivered >= self.frames_before_failure:
+            return False, None
+        self.delivered += 1
+        return True, np.full((24, 32, 3), self.delivered, np.uint8)
+
+    def release(self) -> None:
+        pass
+
+
+def test_camera_that_stops_mid_stream_raises_camera_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(camera_module.cv2, "VideoCapture", FlakyCapture)
+    monkeypatch.setattr(camera_module, "_MAX_FAILED_GRABS", 2)
+    seen = []
+    expected = r"camera 0 stopped delivering frames.*the game is kept"
+    with pytest.raises(CameraError, match=expected), CameraSource(0, stall_seconds=2.0) as camera:
+        assert camera.info == VideoInfo(32, 24, 30.0, None)  # no fps claimed: assume 30
+        for frame in camera:
+            seen.append(frame.index)
+    assert 1 <= len(seen) <= 3 and seen == sorted(seen)  # only the newest frames, in order
+
+
+def test_sources_must_be_opened_first(tmp_path: Path) -> None:
+    with pytest.raises(CameraError, match="not open"):
+        list(VideoFileSource(tmp_path / "x.avi"))
+
+
+def test_image_folder_source(tmp_path: Path) -> None:
+    for k in range(3):
+        cv2.imwrite(str(tmp_path / f"{k}.png"), np.full((10, 12, 3), k * 50, np.uint8))
+    (tmp_path / "notes.txt").write_text("ignored")
+    with ImageFolderSource(tmp_path, fps=2.0) as images:
+        frames = list(images)
+        assert images.info == VideoInfo(12, 10, 2.0, 3)
+    assert [(f.index, f.timestamp, int(f.image[0, 0, 0])) for f in frames] == [(0, 0.0, 0), (1, 0.5, 50), (2, 1.0, 100)]
+    with pytest.raises(CameraError, match="no image files"), ImageFolderSource([]):
+        pass
+    with pytest.raises(CameraError, match="not an image"), ImageFolderSource([tmp_path / "notes.txt"]):
+        pass
+
+
+def test_video_sink_round_trip(tmp_path: Path) -> None:
+    out = tmp_path / "out.avi"
+    with VideoSink(out, 5.0, (32, 24)) as sink:
+        for k in range(4):
+            sink.write(np.full((24, 32, 3), k * 60, np.uint8))
+        with pytest.raises(ValueError, match="32x24"):
+            sink.write(np.zeros((10, 10, 3), np.uint8))
+    with VideoFileSource(out) as video:
+        assert len(list(video)) == 4
+    with pytest.raises(CameraError, match="cannot be written"), VideoSink(tmp_path / "no" / "dir.avi", 5.0, (8, 8)):
+        pass
+
+
+def test_cv2_errors_are_mapped_at_the_boundary() -> None:
+    with pytest.raises(CameraError, match="video 'x'") as info, map_cv2_errors("video 'x'"):
+        cv2.cvtColor(np.zeros((2, 2, 5), np.uint8), cv2.COLOR_BGR2GRAY)
+    assert isinstance(info.value.__cause__, cv2.error)
+    assert isinstance(info.value, OSError)  # CameraError refines OSError

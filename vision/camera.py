@@ -1,0 +1,395 @@
+"""Where frames come from: a webcam, a video file or a folder of images, all alike.
+
+Every source is a context manager that opens its device or file on ``__enter__``
+and a generator of :class:`Frame` values, so the live window, ``farklecam read``
+and the tests consume a camera and a video the same way (supervision splits
+``VideoInfo``, a frame generator and ``VideoSink`` the same way). Tests never
+need a camera: a video written with ``cv2.VideoWriter`` or a list of images
+takes its place.
+
+OpenCV reports failures by returning ``False``/``None`` or by raising
+``cv2.error``; :func:`map_cv2_errors` is the one boundary that turns both into
+:class:`~farklecam.errors.CameraError` with a message a player can act on, so a
+caller (the live window, the table session) can catch it and keep the game.
+
+Example:
+    >>> with VideoFileSource("throws.mp4") as video:
+    ...     for frame in video:
+    ...         reading = reader.read(frame.image)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import CameraError
+
+__all__ = [
+    "CameraSource",
+    "Frame",
+    "FrameSource",
+    "ImageFolderSource",
+    "VideoFileSource",
+    "VideoInfo",
+    "VideoSink",
+    "map_cv2_errors",
+]
+
+#: Consecutive failed grabs after which a live camera counts as unplugged (about a second at 30 fps).
+_MAX_FAILED_GRABS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One picture of the tray.
+
+    Attributes:
+        image: BGR uint8 pixels, shape (height, width, 3).
+        index: position in the stream (0-based); a live camera that dropped stale frames skips numbers.
+        timestamp: seconds since the source opened (video: from the file's frame rate).
+    """
+
+    image: npt.NDArray[np.uint8]
+    index: int
+    timestamp: float
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """``(width, height)`` in pixels."""
+        return int(self.image.shape[1]), int(self.image.shape[0])
+
+
+@dataclass(frozen=True, slots=True)
+class VideoInfo:
+    """What a stream promises: frame size, rate and (for files) length.
+
+    Attributes:
+        width: frame width in pixels.
+        height: frame height in pixels.
+        fps: frames per second (the file's or the camera's claim; 30 when it claims nothing).
+        frame_count: number of frames in a file, None for a live camera or when unknown.
+    """
+
+    width: int
+    height: int
+    fps: float
+    frame_count: int | None = None
+
+    @classmethod
+    def from_capture(cls, capture: cv2.VideoCapture, live: bool) -> VideoInfo:
+        """Read size, rate and length from an opened ``cv2.VideoCapture``."""
+        fps = float(capture.get(cv2.CAP_PROP_FPS) or 0.0)
+        count = int(capture.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        return cls(
+            width=int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)),
+            height=int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+            fps=fps if 0.0 < fps < 1000.0 else 30.0,
+            frame_count=None if live or count <= 0 else count,
+        )
+
+
+@contextlib.contextmanager
+def map_cv2_errors(what: str) -> Iterator[None]:
+    """Turn ``cv2.error`` (and OS errors) raised inside the block into :class:`CameraError`.
+
+    Args:
+        what: the source in words ("camera 0", "video 'a.mp4'"), put in front of the message.
+    """
+    try:
+        yield
+    except CameraError:
+        raise
+    except (cv2.error, OSError) as exc:
+        raise CameraError(f"{what}: {exc}".strip()) from exc
+
+
+class FrameSource:
+    """Base of every source: a context manager that is also an iterator of frames.
+
+    Subclasses implement :meth:`_open`, :meth:`_frames` and :meth:`_close`; the
+    base enforces "open before reading" and always closes, even on errors.
+    """
+
+    name: str = "source"
+
+    def __init__(self) -> None:
+        self._opened = False
+        self.info: VideoInfo | None = None
+
+    def __enter__(self) -> Self:
+        with map_cv2_errors(self.name):
+            self._open()
+        self._opened = True
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the device or file (safe to call twice)."""
+        if self._opened:
+            self._opened = False
+            self._close()
+
+    def __iter__(self) -> Iterator[Frame]:
+        if not self._opened:
+            raise CameraError(f"{self.name} is not open: use it in a `with` block")
+        with map_cv2_errors(self.name):
+            yield from self._frames()
+
+    def _open(self) -> None:
+        raise NotImplementedError
+
+    def _frames(self) -> Iterator[Frame]:
+        raise NotImplementedError
+
+    def _close(self) -> None:  # nothing to release by default
+        pass
+
+
+class VideoFileSource(FrameSource):
+    """Frames of a video file, every ``stride``-th one.
+
+    Args:
+        path: the video file (anything FFmpeg reads: mp4, avi, mkv, ...).
+        stride: keep one frame in ``stride`` (2 halves the work of a 60 fps file).
+
+    Raises:
+        CameraError: on enter, the file is missing or cannot be decoded.
+    """
+
+    def __init__(self, path: str | Path, stride: int = 1) -> None:
+        super().__init__()
+        if stride < 1:
+            raise ValueError(f"stride must be >= 1, but got {stride!r}")
+        self.path = Path(path)
+        self.stride = stride
+        self.name = f"video {str(self.path)!r}"
+        self._capture: cv2.VideoCapture | None = None
+
+    def _open(self) -> None:
+        if not self.path.is_file():
+            raise CameraError(f"{self.name} does not exist")
+        capture = cv2.VideoCapture(str(self.path))
+        if not capture.isOpened():
+            capture.release()
+            raise CameraError(f"{self.name} cannot be read (not a video, or a codec FFmpeg lacks)")
+        self._capture = capture
+        self.info = VideoInfo.from_capture(capture, live=False)
+
+    def _frames(self) -> Iterator[Frame]:
+        assert self._capture is not None and self.info is not None
+        fps, index = self.info.fps, 0
+        while True:
+            ok = self._capture.grab()
+            if not ok:
+                if index == 0:
+                    raise CameraError(f"{self.name} has no readable frames")
+                return
+            if index % self.stride == 0:
+                ok, image = self._capture.retrieve()
+                if not ok or image is None:
+                    raise CameraError(f"{self.name}: frame {index} cannot be decoded")
+                yield Frame(np.asarray(image, dtype=np.uint8), index, index / fps)
+            index += 1
+
+    def _close(self) -> None:
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+
+class ImageFolderSource(FrameSource):
+    """Still images played as a stream, e.g. a folder of photos of one throw.
+
+    Args:
+        paths: image files in playing order (a folder is expanded to its sorted images).
+        fps: the rate timestamps pretend the images were taken at.
+
+    Raises:
+        CameraError: on enter, no image was given; while iterating, a file cannot be read.
+    """
+
+    _SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff"})
+
+    def __init__(self, paths: Sequence[str | Path] | str | Path, fps: float = 30.0) -> None:
+        super().__init__()
+        items = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+        files: list[Path] = []
+        for item in items:
+            if item.is_dir():
+                files.extend(sorted(p for p in item.iterdir() if p.suffix.lower() in self._SUFFIXES))
+            else:
+                files.append(item)
+        self.paths = files
+        self.fps = fps
+        self.name = f"images ({len(files)} files)"
+
+    def _open(self) -> None:
+        if not self.paths:
+            raise CameraError("no image files were given")
+        first = self._load(self.paths[0])
+        self.info = VideoInfo(first.shape[1], first.shape[0], self.fps, len(self.paths))
+
+    def _load(self, path: Path) -> npt.NDArray[np.uint8]:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if image is None:
+            raise CameraError(f"image {str(path)!r} is missing or not an image")
+        return np.asarray(image, dtype=np.uint8)
+
+    def _frames(self) -> Iterator[Frame]:
+        for index, path in enumerate(self.paths):
+            yield Frame(self._load(path), index, index / self.fps)
+
+
+class CameraSource(FrameSource):
+    """A live webcam that never falls behind.
+
+    A background thread grabs frames as fast as the camera delivers them and
+    keeps only the newest; the generator hands that one out. A slow consumer
+    therefore sees the tray as it is now, with gaps in ``Frame.index``, instead
+    of an ever older backlog.
+
+    Args:
+        index: OpenCV camera index (0 is usually the built-in webcam).
+        width: requested frame width (the camera may pick another), None to keep its default.
+        height: requested frame height, None to keep its default.
+        stall_seconds: no new frame for this long means the camera is gone.
+
+    Raises:
+        CameraError: on enter, the camera is not there; while iterating, it stopped delivering.
+    """
+
+    def __init__(
+        self, index: int = 0, width: int | None = None, height: int | None = None, stall_seconds: float = 3.0
+    ) -> None:
+        super().__init__()
+        self.index = index
+        self.size = (width, height)
+        self.stall_seconds = stall_seconds
+        self.name = f"camera {index}"
+        self._capture: cv2.VideoCapture | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._fresh = threading.Condition()
+        self._latest: tuple[npt.NDArray[np.uint8], int, float] | None = None
+        self._failure: str | None = None
+
+    def _open(self) -> None:
+        capture = cv2.VideoCapture(self.index)
+        if not capture.isOpened():
+            capture.release()
+            raise CameraError(f"camera {self.index} is not available (is it plugged in? try --camera {self.index + 1})")
+        width, height = self.size
+        if width:
+            capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+        if height:
+            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        self._capture = capture
+        self.info = VideoInfo.from_capture(capture, live=True)
+        self._stop.clear()
+        self._failure = None
+        self._thread = threading.Thread(target=self._grab_loop, name=f"farklecam-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _grab_loop(self) -> None:
+        """Keep the newest frame; record why the camera stopped, if it did."""
+        assert self._capture is not None
+        start, index, failures = time.monotonic(), 0, 0
+        while not self._stop.is_set():
+            try:
+                ok, image = self._capture.read()
+            except cv2.error as exc:
+                ok, image, self._failure = False, None, str(exc)
+            if not ok or image is None:
+                failures += 1
+                if failures >= _MAX_FAILED_GRABS or self._failure:
+                    self._failure = self._failure or "stopped delivering frames"
+                    break
+                time.sleep(0.01)
+                continue
+            failures = 0
+            with self._fresh:
+                self._latest = (np.asarray(image, dtype=np.uint8), index, time.monotonic() - start)
+                self._fresh.notify_all()
+            index += 1
+        with self._fresh:
+            self._fresh.notify_all()
+
+    def _frames(self) -> Iterator[Frame]:
+        while True:
+            with self._fresh:
+                if self._latest is None and self._failure is None:
+                    self._fresh.wait(timeout=self.stall_seconds)
+                latest, self._latest = self._latest, None
+                failure = self._failure
+            if latest is None:
+                detail = failure or f"no frame for {self.stall_seconds:g} s"
+                raise CameraError(f"camera {self.index} {detail} (was it unplugged?); the game is kept")
+            image, index, timestamp = latest
+            yield Frame(image, index, timestamp)
+
+    def _close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+
+class VideoSink:
+    """Write frames to a video file (the annotated output of ``farklecam read``).
+
+    Args:
+        path: output file; ``.mp4`` is written with ``mp4v``, anything else with ``MJPG``.
+        fps: frame rate of the output.
+        size: ``(width, height)``; every frame must have it.
+
+    Raises:
+        CameraError: on enter, the file cannot be created.
+    """
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int]) -> None:
+        self.path = Path(path)
+        self.fps = fps
+        self.size = size
+        self._writer: cv2.VideoWriter | None = None
+
+    def __enter__(self) -> Self:
+        fourcc = cv2.VideoWriter.fourcc(*("mp4v" if self.path.suffix.lower() == ".mp4" else "MJPG"))
+        with map_cv2_errors(f"video {str(self.path)!r}"):
+            writer = cv2.VideoWriter(str(self.path), fourcc, self.fps, self.size)
+            if not writer.isOpened():
+                raise CameraError(f"video {str(self.path)!r} cannot be written (folder missing or codec unavailable)")
+        self._writer = writer
+        return self
+
+    def write(self, image: npt.NDArray[np.uint8]) -> None:
+        """Append one BGR frame of the sink's size."""
+        if self._writer is None:
+            raise CameraError(f"video {str(self.path)!r} is not open: use it in a `with` block")
+        if (image.shape[1], image.shape[0]) != self.size:
+            raise ValueError(f"frame must be {self.size[0]}x{self.size[1]}, but got {image.shape[1]}x{image.shape[0]}")
+        self._writer.write(image)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._writer is not None:
+            self._writer.release()
+            self._writer = None
