@@ -8,6 +8,7 @@ rest. Exit status 1 means some inputs failed.
 from __future__ import annotations
 
 import argparse
+import csv
 import glob
 import json
 import sys
@@ -51,6 +52,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="images or videos, folders of them, or globs")
     add_rules_options(parser)
     add_json_flag(parser)
+    parser.add_argument("--csv", action="store_true", help="print one CSV row per photo or throw")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write annotated copies here")
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
     parser.add_argument(
@@ -70,6 +72,29 @@ def _tray(text: str | None) -> list[list[float]] | None:
     if len(values) != 8:
         raise ImageError(f"--tray needs four corners as 8 numbers x1,y1,...,x4,y4, got {text!r}")
     return [values[i : i + 2] for i in range(0, 8, 2)]
+
+
+CSV_FIELDS = ("image", "throw", "frame", "time", "faces", "rethrow", "keep", "points", "action", "expected", "error")
+
+
+def _csv_row(result: dict[str, Any]) -> dict[str, Any]:
+    """One flat row: the faces and the advice, for spreadsheets."""
+    advice = result.get("advice") or {}
+    if advice.get("farkle"):
+        advice = {"action": "farkle"}
+    return {
+        "image": result["image"],
+        "throw": result.get("throw", ""),
+        "frame": result.get("frame", ""),
+        "time": result.get("time", ""),
+        "faces": " ".join(map(str, result.get("faces", []))),
+        "rethrow": result.get("rethrow", ""),
+        "keep": " ".join(map(str, advice.get("keep") or [])),
+        "points": advice.get("points", ""),
+        "action": advice.get("action", ""),
+        "expected": round(advice["expected"], 1) if "expected" in advice else "",
+        "error": result.get("error", ""),
+    }
 
 
 def _summary(result: dict[str, Any]) -> str:
@@ -108,24 +133,35 @@ def _run(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args)
     reader = DiceReader(args.models, tray=_tray(args.tray))
+    if args.json and args.csv:
+        raise ImageError("choose one of --json and --csv")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     failures = 0
     out_names: set[str] = set()
+    table = csv.DictWriter(sys.stdout, fieldnames=CSV_FIELDS, lineterminator="\n") if args.csv else None
+    if table is not None:
+        table.writeheader()
+
+    def show(result: dict[str, Any]) -> None:
+        if table is not None:
+            table.writerow(_csv_row(result))
+        else:
+            sys.stdout.write((json.dumps(result) if args.json else _summary(result)) + "\n")
+        sys.stdout.flush()
+
     for path in expand_inputs(args.paths):
         try:
             if path.suffix.lower() in VIDEO_SUFFIXES:
                 from service.commands.read_video import read_video
 
-                results = list(read_video(path, reader, rules, args))
+                for result in read_video(path, reader, rules, args):  # each throw shows as soon as it settles
+                    show(result)
             else:
-                results = [_read_image(path, reader, rules, args, out_names)]
+                show(_read_image(path, reader, rules, args, out_names))
         except FarkleError as exc:  # per-file problem: report it and go on with the batch
             failures += 1
-            results = [{"image": str(path), "error": str(exc)}]
-        for result in results:
-            sys.stdout.write((json.dumps(result) if args.json else _summary(result)) + "\n")
-            sys.stdout.flush()
+            show({"image": str(path), "error": str(exc)})
     if failures:
         sys.stderr.write(f"farklecam: {failures} input(s) could not be read\n")
     return 1 if failures else 0

@@ -1,0 +1,38 @@
+"""``farklecam read`` on a video: one report per throw, with its frame number and time."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scoring.rules import Rules
+from service.reading_report import reading_report
+from vision.reader import DiceReader
+from vision.throws import read_video as throws_in_video
+
+__all__ = ["read_video"]
+
+
+def read_video(path: Path, reader: DiceReader, rules: Rules, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """Yield each settled throw of the video as the same report a photo gets, plus throw/frame/time.
+
+    With ``--out`` the annotated video is written beside the annotated photos as ``NAME.annotated.mp4``.
+
+    Raises:
+        CameraError: the video cannot be opened or read, or the annotated copy cannot be written.
+    """
+    out = args.out / f"{path.stem}.annotated.mp4" if args.out is not None else None
+    for result in throws_in_video(path, reader, out=out, progress=sys.stderr.isatty()):
+        report = reading_report(result.reading, rules, turn_total=args.turn_total, on_board=args.on_board)
+        row = {
+            "image": str(path),
+            "throw": result.throw,
+            "frame": result.frame_index,
+            "time": round(result.timestamp, 3),
+        }
+        if out is not None:
+            row["annotated"] = str(out)
+        yield row | report
