@@ -31,7 +31,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from datasets.training_sets import Frame
-from datasets.yolo import CLASS_NAMES
+from datasets.yolo import CLASS_NAMES, COCKED_CLASS
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
 
 __all__ = [
@@ -96,6 +96,7 @@ class ClassifierConfig:
         weight_decay: AdamW weight decay.
         real_jitters: jittered crops banked per real die (the real photos are few).
         synth_jitters: jittered crops banked per generated die.
+        cocked_jitters: jittered crops banked per cocked die (rare in generated scenes, absent from real).
         shift: box centre jitter, fraction of the box side (standard deviation).
         scale: box size jitter, log-normal standard deviation.
         seed: seed for jitter, augmentation, initialisation and batch order.
@@ -109,6 +110,7 @@ class ClassifierConfig:
     weight_decay: float = 1e-4
     real_jitters: int = 8
     synth_jitters: int = 2
+    cocked_jitters: int = 10
     shift: float = 0.06
     scale: float = 0.1
     seed: int = 0
@@ -170,12 +172,16 @@ def build_bank(frames: Sequence[Frame], config: ClassifierConfig, *, jitter: boo
         image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
         if image is None:
             continue
-        copies = 1 if not jitter else config.synth_jitters if frame.source == "synthetic" else config.real_jitters
-        for copy in range(copies):
-            boxes = frame.boxes if copy == 0 else jitter_boxes(frame.boxes, rng, config.shift, config.scale)
+        base = config.synth_jitters if frame.source == "synthetic" else config.real_jitters
+        copies = np.where(frame.classes == COCKED_CLASS, max(base, config.cocked_jitters), base) if jitter else None
+        for copy in range(int(copies.max()) if copies is not None else 1):
+            keep = copies > copy if copies is not None else np.ones(len(frame.boxes), bool)
+            boxes = frame.boxes[keep]
+            if copy > 0:
+                boxes = jitter_boxes(boxes, rng, config.shift, config.scale)
             crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
-            labels += [int(c) for c in frame.classes]
-            sources += [frame.source] * len(frame.boxes)
+            labels += [int(c) for c in frame.classes[keep]]
+            sources += [frame.source] * int(keep.sum())
     stacked = np.concatenate(crops) if crops else np.zeros((0, BANK_SIZE, BANK_SIZE, 3), np.uint8)
     return CropBank(stacked, np.array(labels, dtype=np.int64), sources)
 

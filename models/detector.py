@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from models.offline import go_offline
 
-__all__ = ["DETECTOR_NAMES", "DetectorConfig", "add_metadata", "export_detector", "train_detector"]
+__all__ = ["DETECTOR_NAMES", "DetectorConfig", "add_metadata", "export_detector", "recommend_conf", "train_detector"]
 
 #: The detector's one class, as ultralytics writes ``names`` metadata.
 DETECTOR_NAMES = {0: "die"}
@@ -114,6 +116,25 @@ def train_detector(
     finished.write_text(json.dumps({"config": config.__dict__}) + "\n")
     best = run_dir / "weights" / "best.pt"
     return best if best.exists() else run_dir / "weights" / "last.pt"
+
+
+def recommend_conf(checkpoint: Path, data_yaml: Path, config: DetectorConfig) -> float:
+    """The score threshold with the best F1 on the dataset's validation split (never the holdout).
+
+    Written to the ONNX metadata as ``farklecam_det_conf``, which
+    ``vision.detector`` uses when no threshold is given. Clipped to 0.1..0.7 so
+    a tiny validation split cannot pick an extreme.
+    """
+    go_offline()
+    from ultralytics import YOLO
+
+    metrics = YOLO(str(checkpoint)).val(
+        data=str(data_yaml), imgsz=config.imgsz, batch=config.batch, device=config.device, plots=False, verbose=False
+    )
+    f1 = np.asarray(metrics.box.f1_curve).mean(axis=0)
+    if f1.size == 0 or not np.isfinite(f1).any() or f1.max() <= 0:
+        return 0.25
+    return float(np.clip(np.asarray(metrics.box.px)[int(np.nanargmax(f1))], 0.1, 0.7))
 
 
 def add_metadata(onnx_path: Path, extra: dict[str, str]) -> None:

@@ -132,26 +132,29 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
     stage then starts from it, so a CPU budget buys more useful epochs than
     training the large mix from random weights.
     """
-    from models.detector import DetectorConfig, export_detector
+    from models.detector import DetectorConfig, export_detector, recommend_conf
 
     config = DetectorConfig(
         model=args.model, imgsz=args.imgsz, epochs=args.epochs, seed=args.seed, device=args.device, threads=args.threads
     )
+    # The last third of the epochs (at most 5) see whole frames, as at run time, instead of mosaics.
+    config = replace(config, mosaic_off=min(5, max(1, args.epochs // 3)))
     if args.quick:
         config = replace(config, batch=4, mosaic_off=0)
     stages: dict[str, Any] = {}
     init = None
     if args.synthetic and args.real_epochs > 0:
-        real_config = replace(config, epochs=args.real_epochs)
+        real_config = replace(config, epochs=args.real_epochs, mosaic_off=min(5, max(1, args.real_epochs // 3)))
         init, stages["real"] = _detector_stage(args, "detector_real", _frames(args, 0), real_config, None)
         config = replace(config, warmup_epochs=1.0)
     checkpoint, stages["mixed" if init else "single"] = _detector_stage(
         args, "detector", _frames(args, args.synth_limit), config, init
     )
     sha = _sha({name: {"config": st["config"], "data": st["data"]["images"]} for name, st in stages.items()})
-    metadata = {"farklecam_version": _version(), "train_config_sha": sha}
+    conf = recommend_conf(checkpoint, args.runs / args.name / "detector_data" / "data.yaml", config)
+    metadata = {"farklecam_version": _version(), "train_config_sha": sha, "farklecam_det_conf": f"{conf:.3f}"}
     out = export_detector(checkpoint, args.out / "die_detector.onnx", config.imgsz, metadata)
-    record["detector"] = {"file": out.name, "train_config_sha": sha, "stages": stages}
+    record["detector"] = {"file": out.name, "train_config_sha": sha, "recommended_conf": conf, "stages": stages}
 
 
 def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
