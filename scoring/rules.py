@@ -64,7 +64,7 @@ _BOOL_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False,
 _OFF_WORDS = {"off", "none", "no", "false"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Rules:
     """One complete, validated rule configuration (immutable, hashable).
 
@@ -143,6 +143,11 @@ class Rules:
             raise InvalidRulesError(f"rule option 'target' must be a multiple of 50 in 50..1000000, got {self.target}")
         if not isinstance(self.kind_scoring, KindScoring) or not isinstance(self.tie, TieRule):
             raise InvalidRulesError("kind_scoring and tie must be KindScoring and TieRule values")
+        # Rules key every cache of the engine (set-asides, solver tables): hash the fields once, not per lookup.
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[no-any-return,attr-defined]
 
     # ----------------------------------------------------------------- derived values
     def triple(self, face: int) -> int:

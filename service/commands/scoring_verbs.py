@@ -67,6 +67,8 @@ def _configure_advise(parser: argparse.ArgumentParser) -> None:
 def _render_advice(data: dict[str, Any]) -> str:
     if data.get("farkle"):
         return "FARKLE: no die scores; the turn total is lost."
+    if data.get("throw_again"):
+        return f"no score yet: throw the last die again (expected {data['expected']:.1f})"
     lines = [
         f"best: keep {' '.join(map(str, data['keep']))} for {data['points']} and {data['action'].upper()}"
         f" (expected {data['expected']:.1f})"
