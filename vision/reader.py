@@ -247,18 +247,18 @@ class DiceReader:
         face_conf = scores.confidence.copy()
         data: dict[str, npt.NDArray[np.generic]] = {"cocked": scores.cocked.copy(), "in_tray": inside}
         if cfg.use_pips and n:
-            # A second opinion folded in by Bayes' rule: agreement raises the confidence,
-            # disagreement lowers it (often below face_min_conf: uncertain), and a clear
-            # count settles a face the classifier hesitates over.
+            # A second opinion folded in by Bayes' rule: disagreement lowers the confidence
+            # (often below face_min_conf: uncertain) and a clear count settles a face the
+            # classifier hesitates over. Agreement is fine but proves little (both err on
+            # the same blurred die), so it never lifts the classifier's own confidence:
+            # measured, lifting it let more wrong faces pass as ok.
             pips, pip_conf = count_pips_in_boxes(frame, xyxy)
             post = pip_posterior(scores.face_probs, scores.cocked_prob, pips, pip_conf, cfg.pip_reliability)
             best = post.argmax(axis=1)
-            scores = dataclasses.replace(
-                scores,
-                face=np.where(best < 6, best + 1, 0).astype(np.int64),
-                cocked=best == 6,
-                confidence=post[np.arange(n), best],
-            )
+            new_face = np.where(best < 6, best + 1, 0).astype(np.int64)
+            new_conf = post[np.arange(n), best]
+            new_conf = np.where(new_face == scores.face, np.minimum(new_conf, scores.confidence), new_conf)
+            scores = dataclasses.replace(scores, face=new_face, cocked=best == 6, confidence=new_conf)
             face, face_conf = scores.face.copy(), scores.confidence.copy()
             data.update(cocked=scores.cocked.copy(), pips=pips, pip_confidence=pip_conf)
         status = np.full(n, DieStatus.OK.value, dtype="<U9")
