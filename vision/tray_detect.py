@@ -235,9 +235,10 @@ def _floor_outline(
     sh, sw = lab.shape[:2]
     dist = _lab_distance(lab - colour)
     spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
-    mask = (dist < max(limits.tolerance, 3.0 * spread)).astype(np.uint8)
+    raw_mask = (dist < max(limits.tolerance, 3.0 * spread)).astype(np.uint8)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
-    mask = cv2.morphologyEx(cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel), cv2.MORPH_CLOSE, kernel)
+    opened = cv2.morphologyEx(raw_mask, cv2.MORPH_OPEN, kernel)
+    mask = np.asarray(cv2.morphologyEx(opened, cv2.MORPH_CLOSE, kernel), dtype=np.uint8)
     count, labels = cv2.connectedComponents(mask)
     votes = np.bincount(labels[seeds & (mask > 0)], minlength=count)
     votes[0] = 0
