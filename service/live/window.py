@@ -10,6 +10,7 @@ window stays open: the game is saved and the keys still work.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterable
@@ -74,7 +75,8 @@ class LiveWindow:
         self.root.after(_POLL_MS, self._poll)
         self.root.mainloop()
         self._stop.set()
-        self._worker.join(timeout=2.0)
+        self._worker.join()  # it checks the stop flag every frame
+        self._release_tk()
         if self._failure is not None:
             raise self._failure
 
@@ -82,7 +84,17 @@ class LiveWindow:
         """Stop reading frames and close the window."""
         self._stop.set()
         self.root.quit()
+
+    def _release_tk(self) -> None:
+        """Destroy every Tk object here, on the Tk thread.
+
+        Tcl aborts the process when its objects are freed from another thread, and the
+        garbage collector may run on any thread; so nothing Tk is left for it to find.
+        """
+        self.picture.configure(image="")
+        self._photo = None
         self.root.destroy()
+        gc.collect()
 
     # ------------------------------------------------------------------ worker thread
     def _pump(self) -> None:
