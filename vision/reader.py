@@ -69,7 +69,10 @@ class ReaderConfig:
         det_iou: NMS overlap above which two boxes are one die.
         face_min_conf: classifier confidence below which a face is ``uncertain``.
         cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
-        use_pips: run the pip counter as a second opinion on every die (about 0.5 ms a die).
+        use_pips: run the pip counter as a second opinion on every die (about 0.5-1 ms a
+            die). Off by default: with classifiers trained on real and generated dice it
+            gave no net gain on held-out real photos (``python -m vision.evaluate --pips on``
+            measures it again for a new model).
         pip_reliability: how often a fully confident pip count is right (see
             :func:`vision.pips.pip_posterior`).
         off_tray_min_inside: share of a die's footprint that must lie inside the tray.
