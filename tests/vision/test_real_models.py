@@ -58,5 +58,5 @@ def test_scoring_faces_with_calibrated_tray(reader: DiceReader, image: Path) -> 
     scoring = [
         c + 1 for c, off in zip(labels.classes.tolist(), labels.off_tray.tolist(), strict=True) if c < 6 and not off
     ]
-    assert Counter(reading.faces) == Counter(scoring)
-    assert reading.rethrow == len(labels.classes) - len(scoring)
+    assert Counter(reading.faces) == Counter(scoring), f"read {sorted(reading.faces)}, labelled {sorted(scoring)}"
+    assert reading.rethrow == len(labels.classes) - len(scoring), f"rethrow {reading.rethrow}"
