@@ -19,7 +19,7 @@ import math
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,8 +40,10 @@ __all__ = [
     "CropBank",
     "FaceNet",
     "build_bank",
+    "detect_boxes",
     "evaluate",
     "export_classifier",
+    "match_detections",
     "train_classifier",
 ]
 
@@ -154,13 +156,57 @@ def jitter_boxes(
     return np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1).astype(np.float32)
 
 
-def build_bank(frames: Sequence[Frame], config: ClassifierConfig, *, jitter: bool = True) -> CropBank:
-    """Cut banked crops of every die in ``frames`` (the first copy of each unjittered).
+def match_detections(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """For each labelled box, the detected box nearest its centre, else the labelled box itself.
+
+    A detection counts when its centre lies within half the labelled box's
+    longer side of the labelled centre (box conventions differ, centres agree).
+    """
+    out = labelled.copy()
+    if len(detected) == 0 or len(labelled) == 0:
+        return out
+    centres = (labelled[:, :2] + labelled[:, 2:]) / 2
+    det_centres = (detected[:, :2] + detected[:, 2:]) / 2
+    dist = np.linalg.norm(centres[:, None, :] - det_centres[None, :, :], axis=2)
+    nearest = dist.argmin(axis=1)
+    reach = np.maximum(labelled[:, 2] - labelled[:, 0], labelled[:, 3] - labelled[:, 1]) / 2
+    found = dist[np.arange(len(labelled)), nearest] < reach
+    out[found] = detected[nearest[found]]
+    return out
+
+
+def detect_boxes(frames: Sequence[Frame], detector_path: Path) -> dict[Path, npt.NDArray[np.float32]]:
+    """Run the exported die detector (as ``vision`` does at run time) on every frame."""
+    from vision.detector import DieDetector
+
+    detector = DieDetector(detector_path)
+    out: dict[Path, npt.NDArray[np.float32]] = {}
+    for frame in frames:
+        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
+        if image is not None:
+            out[frame.path] = np.asarray(detector(image).xyxy, dtype=np.float32).reshape(-1, 4)
+    return out
+
+
+def build_bank(
+    frames: Sequence[Frame],
+    config: ClassifierConfig,
+    *,
+    jitter: bool = True,
+    detected: Mapping[Path, npt.NDArray[np.float32]] | None = None,
+) -> CropBank:
+    """Cut banked crops of every die in ``frames`` (the first one or two copies unjittered).
+
+    With ``detected`` (boxes the real detector found in each frame), every
+    other copy is cut around the matched detector box instead of the labelled
+    one: the detector's box convention (e.g. how much of a die's side it
+    includes) is then what the classifier learns, as it meets it at run time.
 
     Args:
         frames: labelled frames (training frames only, or a holdout to evaluate).
         config: jitter settings and copies per die.
         jitter: False cuts one exact crop per die (evaluation).
+        detected: detector boxes per frame path, from :func:`detect_boxes`.
     """
     rng = np.random.default_rng(config.seed)
     crops: list[npt.NDArray[np.uint8]] = []
@@ -174,10 +220,13 @@ def build_bank(frames: Sequence[Frame], config: ClassifierConfig, *, jitter: boo
             continue
         base = config.synth_jitters if frame.source == "synthetic" else config.real_jitters
         copies = np.where(frame.classes == COCKED_CLASS, max(base, config.cocked_jitters), base) if jitter else None
+        found = frame.boxes
+        if detected is not None and frame.path in detected:
+            found = match_detections(frame.boxes, detected[frame.path])
         for copy in range(int(copies.max()) if copies is not None else 1):
             keep = copies > copy if copies is not None else np.ones(len(frame.boxes), bool)
-            boxes = frame.boxes[keep]
-            if copy > 0:
+            boxes = (found if copy % 2 else frame.boxes)[keep]
+            if copy > 1:
                 boxes = jitter_boxes(boxes, rng, config.shift, config.scale)
             crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
             labels += [int(c) for c in frame.classes[keep]]

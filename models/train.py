@@ -160,12 +160,22 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
 def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     from datasets.real import SOURCES, split
     from datasets.training_sets import Frame, synthetic_frames
-    from models.classifier import ClassifierConfig, build_bank, evaluate, export_classifier, train_classifier
+    from models.classifier import (
+        ClassifierConfig,
+        build_bank,
+        detect_boxes,
+        evaluate,
+        export_classifier,
+        train_classifier,
+    )
 
     config = ClassifierConfig(epochs=args.cls_epochs, seed=args.seed, max_steps=args.cls_steps, threads=args.threads)
     frames = _frames(args, args.cls_synth_limit)
     start = time.monotonic()
-    bank = build_bank(frames, config)
+    # Crops around the boxes the trained detector really finds (it was exported above, or earlier).
+    detector = args.out / "die_detector.onnx"
+    detected = detect_boxes(frames, detector) if detector.exists() else None
+    bank = build_bank(frames, config, detected=detected)
     print(
         f"classifier bank: {len(bank.labels)} crops from {len(frames)} frames ({time.monotonic() - start:.0f} s)",
         flush=True,
@@ -185,6 +195,7 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
         "file": out.name,
         "config": asdict(config),
         "data": {"crops": bank.counts(), "frames": _counts(frames)},
+        "crops_around": "labelled and matched detector boxes" if detected is not None else "labelled boxes",
         "train_seconds": round(stats["seconds"], 1),
         "steps": int(stats["steps"]),
         "holdout_crop_accuracy": accuracy,
