@@ -56,9 +56,7 @@ class YoloBox:
         x1, y1, x2, y2 = (float(v) for v in xyxy)
         x1, x2 = max(0.0, min(x1, width)), max(0.0, min(x2, width))
         y1, y2 = max(0.0, min(y1, height)), max(0.0, min(y2, height))
-        return cls(
-            class_id, (x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height
-        )
+        return cls(class_id, (x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height)
 
 
 def label_path_for(image_path: Path) -> Path:

@@ -46,9 +46,7 @@ class Camera:
 
     def projection(self) -> list[float]:
         """The projection matrix as pybullet wants it."""
-        return list(
-            p.computeProjectionMatrixFOV(self.fov_deg, self.width / self.height, self.near, self.far)
-        )
+        return list(p.computeProjectionMatrixFOV(self.fov_deg, self.width / self.height, self.near, self.far))
 
     def project(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pixels (n, 2) of world points (n, 3), and whether each is in front of the camera."""
@@ -79,8 +77,12 @@ def look_from(
     eye = target + distance * (np.sin(t) * back + np.cos(t) * np.array([0.0, 0.0, 1.0]))
     up = -back * np.cos(t) + np.array([0.0, 0.0, 1.0]) * np.sin(t)
     return Camera(
-        tuple(float(v) for v in eye), tuple(float(v) for v in target), tuple(float(v) for v in up),
-        fov_deg, width, height,
+        tuple(float(v) for v in eye),
+        tuple(float(v) for v in target),
+        tuple(float(v) for v in up),
+        fov_deg,
+        width,
+        height,
     )
 
 

@@ -16,7 +16,11 @@ __all__ = ["SKIN_TONES", "Hand"]
 
 #: Skin tones (RGB 0..1), light to dark.
 SKIN_TONES: tuple[tuple[float, float, float], ...] = (
-    (0.96, 0.80, 0.69), (0.92, 0.72, 0.58), (0.80, 0.58, 0.42), (0.60, 0.42, 0.28), (0.40, 0.27, 0.18),
+    (0.96, 0.80, 0.69),
+    (0.92, 0.72, 0.58),
+    (0.80, 0.58, 0.42),
+    (0.60, 0.42, 0.28),
+    (0.40, 0.27, 0.18),
 )
 
 # (offset x, y, z in cm with fingers along +x, radius, length, yaw of the capsule axis in degrees)
@@ -52,12 +56,14 @@ class Hand:
     def __post_init__(self) -> None:
         for _x, _y, _z, radius, length, _yaw in _PARTS:
             vis = p.createVisualShape(
-                p.GEOM_CAPSULE, radius=radius * self.scale, length=length * self.scale,
-                rgbaColor=[*self.rgb, 1.0], specularColor=[0.2, 0.2, 0.2], physicsClientId=self.client,
+                p.GEOM_CAPSULE,
+                radius=radius * self.scale,
+                length=length * self.scale,
+                rgbaColor=[*self.rgb, 1.0],
+                specularColor=[0.2, 0.2, 0.2],
+                physicsClientId=self.client,
             )
-            self.bodies.append(
-                p.createMultiBody(0, -1, vis, basePosition=[0, 0, -500], physicsClientId=self.client)
-            )
+            self.bodies.append(p.createMultiBody(0, -1, vis, basePosition=[0, 0, -500], physicsClientId=self.client))
 
     def place(self, position: np.ndarray, yaw_deg: float) -> None:
         """Put the hand's palm centre at ``position`` with the fingers pointing along ``yaw_deg``."""

@@ -108,8 +108,12 @@ def _unit_mesh(chamfer: float) -> DieMesh:
         for si, sj in itertools.product((-1, 1), repeat=2):
             n1, n2 = axes[i] * si, axes[j] * sj
             w = np.cross(n1, n2)
-            quad = [n1 * 0.5 + n2 * a - a * w, n1 * 0.5 + n2 * a + a * w,
-                    n2 * 0.5 + n1 * a + a * w, n2 * 0.5 + n1 * a - a * w]
+            quad = [
+                n1 * 0.5 + n2 * a - a * w,
+                n1 * 0.5 + n2 * a + a * w,
+                n2 * 0.5 + n1 * a + a * w,
+                n2 * 0.5 + n1 * a - a * w,
+            ]
             poly(quad, (n1 + n2) / np.sqrt(2), [plain] * 4)
     for s in itertools.product((-1, 1), repeat=3):
         sv = np.asarray(s, float)

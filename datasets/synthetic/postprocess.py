@@ -24,8 +24,16 @@ TABLE_GREY = 0.7
 
 _TABLE_KINDS = ("wood", "wood", "wood", "noise", "noise", "paper", "felt", "plastic")
 _TABLE_COLOURS: tuple[tuple[int, int, int], ...] = (
-    (205, 170, 125), (225, 200, 160), (150, 100, 60), (110, 70, 40), (235, 235, 230),
-    (60, 60, 65), (180, 180, 185), (200, 200, 190), (120, 130, 150), (90, 110, 80),
+    (205, 170, 125),
+    (225, 200, 160),
+    (150, 100, 60),
+    (110, 70, 40),
+    (235, 235, 230),
+    (60, 60, 65),
+    (180, 180, 185),
+    (200, 200, 190),
+    (120, 130, 150),
+    (90, 110, 80),
 )
 
 
@@ -188,8 +196,12 @@ def degrade(
     img = 255.0 * (img / 255.0) ** gamma
     contrast = float(rng.uniform(0.85, 1.15))
     img = (img - 128.0) * contrast + 128.0
-    params.update(wb_gains=[round(float(g), 3) for g in gains], exposure=round(exposure, 3),
-                  gamma=round(gamma, 3), contrast=round(contrast, 3))
+    params.update(
+        wb_gains=[round(float(g), 3) for g in gains],
+        exposure=round(exposure, 3),
+        gamma=round(gamma, 3),
+        contrast=round(contrast, 3),
+    )
     if rng.random() < 0.6:
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         r2 = ((xx - w / 2) / (w / 2)) ** 2 + ((yy - h / 2) / (h / 2)) ** 2

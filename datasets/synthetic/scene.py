@@ -163,12 +163,18 @@ def spawn_dice(
             continue
         if mode == "throw":
             x0 = side * tray.width * rng.uniform(0.15, 0.4)
-            pos = np.array([x0 + rng.uniform(-2, 2), rng.uniform(-0.35, 0.35) * tray.depth,
-                            tray.floor_t + tray.wall_h + 2 + 2.5 * i])
+            pos = np.array(
+                [
+                    x0 + rng.uniform(-2, 2),
+                    rng.uniform(-0.35, 0.35) * tray.depth,
+                    tray.floor_t + tray.wall_h + 2 + 2.5 * i,
+                ]
+            )
             vel = np.array([-side * rng.uniform(20, 110), rng.normal(0, 25), rng.uniform(-60, 0)])
         else:
-            pos = np.array([rng.normal(0, tray.width * 0.12), rng.normal(0, tray.depth * 0.12),
-                            tray.floor_t + 3 + 2.6 * i])
+            pos = np.array(
+                [rng.normal(0, tray.width * 0.12), rng.normal(0, tray.depth * 0.12), tray.floor_t + 3 + 2.6 * i]
+            )
             vel = np.array([*rng.normal(0, 12, 2), 0.0])
         body = world.add_die(size, chamfer, tex, pos, random_quaternion(rng), restitution)
         world.set_velocity(body, vel, rng.normal(0, 18, 3))
@@ -244,12 +250,25 @@ def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path
         "dice": [d.entry for d in labels],
         "hidden_dice": hidden,
         "size": [width, height],
-        "camera": {"eye": [round(v, 2) for v in camera.eye], "target": [round(v, 2) for v in camera.target],
-                   "fov_deg": round(camera.fov_deg, 2)},
-        "light": {"direction": [round(v, 3) for v in light.direction], "ambient": round(light.ambient, 3),
-                  "diffuse": round(light.diffuse, 3), "specular": round(light.specular, 3), "shadow": light.shadow},
-        "tray_spec": {"width_cm": round(tray.width, 2), "depth_cm": round(tray.depth, 2),
-                      "wall_h_cm": round(tray.wall_h, 2), "floor": floor_kind, "wall": wall_kind},
+        "camera": {
+            "eye": [round(v, 2) for v in camera.eye],
+            "target": [round(v, 2) for v in camera.target],
+            "fov_deg": round(camera.fov_deg, 2),
+        },
+        "light": {
+            "direction": [round(v, 3) for v in light.direction],
+            "ambient": round(light.ambient, 3),
+            "diffuse": round(light.diffuse, 3),
+            "specular": round(light.specular, 3),
+            "shadow": light.shadow,
+        },
+        "tray_spec": {
+            "width_cm": round(tray.width, 2),
+            "depth_cm": round(tray.depth, 2),
+            "wall_h_cm": round(tray.wall_h, 2),
+            "floor": floor_kind,
+            "wall": wall_kind,
+        },
         "dice_styles": [f"{s.name}/{s.kind}" for s in styles],
         "spawn": spawn,
         "sim_seconds": round(sim_s, 3),

@@ -116,9 +116,15 @@ def render_throw_sequence(
             if bad == "glare":
                 rgb = _glare(noise, rgb)
             sidecar = {
-                "frame": count, "time_s": round(count / fps, 4), "phase": phase, "bad": bad,
-                "tray": tray_outline(camera, tray), "dice": [d.entry for d in labels], "hidden_dice": hidden,
-                "seed": seed, "size": [width, height],
+                "frame": count,
+                "time_s": round(count / fps, 4),
+                "phase": phase,
+                "bad": bad,
+                "tray": tray_outline(camera, tray),
+                "dice": [d.entry for d in labels],
+                "hidden_dice": hidden,
+                "seed": seed,
+                "size": [width, height],
             }
             count += 1
             return np.ascontiguousarray(rgb[..., ::-1]), sidecar

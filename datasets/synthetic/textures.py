@@ -165,8 +165,9 @@ def die_atlas(rng: np.random.Generator, style: DieStyle) -> np.ndarray:
 def _wood(rng: np.random.Generator, size: int, base: Rgb) -> np.ndarray:
     """Wood grain: stretched noise bent by low-frequency noise, banded with a sine."""
     # Streaks: noise that changes fast across the grain (x) and slowly along it (y).
-    streak = cv2.resize(rng.random((max(2, size // 96), size // 2)).astype(np.float32), (size, size),
-                        interpolation=cv2.INTER_CUBIC)
+    streak = cv2.resize(
+        rng.random((max(2, size // 96), size // 2)).astype(np.float32), (size, size), interpolation=cv2.INTER_CUBIC
+    )
     warp = _noise(rng, (size, size), size / 3)
     freq = rng.uniform(6, 20)
     xx = np.mgrid[0:size, 0:size][1].astype(np.float32) / size

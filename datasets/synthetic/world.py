@@ -180,8 +180,7 @@ class World:
             self._box([t.wall_t / 2, hd, h], [s * (t.width / 2 + t.wall_t / 2), 0, h], [1, 1, 1, 1], wall_tex)
             for s in (-1, 1)
         ] + [
-            self._box([t.width / 2, t.wall_t / 2, h], [0, s * (t.depth / 2 + t.wall_t / 2), h], [1, 1, 1, 1],
-                      wall_tex)
+            self._box([t.width / 2, t.wall_t / 2, h], [0, s * (t.depth / 2 + t.wall_t / 2), h], [1, 1, 1, 1], wall_tex)
             for s in (-1, 1)
         ]
         self.tray_bodies = [floor, *walls]
@@ -201,25 +200,31 @@ class World:
         c = self.client
         verts, idx, norms, uvs = die_mesh(size, chamfer)
         col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[size / 2] * 3, physicsClientId=c)
-        vis = p.createVisualShape(
-            p.GEOM_MESH, vertices=verts, indices=idx, normals=norms, uvs=uvs, physicsClientId=c
-        )
+        vis = p.createVisualShape(p.GEOM_MESH, vertices=verts, indices=idx, normals=norms, uvs=uvs, physicsClientId=c)
         body = p.createMultiBody(
-            1.0, col, vis, basePosition=[float(v) for v in position], baseOrientation=orientation,
+            1.0,
+            col,
+            vis,
+            basePosition=[float(v) for v in position],
+            baseOrientation=orientation,
             physicsClientId=c,
         )
         p.changeVisualShape(body, -1, textureUniqueId=texture, rgbaColor=[1, 1, 1, 1], physicsClientId=c)
         p.changeDynamics(
-            body, -1, lateralFriction=0.8, restitution=restitution, rollingFriction=0.002,
-            spinningFriction=0.002, physicsClientId=c,
+            body,
+            -1,
+            lateralFriction=0.8,
+            restitution=restitution,
+            rollingFriction=0.002,
+            spinningFriction=0.002,
+            physicsClientId=c,
         )
         self.dice.append((body, size))
         return body
 
     def set_velocity(self, body: int, linear: np.ndarray, angular: np.ndarray) -> None:
         """Give a die its throw."""
-        p.resetBaseVelocity(body, [float(v) for v in linear], [float(v) for v in angular],
-                            physicsClientId=self.client)
+        p.resetBaseVelocity(body, [float(v) for v in linear], [float(v) for v in angular], physicsClientId=self.client)
 
     def step(self, n: int = 1) -> None:
         """Advance the simulation ``n`` steps of 1/240 s."""
