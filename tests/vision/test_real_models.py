@@ -27,12 +27,31 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+#: Examples the committed models are known to get wrong (models/README.md, "Known gaps"). Strict: when a
+#: better model reads one right, the test fails until its entry is removed, so the list cannot go stale.
+KNOWN_MISSES = {
+    "tray_cocked": "the die leaning on another die is not detected (cocked recall 0.43 on generated scenes)",
+    "tray_webcam": "the die cut by the frame's left edge is not detected",
+}
+CASES = [
+    pytest.param(p, id=p.stem, marks=pytest.mark.xfail(reason=KNOWN_MISSES[p.stem], strict=True))
+    if p.stem in KNOWN_MISSES
+    else pytest.param(p, id=p.stem)
+    for p in EXAMPLES
+]
+
+
+def test_most_examples_are_read_right() -> None:
+    """The known misses stay a minority of the examples (a model that regresses cannot hide behind xfail)."""
+    assert len(KNOWN_MISSES) * 2 <= len(EXAMPLES)
+
+
 @pytest.fixture(scope="module")
 def reader() -> DiceReader:
     return DiceReader()  # the installed models/ folder, as the CLI uses it
 
 
-@pytest.mark.parametrize("image", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("image", CASES)
 def test_every_die_found_and_read(reader: DiceReader, image: Path) -> None:
     frame = load_image(image)
     labels = load_labels(image, frame.shape[1], frame.shape[0])
@@ -48,7 +67,7 @@ def test_every_die_found_and_read(reader: DiceReader, image: Path) -> None:
             assert int(reading.face[i]) == cls + 1, f"die {j}: read {reading.face[i]}, labelled {cls + 1}"
 
 
-@pytest.mark.parametrize("image", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("image", CASES)
 def test_scoring_faces_with_calibrated_tray(reader: DiceReader, image: Path) -> None:
     frame = load_image(image)
     labels = load_labels(image, frame.shape[1], frame.shape[0])
