@@ -9,6 +9,7 @@ traceback. Each class also subclasses the builtin it refines, so
     ├── RulesError
     │   ├── InvalidRulesError(ValueError)      unknown preset, option or value
     │   ├── InvalidDiceError(ValueError)       a 7, eight dice, an empty roll
+    │   ├── InvalidActionError(ValueError)     an action text or JSON that is not an action at all
     │   ├── IllegalActionError(ValueError)     an illegal keep, bank below the minimum, out of turn
     │   └── GameOverError                      an action after the game ended
     ├── VisionError
@@ -26,6 +27,7 @@ __all__ = [
     "GameOverError",
     "IllegalActionError",
     "ImageError",
+    "InvalidActionError",
     "InvalidDiceError",
     "InvalidRulesError",
     "ModelLoadError",
@@ -49,6 +51,10 @@ class InvalidRulesError(RulesError, ValueError):
 
 class InvalidDiceError(RulesError, ValueError):
     """A roll that cannot exist: a face outside 1-6, too many or no dice."""
+
+
+class InvalidActionError(RulesError, ValueError):
+    """A malformed action ("jump", "roll" with no faces): a syntax error, not an illegal move."""
 
 
 class IllegalActionError(RulesError, ValueError):

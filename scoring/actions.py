@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
-from farklecam.errors import InvalidDiceError, RulesError
+from farklecam.errors import InvalidActionError, InvalidDiceError
 
 __all__ = [
     "ACTION_TYPES",
@@ -49,10 +49,6 @@ __all__ = [
 ]
 
 _MAX_DICE = 6
-
-
-class InvalidActionError(RulesError, ValueError):
-    """Text or JSON that is not an action at all: a syntax error, not an illegal move."""
 
 
 def _faces(values: Iterable[int], what: str) -> tuple[int, ...]:
