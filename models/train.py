@@ -65,6 +65,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=_REPO / "models", help="where the ONNX files go")
     parser.add_argument("--skip-detector", action="store_true")
     parser.add_argument("--skip-classifier", action="store_true")
+    parser.add_argument(
+        "--init",
+        type=Path,
+        metavar="CHECKPOINT",
+        help="start the mixed detector stage from this checkpoint of ours (skips the real-only stage)",
+    )
     parser.add_argument("--fresh", action="store_true", help="do not resume an interrupted detector run")
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: 8 real photos, 1 epoch at 64 px, a few classifier steps"
@@ -142,8 +148,10 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
     if args.quick:
         config = replace(config, batch=4, mosaic_off=0)
     stages: dict[str, Any] = {}
-    init = None
-    if args.synthetic and args.real_epochs > 0:
+    init = args.init.resolve() if args.init else None
+    if init is not None:
+        config = replace(config, warmup_epochs=1.0)
+    elif args.synthetic and args.real_epochs > 0:
         real_config = replace(config, epochs=args.real_epochs, mosaic_off=min(5, max(1, args.real_epochs // 3)))
         init, stages["real"] = _detector_stage(args, "detector_real", _frames(args, 0), real_config, None)
         config = replace(config, warmup_epochs=1.0)
