@@ -289,7 +289,14 @@ class CameraSource(FrameSource):
         self._failure: str | None = None
 
     def _open(self) -> None:
-        capture = cv2.VideoCapture(self.index)
+        # OpenCV logs its own ERROR lines while probing backends for a missing camera; the
+        # CameraError below says it once, in words a player understands.
+        previous = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        try:
+            capture = cv2.VideoCapture(self.index)
+        finally:
+            cv2.utils.logging.setLogLevel(previous)
         if not capture.isOpened():
             capture.release()
             raise CameraError(f"camera {self.index} is not available (is it plugged in? try --camera {self.index + 1})")
