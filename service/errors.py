@@ -26,6 +26,7 @@ from farklecam.errors import (
     GameOverError,
     IllegalActionError,
     ImageError,
+    InvalidActionError,
     InvalidDiceError,
     InvalidRulesError,
     ModelLoadError,
@@ -33,7 +34,6 @@ from farklecam.errors import (
     StorageError,
     VisionError,
 )
-from scoring.actions import InvalidActionError
 
 __all__ = [
     "STATUS_OF",
