@@ -10,6 +10,12 @@ samples take that centre directly, which equals the run-time crop.
 
 A die face is rotation-invariant up to the orientation of 2, 3 and 6, which
 any-angle rotation covers, and mirror-symmetric, so flips are safe too.
+
+Besides the six faces and "cocked" the classifier learns "not_die": crops of
+the detector's own false alarms on the *training* frames (mined at a low score
+threshold, so the near misses count too) and of die-sized patches of table
+and tray clear of every die. At run time the reader drops a detection the
+classifier calls "not_die" (see :mod:`vision.faces`).
 """
 
 from __future__ import annotations
@@ -33,9 +39,14 @@ from torch.nn import functional as F
 from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
+from vision.faces import NOT_DIE_NAME
 
 __all__ = [
     "BANK_SIZE",
+    "CLASSIFIER_NAMES",
+    "MINING_CONF",
+    "NOT_DIE_CLASS",
+    "UNLABELLED_DIE_CONF",
     "ClassifierConfig",
     "CropBank",
     "FaceNet",
@@ -43,9 +54,21 @@ __all__ = [
     "detect_boxes",
     "evaluate",
     "export_classifier",
+    "false_alarms",
     "match_detections",
+    "negative_boxes",
+    "prune_unlabelled_dice",
     "train_classifier",
 ]
+
+#: The classifier's classes: faces "1".."6", "cocked", then "not_die".
+CLASSIFIER_NAMES = (*CLASS_NAMES, NOT_DIE_NAME)
+#: Class id of a crop that shows no die.
+NOT_DIE_CLASS = len(CLASS_NAMES)
+#: Detector score threshold for mining: lower than at run time, so near misses are learned too.
+MINING_CONF = 0.2
+#: Confidence above which an earlier classifier's read of a "false alarm" means an unlabelled die.
+UNLABELLED_DIE_CONF = 0.9
 
 #: Side of the banked crops: 1.5x the run-time field of view at the same pixel scale.
 BANK_SIZE = CROP_SIZE * 3 // 2
@@ -62,7 +85,7 @@ class FaceNet(nn.Module):
     cheap on two cores. A pip (6-8 pixels in a crop) survives the first stride.
     """
 
-    def __init__(self, num_classes: int = len(CLASS_NAMES), widths: Sequence[int] = (16, 24, 48, 96, 128)):
+    def __init__(self, num_classes: int = len(CLASSIFIER_NAMES), widths: Sequence[int] = (16, 24, 48, 96, 128)):
         super().__init__()
         layers: list[nn.Module] = []
         channels = 3
@@ -99,6 +122,8 @@ class ClassifierConfig:
         real_jitters: jittered crops banked per real die (the real photos are few).
         synth_jitters: jittered crops banked per generated die.
         cocked_jitters: jittered crops banked per cocked die (rare in generated scenes, absent from real).
+        negative_jitters: jittered crops banked per mined detector false alarm ("not_die").
+        background_boxes: die-sized patches clear of every die banked per frame ("not_die").
         shift: box centre jitter, fraction of the box side (standard deviation).
         scale: box size jitter, log-normal standard deviation.
         seed: seed for jitter, augmentation, initialisation and batch order.
@@ -113,6 +138,8 @@ class ClassifierConfig:
     real_jitters: int = 8
     synth_jitters: int = 2
     cocked_jitters: int = 10
+    negative_jitters: int = 4
+    background_boxes: int = 1
     shift: float = 0.06
     scale: float = 0.1
     seed: int = 0
@@ -126,7 +153,7 @@ class CropBank:
 
     Attributes:
         crops: shape (n, BANK_SIZE, BANK_SIZE, 3), uint8 BGR.
-        labels: class id per crop (``face - 1``, 6 for cocked), shape (n,).
+        labels: class id per crop (``face - 1``, 6 for cocked, 7 for not a die), shape (n,).
         sources: source name per crop.
     """
 
@@ -138,7 +165,7 @@ class CropBank:
         """``{source: {class name: crops}}``, for the data-mix record."""
         out: dict[str, Counter[str]] = {}
         for source, label in zip(self.sources, self.labels, strict=True):
-            out.setdefault(source, Counter())[CLASS_NAMES[int(label)]] += 1
+            out.setdefault(source, Counter())[CLASSIFIER_NAMES[int(label)]] += 1
         return {s: dict(sorted(c.items())) for s, c in sorted(out.items())}
 
 
@@ -175,16 +202,116 @@ def match_detections(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np
     return out
 
 
-def detect_boxes(frames: Sequence[Frame], detector_path: Path) -> dict[Path, npt.NDArray[np.float32]]:
-    """Run the exported die detector (as ``vision`` does at run time) on every frame."""
+def _clear_of(boxes: npt.NDArray[np.float32], others: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """Which ``boxes`` (n, 4) intersect none of ``others`` (m, 4)."""
+    apart = (
+        (boxes[:, None, 2] < others[None, :, 0])
+        | (boxes[:, None, 0] > others[None, :, 2])
+        | (boxes[:, None, 3] < others[None, :, 1])
+        | (boxes[:, None, 1] > others[None, :, 3])
+    )
+    return np.asarray(apart.all(axis=1), dtype=bool)
+
+
+def _typical_side(labelled: npt.NDArray[np.float32], image_size: tuple[int, int]) -> float:
+    """The median labelled die side, or 8 % of the frame's short side when there is no die."""
+    sides = np.maximum(labelled[:, 2] - labelled[:, 0], labelled[:, 3] - labelled[:, 1])
+    return float(np.median(sides)) if len(sides) else 0.08 * min(image_size)
+
+
+def false_alarms(
+    labelled: npt.NDArray[np.float32], detected: npt.NDArray[np.float32], image_size: tuple[int, int]
+) -> npt.NDArray[np.bool_]:
+    """Which detections touch no labelled die, grown by a quarter of a typical side.
+
+    A box half on a die, or on a die whose label box differs, is ambiguous: it is
+    neither die nor false alarm.
+    """
+    labelled = labelled.reshape(-1, 4).astype(np.float32)
+    grown = labelled + np.array([-1, -1, 1, 1], np.float32) * 0.25 * _typical_side(labelled, image_size)
+    return _clear_of(detected.reshape(-1, 4).astype(np.float32), grown)
+
+
+def negative_boxes(
+    labelled: npt.NDArray[np.float32],
+    detected: npt.NDArray[np.float32],
+    image_size: tuple[int, int],
+    rng: np.random.Generator,
+    background: int,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """Boxes that show no die: ``(false alarms, background patches)``.
+
+    False alarms are :func:`false_alarms`. Background patches are ``background``
+    squares of a typical die's side at random places that touch no labelled die
+    (grown as there); fewer when the frame has no room.
+    """
+    detected = detected.reshape(-1, 4).astype(np.float32)
+    labelled = labelled.reshape(-1, 4).astype(np.float32)
+    width, height = image_size
+    side = _typical_side(labelled, image_size)
+    grown = labelled + np.array([-1, -1, 1, 1], np.float32) * 0.25 * side
+    alarms = detected[false_alarms(labelled, detected, image_size)]
+    patches = np.zeros((0, 4), np.float32)
+    if side < min(width, height):
+        x = rng.uniform(0, width - side, background * 20)
+        y = rng.uniform(0, height - side, background * 20)
+        candidates = np.stack([x, y, x + side, y + side], axis=1).astype(np.float32)
+        patches = candidates[_clear_of(candidates, grown)][:background]
+    return alarms, patches
+
+
+def detect_boxes(
+    frames: Sequence[Frame], detector_path: Path, conf: float | None = None
+) -> dict[Path, npt.NDArray[np.float32]]:
+    """Run the exported die detector (as ``vision`` does at run time) on every frame.
+
+    Args:
+        frames: the frames to run on.
+        detector_path: the exported ``die_detector.onnx``.
+        conf: score threshold (None: the model's recommendation; :data:`MINING_CONF` to mine).
+    """
     from vision.detector import DieDetector
 
-    detector = DieDetector(detector_path)
+    detector = DieDetector(detector_path, conf=conf)
     out: dict[Path, npt.NDArray[np.float32]] = {}
     for frame in frames:
         image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
         if image is not None:
             out[frame.path] = np.asarray(detector(image).xyxy, dtype=np.float32).reshape(-1, 4)
+    return out
+
+
+def prune_unlabelled_dice(
+    frames: Sequence[Frame],
+    detected: Mapping[Path, npt.NDArray[np.float32]],
+    classifier_path: Path,
+    min_conf: float = UNLABELLED_DIE_CONF,
+) -> dict[Path, npt.NDArray[np.float32]]:
+    """Drop the detector's "false alarms" that an earlier classifier reads as a die with confidence.
+
+    The real photos leave some dice unlabelled (in a hand, at the edge, half hidden),
+    and a detection of one is no false alarm: banked as "not_die" it would teach
+    the classifier to veto real dice. Such boxes are dropped from ``detected``
+    (neither die nor "not_die"); holes, cables and keys, which no face classifier
+    reads with confidence, stay as negatives.
+    """
+    from vision.faces import FaceClassifier
+
+    classifier = FaceClassifier(classifier_path)
+    out: dict[Path, npt.NDArray[np.float32]] = {}
+    for frame in frames:
+        boxes = detected.get(frame.path)
+        if boxes is None:
+            continue
+        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if len(boxes) else None
+        if image is not None:
+            alarms = false_alarms(frame.boxes, boxes, (image.shape[1], image.shape[0]))
+            if alarms.any():
+                scores = classifier(image, boxes[alarms])
+                sure_die = np.zeros(len(boxes), bool)
+                sure_die[alarms] = (scores.confidence >= min_conf) & ~scores.not_die
+                boxes = boxes[~sure_die]
+        out[frame.path] = boxes
     return out
 
 
@@ -201,6 +328,9 @@ def build_bank(
     other copy is cut around the matched detector box instead of the labelled
     one: the detector's box convention (e.g. how much of a die's side it
     includes) is then what the classifier learns, as it meets it at run time.
+    The detections about no labelled die, and ``config.background_boxes``
+    patches per frame, are banked as "not_die" (only when ``jitter``: an
+    evaluation bank holds the labelled dice alone).
 
     Args:
         frames: labelled frames (training frames only, or a holdout to evaluate).
@@ -212,8 +342,14 @@ def build_bank(
     crops: list[npt.NDArray[np.uint8]] = []
     labels: list[int] = []
     sources: list[str] = []
+
+    def bank(image: npt.NDArray[np.uint8], boxes: npt.NDArray[np.float32], classes: Sequence[int], source: str) -> None:
+        crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
+        labels.extend(int(c) for c in classes)
+        sources.extend([source] * len(boxes))
+
     for frame in frames:
-        if len(frame.boxes) == 0:
+        if len(frame.boxes) == 0 and not jitter:
             continue
         image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
         if image is None:
@@ -223,14 +359,26 @@ def build_bank(
         found = frame.boxes
         if detected is not None and frame.path in detected:
             found = match_detections(frame.boxes, detected[frame.path])
-        for copy in range(int(copies.max()) if copies is not None else 1):
+        for copy in range(int(copies.max(initial=0)) if copies is not None else 1):
             keep = copies > copy if copies is not None else np.ones(len(frame.boxes), bool)
             boxes = (found if copy % 2 else frame.boxes)[keep]
             if copy > 1:
                 boxes = jitter_boxes(boxes, rng, config.shift, config.scale)
-            crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
-            labels += [int(c) for c in frame.classes[keep]]
-            sources += [frame.source] * int(keep.sum())
+            bank(image, boxes, frame.classes[keep], frame.source)
+        if not jitter:
+            continue
+        alarms, patches = negative_boxes(
+            frame.boxes,
+            detected.get(frame.path, np.zeros((0, 4), np.float32)) if detected is not None else np.zeros((0, 4)),
+            (image.shape[1], image.shape[0]),
+            rng,
+            config.background_boxes,
+        )
+        for copy in range(config.negative_jitters if len(alarms) else 0):
+            boxes = alarms if copy == 0 else jitter_boxes(alarms, rng, config.shift, config.scale)
+            bank(image, boxes, [NOT_DIE_CLASS] * len(boxes), frame.source)
+        if len(patches):
+            bank(image, patches, [NOT_DIE_CLASS] * len(patches), frame.source)
     stacked = np.concatenate(crops) if crops else np.zeros((0, BANK_SIZE, BANK_SIZE, 3), np.uint8)
     return CropBank(stacked, np.array(labels, dtype=np.int64), sources)
 
@@ -382,7 +530,7 @@ def export_classifier(model: nn.Module, out: Path, version: str, extra: dict[str
         )
     proto = onnx.load(str(out))
     meta = {
-        "names": json.dumps(list(CLASS_NAMES)),
+        "names": json.dumps(list(CLASSIFIER_NAMES)),
         "crop_size": str(CROP_SIZE),
         "crop_context": str(CROP_CONTEXT),
         "farklecam_version": version,

@@ -14,7 +14,7 @@ again (``--fresh`` starts over).
 
 Examples::
 
-    python -m models.train --synthetic data/synth --epochs 40 --imgsz 320
+    python -m models.train --synthetic data/synth data/synth_lean --epochs 40 --imgsz 320
     python -m models.train --quick --out /tmp/m --runs /tmp/r     # smoke run, seconds
 """
 
@@ -43,9 +43,15 @@ _REPO = Path(__file__).resolve().parents[1]
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.splitlines()[0])
-    parser.add_argument("--synthetic", type=Path, help="folder of generated scenes (images/, labels/)")
-    parser.add_argument("--synth-limit", type=int, help="generated training scenes for the detector (default all)")
-    parser.add_argument("--cls-synth-limit", type=int, help="generated scenes for the classifier (default all)")
+    parser.add_argument(
+        "--synthetic", type=Path, nargs="+", default=[], help="folders of generated scenes (images/, labels/)"
+    )
+    parser.add_argument(
+        "--synth-limit", type=int, help="generated training scenes per folder for the detector (default all)"
+    )
+    parser.add_argument(
+        "--cls-synth-limit", type=int, help="generated scenes per folder for the classifier (default all)"
+    )
     parser.add_argument("--real-limit", type=int, help="use only this many real training photos (smoke tests)")
     parser.add_argument("--epochs", type=int, default=12, help="detector epochs (on the full mix)")
     parser.add_argument(
@@ -107,7 +113,7 @@ def _frames(args: argparse.Namespace, synth_limit: int | None) -> list[Any]:
     real = real_frames()
     if args.real_limit is not None:
         real = real[:: max(1, len(real) // args.real_limit)][: args.real_limit]
-    synth = synthetic_frames(args.synthetic, synth_limit) if args.synthetic else []
+    synth = [frame for folder in args.synthetic for frame in synthetic_frames(folder, synth_limit)]
     return real + synth
 
 
@@ -169,20 +175,26 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     from datasets.real import SOURCES, split
     from datasets.training_sets import Frame, synthetic_frames
     from models.classifier import (
+        MINING_CONF,
         ClassifierConfig,
         build_bank,
         detect_boxes,
         evaluate,
         export_classifier,
+        prune_unlabelled_dice,
         train_classifier,
     )
 
     config = ClassifierConfig(epochs=args.cls_epochs, seed=args.seed, max_steps=args.cls_steps, threads=args.threads)
     frames = _frames(args, args.cls_synth_limit)
     start = time.monotonic()
-    # Crops around the boxes the trained detector really finds (it was exported above, or earlier).
+    # Crops around the boxes the trained detector really finds (it was exported above, or
+    # earlier), and its false alarms as "not_die", mined below its run-time threshold.
     detector = args.out / "die_detector.onnx"
-    detected = detect_boxes(frames, detector) if detector.exists() else None
+    detected = detect_boxes(frames, detector, conf=MINING_CONF) if detector.exists() else None
+    previous = args.out / "face_classifier.onnx"
+    if detected is not None and previous.exists():
+        detected = prune_unlabelled_dice(frames, detected, previous)
     bank = build_bank(frames, config, detected=detected)
     print(
         f"classifier bank: {len(bank.labels)} crops from {len(frames)} frames ({time.monotonic() - start:.0f} s)",
@@ -191,8 +203,8 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     model, stats = train_classifier(bank, config)
     # Held-out measurement on exact crops of the labelled boxes (the detector's errors not included).
     holdout = [Frame.from_real(im) for s in SOURCES for im in split(s)[1]]
-    if args.synthetic:
-        holdout += synthetic_frames(args.synthetic, 300 if not args.quick else 8, holdout=True)
+    for folder in args.synthetic:
+        holdout += synthetic_frames(folder, 300 if not args.quick else 8, holdout=True)
     if args.quick:
         holdout = holdout[:: max(1, len(holdout) // 8)]
     accuracy = evaluate(model, build_bank(holdout, config, jitter=False))
@@ -203,7 +215,11 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
         "file": out.name,
         "config": asdict(config),
         "data": {"crops": bank.counts(), "frames": _counts(frames)},
-        "crops_around": "labelled and matched detector boxes" if detected is not None else "labelled boxes",
+        "crops_around": (
+            f"labelled and matched detector boxes; detector false alarms at conf {MINING_CONF} as not_die"
+            if detected is not None
+            else "labelled boxes"
+        ),
         "train_seconds": round(stats["seconds"], 1),
         "steps": int(stats["steps"]),
         "holdout_crop_accuracy": accuracy,

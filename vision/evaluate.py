@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from datasets.yolo import find_images, label_path_for, read_labels
 from farklecam.errors import FarkleError, ImageError
+from vision.error_cases import ErrorCases
 from vision.images import load_image
 from vision.metrics import FolderStats, ImageLabels
 from vision.reader import DiceReader, ReaderConfig
@@ -105,7 +106,12 @@ def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[n
 
 
 def evaluate_folder(
-    reader: DiceReader, folder: Path, limit: int | None = None, sidecar_tray: bool = True, oracle: bool = False
+    reader: DiceReader,
+    folder: Path,
+    limit: int | None = None,
+    sidecar_tray: bool = True,
+    oracle: bool = False,
+    errors: ErrorCases | None = None,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -115,6 +121,7 @@ def evaluate_folder(
         limit: read at most this many images (the first ones, sorted by path).
         sidecar_tray: use a sidecar's tray corners as the calibrated tray of its image.
         oracle: use the labelled boxes instead of the detector (needs whole-die boxes).
+        errors: where to write the images not read exactly (none when None).
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -136,7 +143,9 @@ def evaluate_folder(
             image_reader = image_reader.with_detector(oracle_detector(labels, frame.shape[1], frame.shape[0]))
         t0 = time.perf_counter()
         reading = image_reader.read(frame)
-        stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
+        exact = stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
+        if errors is not None and not exact:
+            errors.record(path, frame, reading, labels)
     return stats, problems
 
 
@@ -176,6 +185,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
     )
+    parser.add_argument(
+        "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
+    )
     return parser.parse_args(argv)
 
 
@@ -199,8 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[tuple[Path, FolderStats]] = []
     report: dict[str, Any] = {"folders": {}}
     for folder in args.dirs:
+        errors = ErrorCases(args.errors / folder.resolve().name) if args.errors else None
         stats, problems = evaluate_folder(
-            reader, folder, args.limit, sidecar_tray=not args.no_tray, oracle=args.oracle_boxes
+            reader, folder, args.limit, sidecar_tray=not args.no_tray, oracle=args.oracle_boxes, errors=errors
         )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")

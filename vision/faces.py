@@ -3,6 +3,13 @@
 Crops are cut from the *full resolution* frame by :mod:`vision.crops`, the
 same code training used, so the classifier sees the pictures it learned from.
 Class names, crop size and context come from the model's metadata.
+
+A model may also have a ``not_die`` class: the second stage's veto on the
+detector. A one-class detector at a few hundred pixels mistakes round holes,
+buttons and pip-like specks for dice now and then; the classifier sees the
+full-resolution crop and was trained on exactly those mistakes (mined from
+the detector on training frames), so it can say "that is no die" and the
+reader drops the box.
 """
 
 from __future__ import annotations
@@ -17,10 +24,14 @@ from farklecam.errors import ModelLoadError
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
 from vision.onnx_runtime import OnnxModel, load_onnx
 
-__all__ = ["COCKED_NAME", "FaceClassifier", "FaceScores", "softmax"]
+__all__ = ["COCKED_NAME", "NOT_DIE_NAME", "FaceClassifier", "FaceScores", "softmax"]
 
 #: Class name of a die with no face flat up.
 COCKED_NAME = "cocked"
+#: Class name of a detection that is not a die at all (optional in a model).
+NOT_DIE_NAME = "not_die"
+#: Face value given to the classes that are not a face.
+_COCKED_FACE, _NOT_DIE_FACE = 0, -1
 
 
 def softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -35,11 +46,13 @@ class FaceScores:
     """The classifier's verdict on n crops.
 
     Attributes:
-        face: best face 1-6 per die, shape (n,); 0 where the best class is "cocked".
-        cocked: whether the best class is "cocked", shape (n,).
-        confidence: probability of the best class, shape (n,).
+        face: best face 1-6 per die, shape (n,); 0 where the best die class is "cocked".
+        cocked: whether the best die class is "cocked", shape (n,).
+        confidence: probability of the best die class, shape (n,).
         face_probs: probability of faces 1-6, shape (n, 6) (columns are faces 1..6).
         cocked_prob: probability of "cocked", shape (n,).
+        not_die_prob: probability that the crop shows no die, shape (n,); zeros for a
+            model without a ``not_die`` class.
     """
 
     face: npt.NDArray[np.int64]
@@ -47,19 +60,41 @@ class FaceScores:
     confidence: npt.NDArray[np.float32]
     face_probs: npt.NDArray[np.float32]
     cocked_prob: npt.NDArray[np.float32]
+    not_die_prob: npt.NDArray[np.float32] | None = None
+
+    @property
+    def not_die(self) -> npt.NDArray[np.bool_]:
+        """Crops whose most likely class is "not a die" (what the reader drops)."""
+        if self.not_die_prob is None:
+            return np.zeros(len(self.face), bool)
+        best_die = np.maximum(self.face_probs.max(axis=1, initial=0.0), self.cocked_prob)
+        return np.asarray(self.not_die_prob > best_die, dtype=bool)
+
+    def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> FaceScores:
+        """The scores of some crops (a boolean mask or indices), to follow a filtered reading."""
+        return FaceScores(
+            face=self.face[index],
+            cocked=self.cocked[index],
+            confidence=self.confidence[index],
+            face_probs=self.face_probs[index],
+            cocked_prob=self.cocked_prob[index],
+            not_die_prob=None if self.not_die_prob is None else self.not_die_prob[index],
+        )
 
 
 def _class_faces(names: list[str], path: Path) -> npt.NDArray[np.int64]:
-    """Face value of each class index (0 for "cocked"), checked against the contract."""
+    """Face value of each class index (0 for "cocked", -1 for "not_die"), checked against the contract."""
     faces = []
     for name in names:
         if name == COCKED_NAME:
-            faces.append(0)
+            faces.append(_COCKED_FACE)
+        elif name == NOT_DIE_NAME:
+            faces.append(_NOT_DIE_FACE)
         elif name.isdigit() and 1 <= int(name) <= 6:
             faces.append(int(name))
         else:
-            raise ModelLoadError(f"ONNX model {path} has class name {name!r}; expected '1'..'6' or 'cocked'")
-    if sorted(f for f in faces if f) != [1, 2, 3, 4, 5, 6]:
+            raise ModelLoadError(f"ONNX model {path} has class name {name!r}; expected '1'..'6', 'cocked' or 'not_die'")
+    if sorted(f for f in faces if f > 0) != [1, 2, 3, 4, 5, 6]:
         raise ModelLoadError(f"ONNX model {path} has classes {names}; expected each face '1'..'6' once")
     return np.asarray(faces, dtype=np.int64)
 
@@ -107,19 +142,25 @@ class FaceClassifier:
                 f"expected ({n}, {len(self.names)})"
             )
         probs = softmax(logits.astype(np.float32))
-        best = probs.argmax(axis=1)
+        is_die = self.class_faces != _NOT_DIE_FACE
+        # The best *die* class: a crop the reader keeps is read as a die even when "not_die"
+        # came close; its confidence stays the unrenormalised probability, so a crop that
+        # might be no die reads as uncertain rather than as a sure face.
+        best = np.flatnonzero(is_die)[probs[:, is_die].argmax(axis=1)] if n else np.zeros(0, np.int64)
         face_probs = np.zeros((n, 6), np.float32)
         for cls, face in enumerate(self.class_faces):
-            if face:
+            if face > 0:
                 face_probs[:, face - 1] = probs[:, cls]
-        cocked_prob = probs[:, self.class_faces == 0].sum(axis=1).astype(np.float32)
+        cocked_prob = probs[:, self.class_faces == _COCKED_FACE].sum(axis=1).astype(np.float32)
+        not_die_prob = probs[:, ~is_die].sum(axis=1).astype(np.float32) if not is_die.all() else None
         best_face = self.class_faces[best]
         return FaceScores(
             face=best_face,
-            cocked=best_face == 0,
+            cocked=best_face == _COCKED_FACE,
             confidence=probs[np.arange(n), best].astype(np.float32),
             face_probs=face_probs,
             cocked_prob=cocked_prob,
+            not_die_prob=not_die_prob,
         )
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> FaceScores:

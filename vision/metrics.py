@@ -18,10 +18,37 @@ import numpy.typing as npt
 from vision.confusion import ConfusionMatrix
 from vision.reading import DieStatus, Reading
 
-__all__ = ["COCKED_CLASS", "FolderStats", "ImageLabels", "match_by_centre", "predicted_classes", "ratio"]
+__all__ = [
+    "COCKED_CLASS",
+    "FolderStats",
+    "ImageLabels",
+    "centre_overlap",
+    "match_by_centre",
+    "predicted_classes",
+    "ratio",
+]
 
 #: Class id of a cocked die (faces are 0-5 = face - 1).
 COCKED_CLASS = 6
+
+
+def centre_overlap(pred_xyxy: npt.ArrayLike, label_xyxy: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Which predictions may stand for which labels: a centre of one lies inside the other's box.
+
+    Returns:
+        Boolean matrix of shape (n, m). A prediction with no True in its row is
+        about no labelled die at all (what training mines as "not a die").
+    """
+    pred = np.asarray(pred_xyxy, np.float64).reshape(-1, 4)
+    gt = np.asarray(label_xyxy, np.float64).reshape(-1, 4)
+    pc = (pred[:, :2] + pred[:, 2:]) / 2
+    gc = (gt[:, :2] + gt[:, 2:]) / 2
+
+    def inside(points: npt.NDArray[np.float64], boxes: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+        x, y = points[:, None, 0], points[:, None, 1]
+        return (x >= boxes[None, :, 0]) & (x <= boxes[None, :, 2]) & (y >= boxes[None, :, 1]) & (y <= boxes[None, :, 3])
+
+    return np.asarray(inside(pc, gt) | inside(gc, pred).T, dtype=bool)
 
 
 def match_by_centre(pred_xyxy: npt.ArrayLike, label_xyxy: npt.ArrayLike) -> list[tuple[int, int]]:
@@ -40,12 +67,7 @@ def match_by_centre(pred_xyxy: npt.ArrayLike, label_xyxy: npt.ArrayLike) -> list
         return []
     pc = (pred[:, :2] + pred[:, 2:]) / 2  # (n, 2)
     gc = (gt[:, :2] + gt[:, 2:]) / 2  # (m, 2)
-
-    def inside(points: npt.NDArray[np.float64], boxes: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
-        x, y = points[:, None, 0], points[:, None, 1]
-        return (x >= boxes[None, :, 0]) & (x <= boxes[None, :, 2]) & (y >= boxes[None, :, 1]) & (y <= boxes[None, :, 3])
-
-    ok = inside(pc, gt) | inside(gc, pred).T  # (n, m)
+    ok = centre_overlap(pred, gt)  # (n, m)
     dist = np.hypot(pc[:, None, 0] - gc[None, :, 0], pc[:, None, 1] - gc[None, :, 1])
     rows, cols = np.nonzero(ok)
     order = np.argsort(dist[rows, cols], kind="stable")

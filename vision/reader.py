@@ -2,8 +2,9 @@
 
 ``DiceReader`` loads both models once (opening an ONNX session costs far more
 than a read) and then runs, per frame: detection, crops from the full
-resolution frame, face classification, the pip counter's second opinion, the
-tray outline, and finally one status per die.
+resolution frame, face classification (which also vetoes detections that are
+no die), the pip counter's second opinion, the tray outline, and finally one
+status per die.
 
 Example:
     >>> reader = DiceReader()
@@ -80,6 +81,8 @@ class ReaderConfig:
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
+        drop_not_die: drop detections the classifier reads as "not a die" (only for a
+            classifier with that class; see :mod:`vision.faces`).
     """
 
     det_conf: float | None = None
@@ -92,6 +95,7 @@ class ReaderConfig:
     auto_tray: bool = True
     aruco: bool = False
     threads: int | None = None
+    drop_not_die: bool = True
 
     def __post_init__(self) -> None:
         for name in (
@@ -220,6 +224,10 @@ class DiceReader:
         frame = as_bgr_frame(frame)
         found = self.detector(frame)
         scores = self.classifier(frame, found.xyxy)
+        if self.config.drop_not_die:
+            keep = ~scores.not_die
+            if not keep.all():
+                found, scores = found[keep], scores[keep]
         tray = self.find_tray(frame, found.xyxy)
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
         face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside)

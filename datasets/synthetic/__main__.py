@@ -8,7 +8,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml, write_scene
-from datasets.synthetic.scene import generate_scene
+from datasets.synthetic.scene import P_LEAN, generate_scene
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -21,6 +21,16 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a rate is a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a rate is a number from 0 to 1, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Generate scenes ``start .. start+count-1`` of ``seed`` into ``out``; READY marks a full run."""
     ap = argparse.ArgumentParser(prog="python -m datasets.synthetic", description=__doc__)
@@ -29,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="run seed; scene i is seeded from (seed, i)")
     ap.add_argument("--size", type=_size, default=(640, 480), help="image size WxH (default 640x480)")
     ap.add_argument("--start", type=int, default=0, help="first scene index (to resume or split a run)")
+    ap.add_argument(
+        "--lean-rate",
+        type=_rate,
+        default=P_LEAN,
+        help=f"chance a scene gets a die placed leaning (cocked); default {P_LEAN}, 1.0 for a cocked-rich batch",
+    )
     ap.add_argument("--skip-existing", action="store_true", help="do not regenerate scenes already written")
     args = ap.parse_args(argv)
     out: Path = args.out
@@ -40,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         name = scene_name(args.seed, i)
         if args.skip_existing and (out / "labels" / f"{name}.json").exists():
             continue
-        write_scene(out, name, generate_scene(args.seed, i, width, height))
-    (out / READY_FILE).write_text(f"seed={args.seed} start={args.start} count={args.count}\n")
+        write_scene(out, name, generate_scene(args.seed, i, width, height, args.lean_rate))
+    (out / READY_FILE).write_text(
+        f"seed={args.seed} start={args.start} count={args.count} lean_rate={args.lean_rate}\n"
+    )
     return 0
 
 

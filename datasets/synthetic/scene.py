@@ -109,12 +109,17 @@ def sample_camera(
 
 
 def spawn_dice(
-    rng: np.random.Generator, world: World, tray: Tray, dice: list[tuple[float, float, int]]
+    rng: np.random.Generator,
+    world: World,
+    tray: Tray,
+    dice: list[tuple[float, float, int]],
+    lean_rate: float = P_LEAN,
 ) -> dict[str, Any]:
     """Place and throw the dice; returns what was arranged (for the sidecar).
 
     Thrown box-shaped dice almost never end up leaning, and rarely leave a tray, yet
-    the reader must learn both. So with probability :data:`P_LEAN` one die starts
+    the reader must learn both. So with probability ``lean_rate`` (default
+    :data:`P_LEAN`; a cocked-rich training batch raises it) one die starts
     leaning on a wall or on a helper die (see :func:`~datasets.synthetic.world.lean_pose`)
     and with :data:`P_OFF_TRAY` one starts just outside the walls; physics then decides
     where everything really rests, and the labels come from the rested poses only.
@@ -125,7 +130,7 @@ def spawn_dice(
     n = len(dice)
     special = list(range(n))
     rng.shuffle(special)
-    lean_i = special.pop() if n and rng.random() < P_LEAN else None
+    lean_i = special.pop() if n and rng.random() < lean_rate else None
     off_i = special.pop() if special and rng.random() < P_OFF_TRAY else None
     side = rng.choice([-1.0, 1.0])
     for i, (size, chamfer, tex) in enumerate(dice):
@@ -223,13 +228,13 @@ def furnish(
     return [(sizes[k], chamfers[k], die_tex[k]) for k in picks]
 
 
-def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path) -> Scene:
+def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path, lean_rate: float = P_LEAN) -> Scene:
     """Generate one scene from ``rng`` (textures are written to ``workdir`` for pybullet)."""
     tray, (floor_kind, floor_rgb), (wall_kind, wall_rgb) = sample_tray(rng)
     n, styles, sizes = dice_specs(rng)
     with World(tray) as world:
         specs = furnish(rng, world, workdir, (floor_kind, floor_rgb), (wall_kind, wall_rgb), (n, styles, sizes))
-        spawn = spawn_dice(rng, world, tray, specs)
+        spawn = spawn_dice(rng, world, tray, specs, lean_rate)
         sim_s = world.settle()
         poses = world.poses()
         touching = [world.touching(pz.body) for pz in poses]
@@ -278,10 +283,10 @@ def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path
     return Scene(bgr, [d.box for d in labels], sidecar)
 
 
-def generate_scene(seed: int, index: int, width: int = 640, height: int = 480) -> Scene:
+def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, lean_rate: float = P_LEAN) -> Scene:
     """The scene number ``index`` of the run ``seed`` (a pure function of its arguments)."""
     rng = np.random.default_rng([seed, index])
     with tempfile.TemporaryDirectory(prefix="farklecam-synth-") as tmp:
-        scene = build_scene(rng, width, height, Path(tmp))
-    scene.sidecar.update(seed=seed, index=index)
+        scene = build_scene(rng, width, height, Path(tmp), lean_rate)
+    scene.sidecar.update(seed=seed, index=index, lean_rate=lean_rate)
     return scene

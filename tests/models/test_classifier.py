@@ -13,11 +13,14 @@ cv2 = pytest.importorskip("cv2")
 from datasets.training_sets import Frame  # noqa: E402
 from models.classifier import (  # noqa: E402
     BANK_SIZE,
+    CLASSIFIER_NAMES,
     ClassifierConfig,
     FaceNet,
     build_bank,
+    false_alarms,
     jitter_boxes,
     match_detections,
+    negative_boxes,
 )
 
 
@@ -52,14 +55,54 @@ def test_bank_counts_copies_per_source_and_cocked(tmp_path: Path) -> None:
     cv2.imwrite(str(path), image)
     boxes = np.array([[20, 20, 60, 60], [90, 30, 130, 70]], np.float32)
     frame = Frame("synthetic", path, np.array([3, 6]), boxes, (160, 120))
-    config = ClassifierConfig(synth_jitters=2, cocked_jitters=5)
+    config = ClassifierConfig(synth_jitters=2, cocked_jitters=5, background_boxes=0)
     bank = build_bank([frame], config, detected={path: boxes + 2})
     assert bank.crops.shape == (2 + 5, BANK_SIZE, BANK_SIZE, 3)
     assert bank.counts() == {"synthetic": {"4": 2, "cocked": 5}}
     assert len(build_bank([frame], config, jitter=False).labels) == 2
 
 
+def test_false_alarms_are_detections_touching_no_labelled_die() -> None:
+    labelled = np.array([[100, 100, 140, 140]], np.float32)
+    detected = np.array(
+        [
+            [101, 99, 141, 139],  # the die itself
+            [135, 100, 175, 140],  # half on the die: ambiguous, not an alarm
+            [145, 100, 185, 140],  # within a quarter side of the die: ambiguous too
+            [300, 300, 340, 340],  # far from every die
+        ],
+        np.float32,
+    )
+    assert false_alarms(labelled, detected, (640, 480)).tolist() == [False, False, False, True]
+    # With no labelled die every detection is an alarm.
+    assert false_alarms(np.zeros((0, 4), np.float32), detected, (640, 480)).all()
+
+
+def test_background_patches_are_die_sized_and_clear_of_dice() -> None:
+    labelled = np.array([[100, 100, 140, 140], [200, 50, 240, 90]], np.float32)
+    rng = np.random.default_rng(0)
+    alarms, patches = negative_boxes(labelled, np.zeros((0, 4), np.float32), (320, 240), rng, background=5)
+    assert len(alarms) == 0 and len(patches) == 5
+    np.testing.assert_allclose(patches[:, 2] - patches[:, 0], 40)
+    assert false_alarms(labelled, patches, (320, 240)).all()
+    assert (patches[:, :2] >= 0).all() and (patches[:, 2] <= 320).all() and (patches[:, 3] <= 240).all()
+
+
+def test_bank_adds_false_alarms_and_background_as_not_die(tmp_path: Path) -> None:
+    image = np.full((240, 320, 3), 90, np.uint8)
+    path = tmp_path / "scene.png"
+    cv2.imwrite(str(path), image)
+    boxes = np.array([[20, 20, 60, 60]], np.float32)
+    frame = Frame("byler_d6", path, np.array([0]), boxes, (320, 240))
+    detected = np.array([[21, 20, 61, 60], [250, 150, 290, 190]], np.float32)
+    config = ClassifierConfig(real_jitters=2, negative_jitters=3, background_boxes=1)
+    bank = build_bank([frame], config, detected={path: detected})
+    assert bank.counts() == {"byler_d6": {"1": 2, "not_die": 3 + 1}}
+    # An evaluation bank holds the labelled dice only.
+    assert build_bank([frame], config, jitter=False, detected={path: detected}).counts() == {"byler_d6": {"1": 1}}
+
+
 def test_facenet_shapes() -> None:
     model = FaceNet().eval()
     with torch.no_grad():
-        assert model(torch.zeros(3, 3, 64, 64)).shape == (3, 7)
+        assert model(torch.zeros(3, 3, 64, 64)).shape == (3, len(CLASSIFIER_NAMES))

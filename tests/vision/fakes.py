@@ -50,10 +50,13 @@ def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64) -> Path:
     return _save(graph, path, {"imgsz": f"[{imgsz}, {imgsz}]", "names": repr(names), "task": "detect"})
 
 
-def make_classifier(path: Path, weights: np.ndarray | None = None, batch: int | str = "n") -> Path:
+def make_classifier(
+    path: Path, weights: np.ndarray | None = None, batch: int | str = "n", not_die: bool = False
+) -> Path:
     """A "classifier": logits = mean RGB of the crop @ weights (3, 7) x 20.
 
     With the default weights a bright red crop reads "1", green "2", blue "3", black "cocked".
+    With ``not_die`` an eighth class, "not_die", wins on black crops instead (cocked second).
     """
     from onnx import TensorProto, helper, numpy_helper
 
@@ -68,6 +71,12 @@ def make_classifier(path: Path, weights: np.ndarray | None = None, batch: int | 
         )
     weights = np.asarray(weights, np.float32) * 20.0
     bias = np.array([0, 0, 0, 0, 0, 0, 0.2 * 20], np.float32)
+    names_list = ["1", "2", "3", "4", "5", "6", "cocked"]
+    if not_die:
+        weights = np.concatenate([weights, np.full((3, 1), -20.0, np.float32)], axis=1)
+        bias = np.append(bias, 0.3 * 20).astype(np.float32)
+        names_list.append("not_die")
+    k = len(names_list)
     nodes = [
         helper.make_node("ReduceMean", ["crops"], ["mean"], axes=[2, 3], keepdims=0),
         helper.make_node("MatMul", ["mean", "w"], ["mm"]),
@@ -77,10 +86,10 @@ def make_classifier(path: Path, weights: np.ndarray | None = None, batch: int | 
         nodes,
         "fake_classifier",
         [helper.make_tensor_value_info("crops", TensorProto.FLOAT, [batch, 3, 64, 64])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 7])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, k])],
         initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")],
     )
-    names = json.dumps(["1", "2", "3", "4", "5", "6", "cocked"])
+    names = json.dumps(names_list)
     return _save(graph, path, {"names": names, "crop_size": "64", "crop_context": "0.15"})
 
 

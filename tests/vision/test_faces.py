@@ -38,6 +38,21 @@ def test_classify(tmp_path: Path, onnx_available: None, batch: int | str) -> Non
     assert len(classifier(frame, np.empty((0, 4), np.float32)).face) == 0
 
 
+def test_not_die_class(tmp_path: Path, onnx_available: None) -> None:
+    classifier = FaceClassifier(make_classifier(tmp_path / "c.onnx", not_die=True))
+    frame, boxes = _frame()
+    scores = classifier(frame, boxes)
+    assert scores.not_die.tolist() == [False, False, True]
+    assert scores.not_die_prob is not None and scores.not_die_prob[2] > 0.5
+    # The face stays the best *die* class, with its own (unrenormalised) probability.
+    assert scores.face.tolist() == [1, 2, 0] and scores.confidence[2] < 0.5
+    kept = scores[~scores.not_die]
+    assert kept.face.tolist() == [1, 2] and kept.not_die_prob is not None and len(kept.not_die_prob) == 2
+    # A model without the class vetoes nothing.
+    plain = FaceClassifier(make_classifier(tmp_path / "p.onnx"))(frame, boxes)
+    assert plain.not_die_prob is None and not plain.not_die.any()
+
+
 def test_bad_class_names(tmp_path: Path, onnx_available: None) -> None:
     import onnx
 

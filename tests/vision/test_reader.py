@@ -92,13 +92,14 @@ class ScriptedClassifier:
     """Returns fixed face probabilities for every call (the classifier seam)."""
 
     def __init__(self, probs: list[list[float]]) -> None:
-        self.probs = np.array(probs, np.float32)  # (n, 7): faces 1-6 then cocked
+        self.probs = np.array(probs, np.float32)  # (n, 7 or 8): faces 1-6, cocked, [not_die]
 
     def __call__(self, frame: np.ndarray, xyxy: np.ndarray) -> FaceScores:
         p = self.probs[: len(xyxy)]
-        best = p.argmax(axis=1)
+        best = p[:, :7].argmax(axis=1)
         face = np.where(best < 6, best + 1, 0)
-        return FaceScores(face, best == 6, p.max(axis=1), p[:, :6], p[:, 6])
+        not_die = p[:, 7] if p.shape[1] > 7 else None
+        return FaceScores(face, best == 6, p[:, :7].max(axis=1), p[:, :6], p[:, 6], not_die)
 
 
 def _pip_scene() -> tuple[np.ndarray, Reading]:
@@ -114,6 +115,26 @@ def _pip_scene() -> tuple[np.ndarray, Reading]:
         image_size=(400, 200),
     )
     return frame, found
+
+
+def test_detections_read_as_not_a_die_are_dropped() -> None:
+    frame, found = _pip_scene()
+    probs = [
+        [0, 0, 0.9, 0, 0, 0, 0, 0.1],
+        [0, 0, 0, 0, 0.3, 0, 0, 0.7],  # a hole in the tray, say: no die
+        [0, 0.8, 0, 0, 0, 0, 0, 0.2],
+    ]
+    config = ReaderConfig(auto_tray=False)
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=config)
+    r = reader.read(frame)
+    assert r.face.tolist() == [3, 2]
+    np.testing.assert_allclose(r.xyxy, found.xyxy[[0, 2]])
+    kept_all = DiceReader(
+        detector=lambda _f: found,
+        classifier=ScriptedClassifier(probs),
+        config=ReaderConfig(auto_tray=False, drop_not_die=False),
+    ).read(frame)
+    assert kept_all.face.tolist() == [3, 5, 2]
 
 
 def test_pips_second_opinion() -> None:
