@@ -135,3 +135,17 @@ def test_cli_writes_the_layout_and_resumes(tmp_path: Path) -> None:
 def test_cli_rejects_a_bad_size(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["--out", str(tmp_path), "--count", "1", "--size", "big"])
+
+
+@pytest.mark.parametrize("rate", ["-0.1", "1.5", "often"])
+def test_cli_rejects_a_bad_lean_rate(tmp_path: Path, rate: str) -> None:
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path), "--count", "1", "--lean-rate", rate])
+
+
+def test_lean_rate_one_places_a_leaning_die_in_every_scene() -> None:
+    for index in range(4):
+        scene = generate_scene(8, index, W, H, lean_rate=1.0)
+        assert scene.sidecar["spawn"]["lean"] in ("wall", "die")
+        assert scene.sidecar["lean_rate"] == 1.0
+    assert generate_scene(8, 0, W, H, lean_rate=0.0).sidecar["spawn"]["lean"] is None

@@ -60,6 +60,20 @@ def test_cli_json(tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFi
     assert cv2.imread(m["confusion_png"]) is not None
 
 
+def test_cli_writes_error_cases(tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _folder(tmp_path / "set")
+    errors = tmp_path / "errors"
+    assert main([str(root), "--models", str(fake_model_dir), "--errors", str(errors)]) == 0
+    capsys.readouterr()
+    folder = errors / root.resolve().name
+    lines = [json.loads(line) for line in (folder / "errors.jsonl").read_text().splitlines()]
+    # Only b.png is wrong: its first die is labelled 5 and read as 1.
+    assert [Path(line["image"]).name for line in lines] == ["b.png"]
+    (error,) = lines[0]["errors"]
+    assert error["kind"] == "wrong" and error["label"] == "5" and error["read"] == "1"
+    assert cv2.imread(str(folder / "b.jpg")) is not None and not (folder / "a.jpg").exists()
+
+
 def test_cli_table(tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = _folder(tmp_path / "one"), _folder(tmp_path / "two")
     assert main([str(a), str(b), "--models", str(fake_model_dir), "--confusion-png", str(tmp_path / "c.png")]) == 0
