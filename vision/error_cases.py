@@ -19,7 +19,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.metrics import COCKED_CLASS, ImageLabels, match_by_centre, predicted_classes
+from vision.metrics import COCKED_CLASS, ImageLabels, match_scored, predicted_classes
 from vision.overlay import STATUS_COLORS, BoxAnnotator, Scene, draw_label
 from vision.reading import Reading
 
@@ -38,11 +38,14 @@ def _side(xyxy: np.ndarray) -> float:
 
 
 def describe_errors(reading: Reading, labels: ImageLabels) -> list[dict[str, Any]]:
-    """Every disagreement between a reading and its labels: ``missed``, ``extra`` and ``wrong`` entries."""
-    pairs = match_by_centre(reading.xyxy, labels.xyxy)
+    """Every disagreement between a reading and its labels: ``missed``, ``extra`` and ``wrong`` entries.
+
+    Occluded dice are set aside as the metrics do (:func:`vision.metrics.match_scored`).
+    """
+    scored = match_scored(reading, labels)
     pred_cls = predicted_classes(reading)
     errors: list[dict[str, Any]] = []
-    for i, j in pairs:
+    for i, j in scored.pairs:
         truth, read = int(labels.classes[j]), int(pred_cls[i])
         if truth != read:
             errors.append(
@@ -56,9 +59,9 @@ def describe_errors(reading: Reading, labels: ImageLabels) -> list[dict[str, Any
                     "side_px": round(_side(reading.xyxy[i]), 1),
                 }
             )
-    matched_pred = {i for i, _ in pairs}
-    matched_label = {j for _, j in pairs}
-    for j in range(len(labels.classes)):
+    matched_pred = {i for i, _ in scored.pairs}
+    matched_label = {j for _, j in scored.pairs}
+    for j in scored.labels:
         if j not in matched_label:
             box = labels.xyxy[j]
             errors.append(
@@ -69,7 +72,7 @@ def describe_errors(reading: Reading, labels: ImageLabels) -> list[dict[str, Any
                     "side_px": round(_side(box), 1),
                 }
             )
-    for i in range(len(reading)):
+    for i in scored.predictions:
         if i not in matched_pred:
             errors.append(
                 {

@@ -10,8 +10,12 @@ precision where labelled, median read latency, and a 7x7 confusion matrix (as
 text, and as a PNG with ``--confusion-png``).
 
 A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
-writes) adds each die's ``status`` (for off-tray metrics) and the ``tray``
-corners, which are then used as the calibrated tray for that image.
+writes) adds each die's ``status`` (for off-tray metrics), whether it is
+``occluded`` (under half of it visible, or half out of the frame), and the
+``tray`` corners, which are then used as the calibrated tray for that image.
+Occluded dice are scored like PASCAL VOC's "difficult" objects: finding one is
+no error and missing one is no miss (``--count-occluded`` scores them as any
+other die); the ``ignored`` column says how many there were.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ _COLUMNS = (
     ("ok_accuracy", "ok acc", "{:.4f}"),
     ("uncertain_rate", "unsure", "{:.3f}"),
     ("recall", "recall", "{:.4f}"),
+    ("ignored", "ignored", "{}"),
     ("precision", "precision", "{:.4f}"),
     ("cocked_recall", "cocked R", "{:.3f}"),
     ("cocked_precision", "cocked P", "{:.3f}"),
@@ -86,9 +91,10 @@ def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
         if len(dice) != len(boxes):
             raise ValueError(f"{sidecar_path}: {len(dice)} dice but {len(boxes)} label lines")
         off_tray = np.array([d.get("status") == "off_tray" for d in dice], bool)
+        occluded = np.array([bool(d.get("occluded", False)) for d in dice], bool)
     tray = sidecar.get("tray")
     tray_arr = np.asarray(tray, np.float32).reshape(-1, 2) if tray else None
-    return ImageLabels(xyxy, classes, off_tray, tray_arr)
+    return ImageLabels(xyxy, classes, off_tray, tray_arr, occluded if isinstance(dice, list) else None)
 
 
 def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[npt.NDArray[np.uint8]], Reading]:
@@ -112,6 +118,7 @@ def evaluate_folder(
     sidecar_tray: bool = True,
     oracle: bool = False,
     errors: ErrorCases | None = None,
+    count_occluded: bool = False,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -122,6 +129,7 @@ def evaluate_folder(
         sidecar_tray: use a sidecar's tray corners as the calibrated tray of its image.
         oracle: use the labelled boxes instead of the detector (needs whole-die boxes).
         errors: where to write the images not read exactly (none when None).
+        count_occluded: score dice the sidecar marks occluded like any other.
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -133,6 +141,8 @@ def evaluate_folder(
         try:
             frame = load_image(path)
             labels = load_labels(path, frame.shape[1], frame.shape[0])
+            if count_occluded:
+                labels = dataclasses.replace(labels, occluded=None)
         except (ImageError, ValueError) as exc:
             problems.append(str(exc))
             continue
@@ -186,6 +196,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
     )
     parser.add_argument(
+        "--count-occluded",
+        action="store_true",
+        help="score dice a sidecar marks occluded like any other (default: ignored, as VOC's 'difficult')",
+    )
+    parser.add_argument(
         "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
     )
     return parser.parse_args(argv)
@@ -213,7 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for folder in args.dirs:
         errors = ErrorCases(args.errors / folder.resolve().name) if args.errors else None
         stats, problems = evaluate_folder(
-            reader, folder, args.limit, sidecar_tray=not args.no_tray, oracle=args.oracle_boxes, errors=errors
+            reader,
+            folder,
+            args.limit,
+            sidecar_tray=not args.no_tray,
+            oracle=args.oracle_boxes,
+            errors=errors,
+            count_occluded=args.count_occluded,
         )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")

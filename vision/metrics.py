@@ -22,8 +22,10 @@ __all__ = [
     "COCKED_CLASS",
     "FolderStats",
     "ImageLabels",
+    "ScoredMatch",
     "centre_overlap",
     "match_by_centre",
+    "match_scored",
     "predicted_classes",
     "ratio",
 ]
@@ -101,12 +103,47 @@ class ImageLabels:
         classes: class ids, shape (m,): face - 1, or 6 for cocked.
         off_tray: whether each die is labelled off the tray, shape (m,); None when unknown.
         tray: labelled tray corners in pixels, shape (k, 2), or None.
+        occluded: dice too hidden or cut off to be read, shape (m,), scored like PASCAL
+            VOC's "difficult" objects (see :func:`match_scored`); None when unknown.
     """
 
     xyxy: npt.NDArray[np.float32]
     classes: npt.NDArray[np.int64]
     off_tray: npt.NDArray[np.bool_] | None = None
     tray: npt.NDArray[np.float32] | None = None
+    occluded: npt.NDArray[np.bool_] | None = None
+
+
+@dataclass(frozen=True)
+class ScoredMatch:
+    """A reading matched to its labels, with occluded dice set aside.
+
+    Attributes:
+        pairs: ``(prediction, label)`` pairs that count, both sides not ignored.
+        labels: indices of the labels that count.
+        predictions: indices of the predictions that count (those matched to an
+            occluded die are neither right nor wrong, and are left out).
+        ignored: how many labelled dice were set aside as occluded.
+    """
+
+    pairs: list[tuple[int, int]]
+    labels: list[int]
+    predictions: list[int]
+    ignored: int
+
+
+def match_scored(reading: Reading, labels: ImageLabels) -> ScoredMatch:
+    """Match by centre, then set occluded dice aside: finding one is no error, missing one no miss."""
+    pairs = match_by_centre(reading.xyxy, labels.xyxy)
+    m = len(labels.classes)
+    occluded = labels.occluded if labels.occluded is not None else np.zeros(m, bool)
+    ignored_preds = {i for i, j in pairs if occluded[j]}
+    return ScoredMatch(
+        pairs=[(i, j) for i, j in pairs if not occluded[j]],
+        labels=[j for j in range(m) if not occluded[j]],
+        predictions=[i for i in range(len(reading)) if i not in ignored_preds],
+        ignored=int(occluded.sum()),
+    )
 
 
 def ratio(num: int, den: int) -> float | None:
@@ -130,6 +167,7 @@ _COUNTS = (
     "ok_matched",
     "ok_correct",
     "uncertain",
+    "ignored",
 )
 
 
@@ -152,16 +190,17 @@ class FolderStats:
     ok_matched: int = 0
     ok_correct: int = 0
     uncertain: int = 0
+    ignored: int = 0
     off_labelled: bool = False
     latencies_ms: list[float] = field(default_factory=list)
     confusion: ConfusionMatrix = field(default_factory=ConfusionMatrix)
 
     def add(self, reading: Reading, labels: ImageLabels, latency_ms: float | None = None) -> bool:
         """Score one image; returns whether it was read exactly (every die found and read right)."""
-        pairs = match_by_centre(reading.xyxy, labels.xyxy)
+        scored = match_scored(reading, labels)
         pred_cls = predicted_classes(reading)
         right = 0
-        for i, j in pairs:
+        for i, j in scored.pairs:
             truth = int(labels.classes[j])
             self.confusion.add(truth, int(pred_cls[i]))
             right += int(pred_cls[i] == truth)
@@ -169,25 +208,27 @@ class FolderStats:
                 self.ok_matched += 1
                 self.ok_correct += int(pred_cls[i] == truth)
             self.uncertain += int(reading.status[i] == DieStatus.UNCERTAIN)
-        n, m = len(reading), len(labels.classes)
-        exact = right == m and n == m and len(pairs) == m
+        n, m, matched = len(scored.predictions), len(scored.labels), len(scored.pairs)
+        exact = right == m and n == m and matched == m
         self.images += 1
         self.exact += int(exact)
         self.labels += m
         self.predictions += n
-        self.matched += len(pairs)
+        self.matched += matched
         self.face_correct += right
+        self.ignored += scored.ignored
+        preds, labelled = np.array(scored.predictions, np.int64), np.array(scored.labels, np.int64)
         p_cocked = pred_cls == COCKED_CLASS
         g_cocked = labels.classes == COCKED_CLASS
-        self.cocked_preds += int(p_cocked.sum())
-        self.cocked_labels += int(g_cocked.sum())
-        self.cocked_tp += sum(1 for i, j in pairs if p_cocked[i] and g_cocked[j])
+        self.cocked_preds += int(p_cocked[preds].sum())
+        self.cocked_labels += int(g_cocked[labelled].sum())
+        self.cocked_tp += sum(1 for i, j in scored.pairs if p_cocked[i] and g_cocked[j])
         if labels.off_tray is not None:
             self.off_labelled = True
             p_off = reading.status == DieStatus.OFF_TRAY
-            self.off_preds += int(p_off.sum())
-            self.off_labels += int(labels.off_tray.sum())
-            self.off_tp += sum(1 for i, j in pairs if p_off[i] and labels.off_tray[j])
+            self.off_preds += int(p_off[preds].sum())
+            self.off_labels += int(labels.off_tray[labelled].sum())
+            self.off_tp += sum(1 for i, j in scored.pairs if p_off[i] and labels.off_tray[j])
         if latency_ms is not None:
             self.latencies_ms.append(latency_ms)
         return exact
@@ -202,6 +243,7 @@ class FolderStats:
             "ok_accuracy": ratio(self.ok_correct, self.ok_matched),
             "uncertain_rate": ratio(self.uncertain, self.matched),
             "recall": ratio(self.matched, self.labels),
+            "ignored": self.ignored,
             "precision": ratio(self.matched, self.predictions),
             "cocked_recall": ratio(self.cocked_tp, self.cocked_labels),
             "cocked_precision": ratio(self.cocked_tp, self.cocked_preds),

@@ -85,3 +85,22 @@ def test_merge() -> None:
     b.add(reading(box.tolist(), [2], ["ok"]), ImageLabels(box, np.array([0])), 7.0)
     a.merge(b)
     assert a.images == 2 and a.face_correct == 1 and a.confusion.counts.sum() == 2 and len(a.latencies_ms) == 2
+
+
+def test_occluded_dice_are_neither_errors_nor_misses() -> None:
+    labels = ImageLabels(
+        xyxy=np.array([[0, 0, 20, 20], [50, 0, 70, 20], [100, 0, 120, 20]], np.float32),
+        classes=np.array([0, 1, 2]),
+        occluded=np.array([False, True, True]),
+    )
+    # The visible die read right; one occluded die found and misread, the other missed.
+    r = reading([[0, 0, 20, 20], [50, 0, 70, 20]], [1, 6], ["ok", "ok"])
+    stats = FolderStats()
+    assert stats.add(r, labels)
+    m = stats.metrics()
+    assert (m["dice"], m["ignored"], m["recall"], m["precision"], m["face_accuracy"]) == (1, 2, 1.0, 1.0, 1.0)
+    assert stats.confusion.to_dict()["counts"][1][5] == 0
+    # Counted like any other die, the same reading is wrong twice over.
+    plain = FolderStats()
+    assert not plain.add(r, ImageLabels(labels.xyxy, labels.classes))
+    assert plain.metrics()["recall"] == pytest.approx(2 / 3) and plain.metrics()["face_accuracy"] == 0.5
