@@ -46,12 +46,12 @@ __all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main
 _COLUMNS = (
     ("images", "images", "{}"),
     ("dice", "dice", "{}"),
+    ("ignored", "ignored", "{}"),
     ("face_accuracy", "face acc", "{:.4f}"),
     ("exact_accuracy", "exact", "{:.4f}"),
     ("ok_accuracy", "ok acc", "{:.4f}"),
     ("uncertain_rate", "unsure", "{:.3f}"),
     ("recall", "recall", "{:.4f}"),
-    ("ignored", "ignored", "{}"),
     ("precision", "precision", "{:.4f}"),
     ("cocked_recall", "cocked R", "{:.3f}"),
     ("cocked_precision", "cocked P", "{:.3f}"),
@@ -191,6 +191,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--limit", type=int, default=None, help="read at most this many images per folder")
     parser.add_argument("--pips", choices=("on", "off"), default=None, help="force the pip second opinion")
+    parser.add_argument("--views", type=int, choices=(1, 2, 4, 8), default=None, help="classifier views per die")
     parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
     parser.add_argument(
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
@@ -212,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = ReaderConfig()
     if args.pips is not None:
         config = dataclasses.replace(config, use_pips=args.pips == "on")
+    if args.views is not None:
+        config = dataclasses.replace(config, face_views=args.views)
     missing = [str(d) for d in args.dirs if not d.is_dir()]
     if missing:
         sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")

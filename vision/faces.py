@@ -99,6 +99,21 @@ def _class_faces(names: list[str], path: Path) -> npt.NDArray[np.int64]:
     return np.asarray(faces, dtype=np.int64)
 
 
+def _quarter_turns(tensor: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.float32]:
+    """View ``k`` of 4: the crops (n, 3, s, s) turned by k quarter turns."""
+    return np.ascontiguousarray(np.rot90(tensor, k, axes=(2, 3)))
+
+
+def _turns_and_mirrors(tensor: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.float32]:
+    """View ``k`` of 8: the four quarter turns, then the same mirrored."""
+    turned = _quarter_turns(tensor, k % 4)
+    return np.ascontiguousarray(turned[..., ::-1]) if k >= 4 else turned
+
+
+#: Test-time views per setting of ``views``.
+_VIEWS = {1: _quarter_turns, 2: _quarter_turns, 4: _quarter_turns, 8: _turns_and_mirrors}
+
+
 class FaceClassifier:
     """Reads the top face of each die from the frame and its boxes.
 
@@ -107,7 +122,10 @@ class FaceClassifier:
         >>> scores = classifier(frame, reading.xyxy)
     """
 
-    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
+    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None, views: int = 1) -> None:
+        if views not in _VIEWS:
+            raise ValueError(f"views must be one of {sorted(_VIEWS)}, but got {views!r}")
+        self.views = views
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
         meta = self.model.metadata
         names = meta.get("names", ["1", "2", "3", "4", "5", "6", COCKED_NAME])
@@ -124,24 +142,34 @@ class FaceClassifier:
         """The classifier's crops of each box, (n, s, s, 3) BGR uint8."""
         return extract_crops(frame, xyxy, self.crop_size, self.crop_context)
 
-    def classify_crops(self, crops: npt.NDArray[np.uint8]) -> FaceScores:
-        """Classify ready-cut crops of shape (n, s, s, 3), BGR uint8."""
-        n = len(crops)
+    def _logits(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        n = len(tensor)
         if n == 0:
             logits = np.empty((0, len(self.names)), np.float32)
+        elif self.batch is None:
+            logits = self.model.run(tensor)[0]
         else:
-            tensor = crops_to_tensor(crops)
-            if self.batch is None:
-                logits = self.model.run(tensor)[0]
-            else:
-                step = self.batch
-                logits = np.concatenate([self.model.run(tensor[i : i + step])[0] for i in range(0, n, step)])
+            step = self.batch
+            logits = np.concatenate([self.model.run(tensor[i : i + step])[0] for i in range(0, n, step)])
         if logits.ndim != 2 or logits.shape != (n, len(self.names)):
             raise ModelLoadError(
                 f"ONNX model {self.model.path} returned logits of shape {logits.shape}; "
                 f"expected ({n}, {len(self.names)})"
             )
-        probs = softmax(logits.astype(np.float32))
+        return np.asarray(logits, np.float32)
+
+    def classify_crops(self, crops: npt.NDArray[np.uint8]) -> FaceScores:
+        """Classify ready-cut crops of shape (n, s, s, 3), BGR uint8.
+
+        With ``views`` > 1 each crop is also classified turned by quarter turns (and
+        mirrored, for 8 views) and the probabilities averaged: a die's face reads the
+        same in every view, while a highlight or a neighbour's pip misleads only some.
+        """
+        n = len(crops)
+        tensor = crops_to_tensor(crops)
+        views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
+        probs = softmax(self._logits(np.concatenate(views)))
+        probs = probs.reshape(len(views), n, len(self.names)).mean(axis=0)
         is_die = self.class_faces != _NOT_DIE_FACE
         # The best *die* class: a crop the reader keeps is read as a die even when "not_die"
         # came close; its confidence stays the unrenormalised probability, so a crop that

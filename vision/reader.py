@@ -81,6 +81,9 @@ class ReaderConfig:
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
+        face_views: views of each crop the classifier averages (1, 2, 4 or 8; see
+            :meth:`vision.faces.FaceClassifier.classify_crops`): more read better and cost
+            a classifier run each.
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
     """
@@ -96,6 +99,7 @@ class ReaderConfig:
     aruco: bool = False
     threads: int | None = None
     drop_not_die: bool = True
+    face_views: int = 1
 
     def __post_init__(self) -> None:
         for name in (
@@ -109,6 +113,8 @@ class ReaderConfig:
             value = getattr(self, name)
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, but got {value!r}")
+        if self.face_views not in (1, 2, 4, 8):
+            raise ValueError(f"face_views must be 1, 2, 4 or 8, but got {self.face_views!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
 
@@ -163,7 +169,7 @@ class DiceReader:
             root / DETECTOR_FILE, conf=cfg.det_conf, iou=cfg.det_iou, threads=cfg.threads
         )
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
-            classifier or FaceClassifier(root / CLASSIFIER_FILE, threads=cfg.threads)
+            classifier or FaceClassifier(root / CLASSIFIER_FILE, threads=cfg.threads, views=cfg.face_views)
         )
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
 

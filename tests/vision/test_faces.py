@@ -64,3 +64,30 @@ def test_bad_class_names(tmp_path: Path, onnx_available: None) -> None:
     onnx.save(model, str(path))
     with pytest.raises(ModelLoadError, match="'one'"):
         FaceClassifier(path)
+
+
+@pytest.mark.parametrize("views", [2, 4, 8])
+def test_views_average_turned_crops(tmp_path: Path, onnx_available: None, views: int) -> None:
+    path = make_classifier(tmp_path / "c.onnx")
+    frame, boxes = _frame()
+    # Half a crop red, half green: each quarter turn moves the colours but not the mean,
+    # so the fake (which reads the mean colour) agrees in every view.
+    frame[:, 0:50] = (0, 255, 0)
+    one, many = FaceClassifier(path)(frame, boxes), FaceClassifier(path, views=views)(frame, boxes)
+    np.testing.assert_allclose(many.face_probs, one.face_probs, atol=1e-5)
+    assert len(FaceClassifier(path, views=views)(frame, np.empty((0, 4), np.float32)).face) == 0
+
+
+def test_views_must_be_a_known_count(tmp_path: Path, onnx_available: None) -> None:
+    with pytest.raises(ValueError, match="views"):
+        FaceClassifier(make_classifier(tmp_path / "c.onnx"), views=3)
+
+
+def test_eight_views_are_the_eight_symmetries_of_a_square() -> None:
+    from vision.faces import _VIEWS
+
+    crop = np.arange(2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 3, 4, 4)  # no symmetry at all
+    views = [_VIEWS[8](crop, k) for k in range(8)]
+    np.testing.assert_array_equal(views[0], crop)
+    assert len({v.tobytes() for v in views}) == 8
+    assert all(v.shape == crop.shape and v.flags.c_contiguous for v in views)
