@@ -14,6 +14,7 @@ reader drops the box.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,21 @@ class FaceScores:
             return np.zeros(len(self.face), bool)
         best_die = np.maximum(self.face_probs.max(axis=1, initial=0.0), self.cocked_prob)
         return np.asarray(self.not_die_prob > best_die, dtype=bool)
+
+    def flat(self, mask: npt.NDArray[np.bool_]) -> FaceScores:
+        """The same scores with the dice in ``mask`` read as lying flat: their best face, never cocked.
+
+        For dice the classifier calls cocked where nothing could hold them tilted
+        (:mod:`vision.support`); the confidence is that face's own probability, so a
+        die the classifier really doubts still reads as uncertain.
+        """
+        mask = np.asarray(mask, bool) & self.cocked
+        if not mask.any():
+            return self
+        face, confidence = self.face.copy(), self.confidence.copy()
+        face[mask] = self.face_probs[mask].argmax(axis=1) + 1
+        confidence[mask] = self.face_probs[mask].max(axis=1)
+        return dataclasses.replace(self, face=face, cocked=self.cocked & ~mask, confidence=confidence)
 
     def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> FaceScores:
         """The scores of some crops (a boolean mask or indices), to follow a filtered reading."""

@@ -32,6 +32,7 @@ from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
 from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reading import DieStatus, Reading
+from vision.support import may_lean
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
 
@@ -84,6 +85,9 @@ class ReaderConfig:
         face_views: views of each crop the classifier averages (1, 2, 4 or 8; see
             :meth:`vision.faces.FaceClassifier.classify_crops`): more read better and cost
             a classifier run each.
+        cocked_needs_support: let a die be cocked only where something could hold it
+            tilted (another die, the tray's wall, the picture's edge; see
+            :mod:`vision.support`); elsewhere it reads as its best face.
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
     """
@@ -100,6 +104,7 @@ class ReaderConfig:
     threads: int | None = None
     drop_not_die: bool = True
     face_views: int = 1
+    cocked_needs_support: bool = True
 
     def __post_init__(self) -> None:
         for name in (
@@ -236,6 +241,8 @@ class DiceReader:
                 found, scores = found[keep], scores[keep]
         tray = self.find_tray(frame, found.xyxy)
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
+        if self.config.cocked_needs_support and scores.cocked.any():
+            scores = scores.flat(~may_lean(found.xyxy, tray, (frame.shape[1], frame.shape[0])))
         face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside)
         return dataclasses.replace(
             found,

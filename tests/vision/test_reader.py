@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 import cv2
@@ -135,6 +137,23 @@ def test_detections_read_as_not_a_die_are_dropped() -> None:
         config=ReaderConfig(auto_tray=False, drop_not_die=False),
     ).read(frame)
     assert kept_all.face.tolist() == [3, 5, 2]
+
+
+def test_a_die_with_nothing_to_lean_on_reads_flat() -> None:
+    frame, found = _pip_scene()  # three dice 70 px apart, no neighbour within reach
+    probs = [
+        [0, 0, 0.3, 0, 0, 0, 0.7],  # "cocked", but nothing holds it: its best face, 3
+        [0, 0, 0, 0, 0.9, 0, 0.1],
+        [0, 0.9, 0, 0, 0, 0, 0.1],
+    ]
+    tray = [[0, 0], [400, 0], [400, 200], [0, 200]]
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray)
+    r = reader.read(frame)
+    assert r.face.tolist() == [3, 5, 2] and not r.data["cocked"].any()
+    assert r.status[0] == DieStatus.UNCERTAIN  # 0.3 is no confident read
+    trusting = dataclasses.replace(reader.config, cocked_needs_support=False)
+    r2 = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, config=trusting)
+    assert r2.read(frame).status[0] == DieStatus.COCKED
 
 
 def test_pips_second_opinion() -> None:
