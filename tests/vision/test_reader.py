@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from pathlib import Path
 
 import cv2
