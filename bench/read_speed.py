@@ -1,6 +1,6 @@
 """How fast is a read? Median and p90 latency of each stage on a 640x480 frame.
 
-    python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N]
+    python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
 
 Stages: the detector (letterbox + ONNX + decode), the face classifier on the
 dice found (crops + ONNX), the tray search, the pip counter, and the whole
@@ -66,17 +66,20 @@ def main() -> int:
     ap.add_argument("--image", type=Path, default=None, help="image to read (default: the first example)")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads (default: auto)")
+    ap.add_argument(
+        "--views", type=int, choices=(1, 2, 4, 8), default=ReaderConfig().face_views, help="classifier views per die"
+    )
     args = ap.parse_args()
 
     frame = frame_640x480(args.image)
-    reader = DiceReader(args.models, config=ReaderConfig(threads=args.threads))
+    reader = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views))
     found = reader.detector(frame)
     boxes = found.xyxy
     if len(boxes) == 0:  # an untrained model finds nothing: time the classifier on six made-up dice
         boxes = np.array([[60 + 90 * i, 200, 110 + 90 * i, 250] for i in range(6)], np.float32)
     stages = [
         ("detector", lambda: reader.detector(frame)),
-        (f"classifier ({len(boxes)} dice)", lambda: reader.classifier(frame, boxes)),
+        (f"classifier ({len(boxes)} dice x {args.views})", lambda: reader.classifier(frame, boxes)),
         ("tray search", lambda: detect_tray(frame, boxes)),
         (f"pip counter ({len(boxes)} dice)", lambda: count_pips_in_boxes(frame, boxes)),
         (f"whole read (pips {'on' if reader.config.use_pips else 'off'})", lambda: reader.read(frame)),
