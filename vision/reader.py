@@ -85,8 +85,8 @@ class ReaderConfig:
         face_views: views of each crop the classifier averages (1, 2, 4 or 8; see
             :meth:`vision.faces.FaceClassifier.classify_crops`): more read better and cost
             a classifier run each.
-        cocked_needs_support: let a die be cocked only where something could hold it
-            tilted (another die, the tray's wall, the picture's edge; see
+        cocked_needs_support: let a die on the tray's floor be cocked only where something
+            could hold it tilted (another die, the tray's wall, the picture's edge; see
             :mod:`vision.support`); elsewhere it reads as its best face.
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
@@ -242,7 +242,9 @@ class DiceReader:
         tray = self.find_tray(frame, found.xyxy)
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
         if self.config.cocked_needs_support and scores.cocked.any():
-            scores = scores.flat(~may_lean(found.xyxy, tray, (frame.shape[1], frame.shape[0])))
+            # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
+            on_floor = inside >= self.config.off_tray_min_inside
+            scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, (frame.shape[1], frame.shape[0])))
         face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside)
         return dataclasses.replace(
             found,

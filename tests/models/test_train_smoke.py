@@ -64,11 +64,11 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
 
     classifier = ort.InferenceSession(str(out / "face_classifier.onnx"), providers=["CPUExecutionProvider"])
     meta = classifier.get_modelmeta().custom_metadata_map
-    assert json.loads(meta["names"]) == ["1", "2", "3", "4", "5", "6", "cocked"]
+    assert json.loads(meta["names"]) == ["1", "2", "3", "4", "5", "6", "cocked", "not_die"]
     assert meta["crop_size"] == "64" and float(meta["crop_context"]) == pytest.approx(0.15)
     for n in (1, 6):
         (logits,) = classifier.run(["logits"], {"crops": np.zeros((n, 3, 64, 64), np.float32)})
-        assert logits.shape == (n, 7)
+        assert logits.shape == (n, len(json.loads(meta["names"])))
 
     record = json.loads((out / "training.json").read_text())
     assert record["detector"]["stages"]["single"]["data"]["images"]["train"]

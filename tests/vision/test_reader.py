@@ -150,6 +150,9 @@ def test_a_die_with_nothing_to_lean_on_reads_flat() -> None:
     r = reader.read(frame)
     assert r.face.tolist() == [3, 5, 2] and not r.data["cocked"].any()
     assert r.status[0] == DieStatus.UNCERTAIN  # 0.3 is no confident read
+    # Off the tray anything may prop a die up: it stays cocked (and off the tray).
+    off = reader.with_tray([[150, 0], [400, 0], [400, 200], [150, 200]]).read(frame)
+    assert off.data["cocked"].tolist() == [True, False, False] and off.status[0] == DieStatus.OFF_TRAY
     trusting = dataclasses.replace(reader.config, cocked_needs_support=False)
     r2 = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, config=trusting)
     assert r2.read(frame).status[0] == DieStatus.COCKED
