@@ -4,6 +4,12 @@ Crops are cut from the *full resolution* frame by :mod:`vision.crops`, the
 same code training used, so the classifier sees the pictures it learned from.
 Class names, crop size and context come from the model's metadata.
 
+A model may carry a ``logit_bias`` (JSON list, one number per class) added to
+its logits: the correction for a class that training over-sampled (cocked dice
+are rare at a table but banked many times over so the network learns them).
+``python -m models.calibrate`` picks it on generated scenes set apart for that
+(see Menon et al., "Long-tail learning via logit adjustment", 2021).
+
 A model may also have a ``not_die`` class: the second stage's veto on the
 detector. A one-class detector at a few hundred pixels mistakes round holes,
 buttons and pip-like specks for dice now and then; the classifier sees the
@@ -15,6 +21,7 @@ reader drops the box.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,7 +145,13 @@ class FaceClassifier:
         >>> scores = classifier(frame, reading.xyxy)
     """
 
-    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None, views: int = 1) -> None:
+    def __init__(
+        self,
+        model: OnnxModel | str | Path,
+        threads: int | None = None,
+        views: int = 1,
+        logit_bias: Sequence[float] | None = None,
+    ) -> None:
         if views not in _VIEWS:
             raise ValueError(f"views must be one of {sorted(_VIEWS)}, but got {views!r}")
         self.views = views
@@ -149,6 +162,12 @@ class FaceClassifier:
             names = [names[k] for k in sorted(names)]
         self.names: list[str] = [str(n) for n in names]
         self.class_faces = _class_faces(self.names, self.model.path)
+        bias = logit_bias if logit_bias is not None else meta.get("logit_bias", [0.0] * len(self.names))
+        if not isinstance(bias, (list, tuple)) or len(bias) != len(self.names):
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has logit_bias {bias!r}; expected {len(self.names)} numbers"
+            )
+        self.logit_bias = np.asarray(bias, np.float32)
         self.crop_size = int(meta.get("crop_size", self.model.fixed_dim(2) or CROP_SIZE))
         self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
         # A model exported with a fixed batch of one is run crop by crop.
@@ -184,7 +203,7 @@ class FaceClassifier:
         n = len(crops)
         tensor = crops_to_tensor(crops)
         views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
-        probs = softmax(self._logits(np.concatenate(views)))
+        probs = softmax(self._logits(np.concatenate(views)) + self.logit_bias)
         probs = probs.reshape(len(views), n, len(self.names)).mean(axis=0)
         is_die = self.class_faces != _NOT_DIE_FACE
         # The best *die* class: a crop the reader keeps is read as a die even when "not_die"

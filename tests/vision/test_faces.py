@@ -91,3 +91,15 @@ def test_eight_views_are_the_eight_symmetries_of_a_square() -> None:
     np.testing.assert_array_equal(views[0], crop)
     assert len({v.tobytes() for v in views}) == 8
     assert all(v.shape == crop.shape and v.flags.c_contiguous for v in views)
+
+
+def test_logit_bias_shifts_a_class(tmp_path: Path, onnx_available: None) -> None:
+    path = make_classifier(tmp_path / "c.onnx")
+    frame, boxes = _frame()
+    plain = FaceClassifier(path)(frame, boxes)
+    # A large negative offset on "cocked" turns the black crop into its best face.
+    biased = FaceClassifier(path, logit_bias=[0, 0, 0, 0, 0, 0, -50.0])(frame, boxes)
+    assert plain.cocked[2] and not biased.cocked[2]
+    np.testing.assert_allclose(biased.face_probs[:2], plain.face_probs[:2], atol=1e-3)
+    with pytest.raises(ModelLoadError, match="logit_bias"):
+        FaceClassifier(path, logit_bias=[0.0, 1.0])
