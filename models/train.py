@@ -61,6 +61,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default="yolov8n.yaml", help="ultralytics model yaml (built from scratch)")
     parser.add_argument("--cls-epochs", type=int, default=12, help="classifier epochs over the crop bank")
     parser.add_argument("--cls-steps", type=int, help="stop the classifier after this many steps")
+    parser.add_argument("--cls-real-jitters", type=int, help="crops banked per real die (default: ClassifierConfig's)")
+    parser.add_argument(
+        "--cls-cocked-jitters", type=int, help="crops banked per cocked die (default: ClassifierConfig's)"
+    )
     parser.add_argument("--device", default="cpu", help="'cpu' or a CUDA index such as '0'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -185,7 +189,14 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
         train_classifier,
     )
 
-    config = ClassifierConfig(epochs=args.cls_epochs, seed=args.seed, max_steps=args.cls_steps, threads=args.threads)
+    jitters = {"real_jitters": args.cls_real_jitters, "cocked_jitters": args.cls_cocked_jitters}
+    config = ClassifierConfig(
+        epochs=args.cls_epochs,
+        seed=args.seed,
+        max_steps=args.cls_steps,
+        threads=args.threads,
+        **{key: value for key, value in jitters.items() if value is not None},
+    )
     frames = _frames(args, args.cls_synth_limit)
     start = time.monotonic()
     # Crops around the boxes the trained detector really finds (it was exported above, or
