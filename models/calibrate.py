@@ -54,13 +54,15 @@ def calibrate(
     from vision.evaluate import evaluate_folder
 
     base = DiceReader(model_dir)
+    views = base.config.face_views  # calibrate the classifier as the reader runs it
     names = FaceClassifier(model_dir / CLASSIFIER_FILE).names
     if COCKED_NAME not in names:
         raise SystemExit(f"error: {model_dir / CLASSIFIER_FILE} has no {COCKED_NAME!r} class")
     rows: list[dict[str, Any]] = []
     for offset in grid:
         bias = [offset if name == COCKED_NAME else 0.0 for name in names]
-        reader = DiceReader(model_dir, classifier=FaceClassifier(model_dir / CLASSIFIER_FILE, logit_bias=bias))
+        classifier = FaceClassifier(model_dir / CLASSIFIER_FILE, views=views, logit_bias=bias)
+        reader = DiceReader(model_dir, classifier=classifier)
         reader = reader.with_detector(base.detector)
         total = FolderStats()
         for folder in folders:
