@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vision.reading import Reading
+
 
 def _save(graph, path: Path, metadata: dict[str, str]) -> Path:  # type: ignore[no-untyped-def]
     import onnx
@@ -101,3 +103,24 @@ def raw_head(boxes_cxcywh: list[list[float]], scores: list[float], n_total: int 
         raw[0, 4, i] = score
     raw[0, 2:4, len(scores) :] = 1.0
     return raw
+
+
+def make_reading(
+    xyxy: list[list[float]],
+    face: list[int],
+    status: list[str],
+    cocked: list[bool] | None = None,
+    image_size: tuple[int, int] | None = None,
+) -> Reading:
+    """A reading with fixed confidences (0.9 / 0.9), for tests of what consumes readings."""
+    n = len(xyxy)
+    data = {"cocked": np.array(cocked)} if cocked is not None else {}
+    return Reading(
+        xyxy=np.array(xyxy, np.float32).reshape(-1, 4),
+        confidence=[0.9] * n,
+        face=face,
+        face_confidence=[0.9] * n,
+        status=status,
+        data=data,
+        image_size=image_size,
+    )

@@ -4,21 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.vision.fakes import make_reading
 from vision.error_cases import class_name, describe_errors
 from vision.metrics import ImageLabels
-from vision.reading import Reading
-
-
-def _reading(boxes: list[list[float]], faces: list[int], statuses: list[str]) -> Reading:
-    n = len(boxes)
-    return Reading(
-        xyxy=np.array(boxes, np.float32).reshape(-1, 4),
-        confidence=[0.9] * n,
-        face=faces,
-        face_confidence=[0.8] * n,
-        status=statuses,
-        image_size=(200, 100),
-    )
 
 
 def test_class_names() -> None:
@@ -30,7 +18,9 @@ def test_every_kind_of_error_is_listed() -> None:
         xyxy=np.array([[10, 10, 30, 30], [50, 10, 70, 30], [100, 10, 120, 30]], np.float32),
         classes=np.array([2, 4, 6]),
     )
-    reading = _reading([[11, 10, 31, 30], [51, 11, 71, 31], [150, 60, 170, 80]], [3, 6, 1], ["ok", "ok", "uncertain"])
+    reading = make_reading(
+        [[11, 10, 31, 30], [51, 11, 71, 31], [150, 60, 170, 80]], [3, 6, 1], ["ok", "ok", "uncertain"]
+    )
     errors = describe_errors(reading, labels)
     kinds = sorted((e["kind"], e.get("label"), e.get("read")) for e in errors)
     assert kinds == [("extra", None, "1"), ("missed", "cocked", None), ("wrong", "5", "6")]
@@ -39,4 +29,4 @@ def test_every_kind_of_error_is_listed() -> None:
 
 def test_a_right_reading_has_no_errors() -> None:
     labels = ImageLabels(xyxy=np.array([[10, 10, 30, 30]], np.float32), classes=np.array([0]))
-    assert describe_errors(_reading([[10, 10, 30, 30]], [1], ["ok"]), labels) == []
+    assert describe_errors(make_reading([[10, 10, 30, 30]], [1], ["ok"]), labels) == []

@@ -3,21 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.vision.fakes import make_reading as reading
 from vision.metrics import FolderStats, ImageLabels, match_by_centre, predicted_classes
-from vision.reading import Reading
-
-
-def reading(xyxy: list[list[float]], face: list[int], status: list[str], cocked: list[bool] | None = None) -> Reading:
-    n = len(xyxy)
-    data = {"cocked": np.array(cocked)} if cocked is not None else {}
-    return Reading(
-        xyxy=np.array(xyxy, np.float32).reshape(-1, 4),
-        confidence=[0.9] * n,
-        face=face,
-        face_confidence=[0.9] * n,
-        status=status,
-        data=data,
-    )
 
 
 def test_match_whole_die_against_pip_pattern_boxes() -> None:
