@@ -21,7 +21,7 @@ import numpy as np
 
 from vision.metrics import COCKED_CLASS, ImageLabels, match_scored, predicted_classes
 from vision.overlay import STATUS_COLORS, BoxAnnotator, Scene, draw_label
-from vision.reading import Reading
+from vision.reading import DieStatus, Reading
 
 __all__ = ["ErrorCases", "class_name", "describe_errors"]
 
@@ -38,7 +38,11 @@ def _side(xyxy: np.ndarray) -> float:
 
 
 def describe_errors(reading: Reading, labels: ImageLabels) -> list[dict[str, Any]]:
-    """Every disagreement between a reading and its labels: ``missed``, ``extra`` and ``wrong`` entries.
+    """Every disagreement between a reading and its labels.
+
+    Kinds: ``wrong`` (read as another class), ``missed``, ``extra``, and where the
+    labels say which dice are off the tray, ``off_tray`` (off, not flagged) and
+    ``on_tray`` (flagged off but on it).
 
     Occluded dice are set aside as the metrics do (:func:`vision.metrics.match_scored`).
     """
@@ -59,6 +63,19 @@ def describe_errors(reading: Reading, labels: ImageLabels) -> list[dict[str, Any
                     "side_px": round(_side(reading.xyxy[i]), 1),
                 }
             )
+    if labels.off_tray is not None:
+        for i, j in scored.pairs:
+            read_off = reading.status[i] == DieStatus.OFF_TRAY
+            if read_off != bool(labels.off_tray[j]):
+                errors.append(
+                    {
+                        "kind": "off_tray" if labels.off_tray[j] else "on_tray",
+                        "label": class_name(int(labels.classes[j])),
+                        "status": str(reading.status[i]),
+                        "box": [round(float(v), 1) for v in reading.xyxy[i]],
+                        "side_px": round(_side(reading.xyxy[i]), 1),
+                    }
+                )
     matched_pred = {i for i, _ in scored.pairs}
     matched_label = {j for _, j in scored.pairs}
     for j in scored.labels:
@@ -95,7 +112,9 @@ class ErrorCases:
     """
 
     out_dir: Path
-    counts: dict[str, int] = field(default_factory=lambda: {"wrong": 0, "missed": 0, "extra": 0})
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"wrong": 0, "missed": 0, "extra": 0, "off_tray": 0, "on_tray": 0}
+    )
 
     def record(self, image_path: Path, frame: Scene, reading: Reading, labels: ImageLabels) -> None:
         """Write one image not read exactly (no-op when the reading agrees with its labels)."""

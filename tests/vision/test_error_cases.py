@@ -30,3 +30,14 @@ def test_every_kind_of_error_is_listed() -> None:
 def test_a_right_reading_has_no_errors() -> None:
     labels = ImageLabels(xyxy=np.array([[10, 10, 30, 30]], np.float32), classes=np.array([0]))
     assert describe_errors(make_reading([[10, 10, 30, 30]], [1], ["ok"]), labels) == []
+
+
+def test_off_tray_disagreements_are_listed() -> None:
+    labels = ImageLabels(
+        xyxy=np.array([[10, 10, 30, 30], [50, 10, 70, 30]], np.float32),
+        classes=np.array([0, 1]),
+        off_tray=np.array([True, False]),
+    )
+    reading = make_reading([[10, 10, 30, 30], [50, 10, 70, 30]], [1, 2], ["ok", "off_tray"])
+    kinds = sorted(e["kind"] for e in describe_errors(reading, labels))
+    assert kinds == ["off_tray", "on_tray"]
