@@ -65,6 +65,7 @@ __all__ = [
 CLASSIFIER_NAMES = (*CLASS_NAMES, NOT_DIE_NAME)
 #: Class id of a crop that shows no die.
 NOT_DIE_CLASS = len(CLASS_NAMES)
+_NO_BOXES = np.zeros((0, 4), np.float32)
 #: Detector score threshold for mining: lower than at run time, so near misses are learned too.
 MINING_CONF = 0.2
 #: Confidence above which an earlier classifier's read of a "false alarm" means an unlabelled die.
@@ -369,7 +370,7 @@ def build_bank(
             continue
         alarms, patches = negative_boxes(
             frame.boxes,
-            detected.get(frame.path, np.zeros((0, 4), np.float32)) if detected is not None else np.zeros((0, 4)),
+            (detected or {}).get(frame.path, _NO_BOXES),
             (image.shape[1], image.shape[0]),
             rng,
             config.background_boxes,

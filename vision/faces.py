@@ -59,7 +59,7 @@ class FaceScores:
         confidence: probability of the best die class, shape (n,).
         face_probs: probability of faces 1-6, shape (n, 6) (columns are faces 1..6).
         cocked_prob: probability of "cocked", shape (n,).
-        not_die_prob: probability that the crop shows no die, shape (n,); zeros for a
+        not_die_prob: probability that the crop shows no die, shape (n,); None for a
             model without a ``not_die`` class.
     """
 
