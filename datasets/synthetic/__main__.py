@@ -8,7 +8,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml, write_scene
-from datasets.synthetic.scene import P_LEAN, generate_scene
+from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, generate_scene
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -45,6 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         default=P_LEAN,
         help=f"chance a scene gets a die placed leaning (cocked); default {P_LEAN}, 1.0 for a cocked-rich batch",
     )
+    ap.add_argument(
+        "--generator-version",
+        type=int,
+        choices=GENERATOR_VERSIONS,
+        default=GENERATOR_VERSION,
+        help=f"1 regenerates the first training scenes exactly; default {GENERATOR_VERSION} (wider dice palette)",
+    )
     ap.add_argument("--skip-existing", action="store_true", help="do not regenerate scenes already written")
     args = ap.parse_args(argv)
     out: Path = args.out
@@ -56,9 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         name = scene_name(args.seed, i)
         if args.skip_existing and (out / "labels" / f"{name}.json").exists():
             continue
-        write_scene(out, name, generate_scene(args.seed, i, width, height, args.lean_rate))
+        write_scene(out, name, generate_scene(args.seed, i, width, height, args.lean_rate, args.generator_version))
     (out / READY_FILE).write_text(
-        f"seed={args.seed} start={args.start} count={args.count} lean_rate={args.lean_rate}\n"
+        f"seed={args.seed} start={args.start} count={args.count} lean_rate={args.lean_rate}"
+        f" generator_version={args.generator_version}\n"
     )
     return 0
 

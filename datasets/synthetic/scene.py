@@ -19,10 +19,12 @@ from datasets.synthetic.labels import label_dice
 from datasets.synthetic.labels import tray_outline as tray_outline_px
 from datasets.synthetic.postprocess import TABLE_GREY, degrade, soft_shadows, table_background
 from datasets.synthetic.textures import DieStyle, die_atlas, sample_die_style, save_rgb, surface_texture
-from datasets.synthetic.world import Tray, World, lean_pose, quat_from_matrix, random_quaternion
+from datasets.synthetic.world import Tray, World, flat_rotation, lean_pose, quat_from_matrix, random_quaternion
 from datasets.yolo import YoloBox
 
 __all__ = [
+    "GENERATOR_VERSION",
+    "GENERATOR_VERSIONS",
     "Scene",
     "build_scene",
     "dice_specs",
@@ -44,6 +46,11 @@ _FLOORS: dict[str, tuple[Rgb, ...]] = {
 _FLOOR_P = {"felt": 0.4, "wood": 0.25, "plastic": 0.2, "paper": 0.15}
 #: Chance that a scene gets a die placed leaning on a wall or a die (cocked), or one outside the tray.
 P_LEAN, P_OFF_TRAY = 0.12, 0.05
+#: The generator's version. Version 2 widened the dice palette (:data:`~datasets.synthetic.textures.DIE_STYLES_V2`)
+#: and turns the helper die a cocked die leans on to a random face (version 1 always showed a 1).
+#: Version 1 is kept so the scenes the first models were trained on can be regenerated exactly.
+GENERATOR_VERSION = 2
+GENERATOR_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +121,7 @@ def spawn_dice(
     tray: Tray,
     dice: list[tuple[float, float, int]],
     lean_rate: float = P_LEAN,
+    version: int = GENERATOR_VERSION,
 ) -> dict[str, Any]:
     """Place and throw the dice; returns what was arranged (for the sidecar).
 
@@ -123,6 +131,7 @@ def spawn_dice(
     leaning on a wall or on a helper die (see :func:`~datasets.synthetic.world.lean_pose`)
     and with :data:`P_OFF_TRAY` one starts just outside the walls; physics then decides
     where everything really rests, and the labels come from the rested poses only.
+    From ``version`` 2 on, the helper die shows a random face.
     """
     mode = "drop" if rng.random() < 0.3 else "throw"
     info: dict[str, Any] = {"mode": mode, "lean": None, "off_tray_spawn": False}
@@ -143,7 +152,8 @@ def spawn_dice(
                 pos, rot = lean_pose(rng, size, direction, 0.0, z_floor, tilt)
                 helper = np.array([*(direction[:2] * (size / 2 + 0.01)), z_floor + size / 2 + 0.01])
                 yaw = float(np.arctan2(direction[1], direction[0]))
-                world.add_die(size, chamfer, tex, helper, [0, 0, np.sin(yaw / 2), np.cos(yaw / 2)], restitution)
+                flat = flat_rotation(rng if version >= 2 else None, yaw)
+                world.add_die(size, chamfer, tex, helper, quat_from_matrix(flat), restitution)
                 info["lean"] = "die"
             else:
                 k = int(rng.integers(0, 4))
@@ -186,11 +196,11 @@ def spawn_dice(
     return info
 
 
-def dice_specs(rng: np.random.Generator) -> tuple[int, list[DieStyle], list[float]]:
+def dice_specs(rng: np.random.Generator, version: int = GENERATOR_VERSION) -> tuple[int, list[DieStyle], list[float]]:
     """How many dice, which looks (one set, sometimes a mix), and their sizes in cm."""
     n = int(rng.integers(1, 7)) if rng.random() < 0.85 else int(rng.integers(7, 13))
     n_styles = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
-    styles = [sample_die_style(rng) for _ in range(n_styles)]
+    styles = [sample_die_style(rng, version=version) for _ in range(n_styles)]
     sizes = [float(rng.uniform(1.2, 2.2)) for _ in range(n_styles)]
     return n, styles, sizes
 
@@ -228,13 +238,20 @@ def furnish(
     return [(sizes[k], chamfers[k], die_tex[k]) for k in picks]
 
 
-def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path, lean_rate: float = P_LEAN) -> Scene:
+def build_scene(
+    rng: np.random.Generator,
+    width: int,
+    height: int,
+    workdir: Path,
+    lean_rate: float = P_LEAN,
+    version: int = GENERATOR_VERSION,
+) -> Scene:
     """Generate one scene from ``rng`` (textures are written to ``workdir`` for pybullet)."""
     tray, (floor_kind, floor_rgb), (wall_kind, wall_rgb) = sample_tray(rng)
-    n, styles, sizes = dice_specs(rng)
+    n, styles, sizes = dice_specs(rng, version)
     with World(tray) as world:
         specs = furnish(rng, world, workdir, (floor_kind, floor_rgb), (wall_kind, wall_rgb), (n, styles, sizes))
-        spawn = spawn_dice(rng, world, tray, specs, lean_rate)
+        spawn = spawn_dice(rng, world, tray, specs, lean_rate, version)
         sim_s = world.settle()
         poses = world.poses()
         touching = [world.touching(pz.body) for pz in poses]
@@ -283,10 +300,23 @@ def build_scene(rng: np.random.Generator, width: int, height: int, workdir: Path
     return Scene(bgr, [d.box for d in labels], sidecar)
 
 
-def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, lean_rate: float = P_LEAN) -> Scene:
-    """The scene number ``index`` of the run ``seed`` (a pure function of its arguments)."""
+def generate_scene(
+    seed: int,
+    index: int,
+    width: int = 640,
+    height: int = 480,
+    lean_rate: float = P_LEAN,
+    version: int = GENERATOR_VERSION,
+) -> Scene:
+    """The scene number ``index`` of the run ``seed`` (a pure function of its arguments).
+
+    Raises:
+        ValueError: ``version`` is not one of :data:`GENERATOR_VERSIONS`.
+    """
+    if version not in GENERATOR_VERSIONS:
+        raise ValueError(f"generator version must be one of {GENERATOR_VERSIONS}, got {version}")
     rng = np.random.default_rng([seed, index])
     with tempfile.TemporaryDirectory(prefix="farklecam-synth-") as tmp:
-        scene = build_scene(rng, width, height, Path(tmp), lean_rate)
-    scene.sidecar.update(seed=seed, index=index, lean_rate=lean_rate)
+        scene = build_scene(rng, width, height, Path(tmp), lean_rate, version)
+    scene.sidecar.update(seed=seed, index=index, lean_rate=lean_rate, generator_version=version)
     return scene

@@ -18,6 +18,7 @@ __all__ = [
     "ATLAS_CELL",
     "ATLAS_GRID",
     "DIE_STYLES",
+    "DIE_STYLES_V2",
     "PIP_LAYOUT",
     "DieStyle",
     "die_atlas",
@@ -44,6 +45,7 @@ PIP_LAYOUT: dict[int, tuple[tuple[float, float], ...]] = {
 }
 
 #: (name, body RGB, pip RGB, kind). ``kind`` picks the body finish: opaque, translucent or marbled.
+#: The palette of generator version 1 (the scenes the shipped models were first trained on).
 DIE_STYLES: tuple[tuple[str, Rgb, Rgb, str], ...] = (
     ("ivory", (236, 226, 196), (22, 20, 18), "opaque"),
     ("ivory", (240, 232, 210), (25, 25, 25), "opaque"),
@@ -66,6 +68,31 @@ DIE_STYLES: tuple[tuple[str, Rgb, Rgb, str], ...] = (
     ("gold", (200, 160, 60), (30, 20, 10), "marbled"),
 )
 
+#: Looks added in generator version 2, after the held-out real photos showed where reads fail:
+#: two-colour swirls (blue/black, blue/red), coloured pips on coloured bodies (gold on red,
+#: red on blue, yellow on green) and clear dice whose far pips show through. Each entry
+#: also names the swirl's second colour, which version 1 derived from the body.
+EXTRA_STYLES_V2: tuple[tuple[str, Rgb, Rgb, str, Rgb], ...] = (
+    ("blue_black", (40, 95, 205), (205, 35, 35), "swirl", (18, 18, 22)),
+    ("blue_red", (35, 85, 200), (245, 245, 245), "swirl", (185, 30, 40)),
+    ("black_white", (24, 24, 26), (220, 40, 40), "swirl", (215, 215, 210)),
+    ("green_yellow", (25, 115, 70), (235, 210, 45), "swirl", (10, 60, 35)),
+    ("purple_pink", (100, 40, 150), (240, 200, 60), "swirl", (225, 110, 170)),
+    ("red_gold", (190, 30, 35), (222, 182, 72), "opaque", (120, 15, 20)),
+    ("blue_red_pips", (30, 70, 190), (210, 30, 30), "opaque", (20, 40, 120)),
+    ("green_yellow_pips", (20, 120, 60), (240, 215, 50), "opaque", (10, 70, 35)),
+    ("black_gold", (22, 22, 24), (215, 175, 70), "opaque", (60, 60, 60)),
+    ("clear_red", (205, 40, 45), (245, 245, 245), "clear", (120, 20, 25)),
+    ("clear_blue", (50, 110, 215), (250, 250, 250), "clear", (25, 55, 130)),
+    ("clear_white", (225, 228, 232), (25, 25, 25), "clear", (170, 175, 185)),
+    ("gold_swirl", (205, 165, 65), (25, 20, 15), "swirl", (110, 70, 20)),
+)
+#: The palette of generator version 2: version 1's looks, then :data:`EXTRA_STYLES_V2`.
+DIE_STYLES_V2: tuple[tuple[str, Rgb, Rgb, str, Rgb | None], ...] = (
+    *((name, body, pip, kind, None) for name, body, pip, kind in DIE_STYLES),
+    *EXTRA_STYLES_V2,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class DieStyle:
@@ -85,10 +112,19 @@ def _jitter(rng: np.random.Generator, rgb: Rgb, amount: int) -> Rgb:
     return (int(c[0]), int(c[1]), int(c[2]))
 
 
-def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3) -> DieStyle:
-    """Pick a die look; ivory/white dice are favoured because the webcam photos show them."""
-    i = int(rng.integers(0, 3)) if rng.random() < ivory_bias else int(rng.integers(0, len(DIE_STYLES)))
-    name, body, pip, kind = DIE_STYLES[i]
+def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3, version: int = 2) -> DieStyle:
+    """Pick a die look; ivory/white dice are favoured because the webcam photos show them.
+
+    ``version`` picks the palette (:data:`DIE_STYLES` or :data:`DIE_STYLES_V2`); the
+    random draws are the same in both, so a version-1 scene is reproduced exactly.
+    """
+    palette: tuple[tuple[str, Rgb, Rgb, str, Rgb | None], ...] = (
+        tuple((*entry, None) for entry in DIE_STYLES) if version == 1 else DIE_STYLES_V2
+    )
+    i = int(rng.integers(0, 3)) if rng.random() < ivory_bias else int(rng.integers(0, len(palette)))
+    name, body, pip, kind, second = palette[i]
+    if second is None:  # a marbled die's veins: a lighter, duller shade of its body
+        second = tuple(int(v) for v in np.clip(np.asarray(body) * 0.6 + 60, 0, 255))  # type: ignore[assignment]
     return DieStyle(
         name=name,
         body=_jitter(rng, body, 14),
@@ -96,7 +132,7 @@ def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3) -> DieSt
         kind=kind,
         pip_radius=float(rng.uniform(0.075, 0.105)),
         edge_dark=float(rng.uniform(0.12, 0.35)),
-        second=_jitter(rng, tuple(int(v) for v in np.clip(np.asarray(body) * 0.6 + 60, 0, 255)), 30),
+        second=_jitter(rng, second, 30),  # type: ignore[arg-type]
     )
 
 
@@ -107,6 +143,16 @@ def _noise(rng: np.random.Generator, shape: tuple[int, int], scale: float) -> np
     small = rng.random((gh, gw)).astype(np.float32)
     big = cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
     return np.clip(big, 0.0, 1.0)
+
+
+def _pip_mask(value: int, radius: float) -> np.ndarray:
+    """Coverage (0..1, shape (cell, cell, 1)) of a face's pips, drawn at 4x and averaged down."""
+    s = ATLAS_CELL
+    mask = np.zeros((s * 4, s * 4), np.uint8)
+    rad = int(radius * s * 4)
+    for u, v in PIP_LAYOUT[value]:
+        cv2.circle(mask, (int(u * s * 4), int(v * s * 4)), rad, 255, -1, cv2.LINE_AA)
+    return cv2.resize(mask, (s, s), interpolation=cv2.INTER_AREA).astype(np.float32)[..., None] / 255
 
 
 def _face_cell(rng: np.random.Generator, style: DieStyle, value: int | None) -> np.ndarray:
@@ -120,17 +166,26 @@ def _face_cell(rng: np.random.Generator, style: DieStyle, value: int | None) -> 
         m = _noise(rng, (s, s), 24.0) * 0.6 + _noise(rng, (s, s), 8.0) * 0.4
         m = np.clip((m - 0.45) * 3.0, 0, 1)[..., None]
         cell = cell * (1 - m) + np.asarray(style.second, np.float32) * m
-    elif style.kind == "translucent":
+    elif style.kind == "swirl":
+        # Two resins poured together: bands of a strong second colour, bent by coarse noise.
+        warp = _noise(rng, (s, s), 40.0)
+        angle = rng.uniform(0, np.pi)
+        u = xx * np.cos(angle) + yy * np.sin(angle)
+        band = 0.5 + 0.5 * np.sin((u * rng.uniform(0.5, 1.6) + warp * 1.2) * 2 * np.pi)
+        m = np.clip((band - rng.uniform(0.3, 0.7)) * 2.5, 0, 1)[..., None]
+        cell = cell * (1 - m) + np.asarray(style.second, np.float32) * m
+    elif style.kind in ("translucent", "clear"):
         # A glow in the middle and darker rims reads as light passing through the body.
         r = np.sqrt((xx - 0.5) ** 2 + (yy - 0.5) ** 2)
         cell = cell * (1.15 - 0.45 * r[..., None])
     cell += (_noise(rng, (s, s), 6.0)[..., None] - 0.5) * 10.0
+    if value is not None and style.kind == "clear":
+        # Through a clear body the pips of the opposite face show, mirrored, soft and faint.
+        mirrored = np.ascontiguousarray(_pip_mask(7 - value, style.pip_radius * 1.2)[:, ::-1, 0])
+        ghost = cv2.GaussianBlur(mirrored, (0, 0), 3.0)[..., None]
+        cell = cell * (1 - 0.35 * ghost) + np.asarray(style.pip, np.float32) * 0.35 * ghost
     if value is not None:
-        mask = np.zeros((s * 4, s * 4), np.uint8)
-        rad = int(style.pip_radius * s * 4)
-        for u, v in PIP_LAYOUT[value]:
-            cv2.circle(mask, (int(u * s * 4), int(v * s * 4)), rad, 255, -1, cv2.LINE_AA)
-        m = cv2.resize(mask, (s, s), interpolation=cv2.INTER_AREA).astype(np.float32)[..., None] / 255
+        m = _pip_mask(value, style.pip_radius)
         # Pips are drilled: a darker rim on the inside edge gives them depth.
         rim = np.clip(m * (1 - cv2.erode(m, np.ones((5, 5), np.uint8))[..., None]) * 1.5, 0, 1)
         pip = np.asarray(style.pip, np.float32)

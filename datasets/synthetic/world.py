@@ -21,6 +21,7 @@ __all__ = [
     "DiePose",
     "Tray",
     "World",
+    "flat_rotation",
     "lean_pose",
     "quat_from_matrix",
     "random_quaternion",
@@ -93,6 +94,28 @@ def _axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
     axis = axis / np.linalg.norm(axis)
     k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
     return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * (k @ k)
+
+
+#: Rotations that bring each face up, from a die at rest with face 1 up: none, quarter
+#: turns about x and y (the four side faces), a half turn about x (the opposite face).
+_FACE_UP_TURNS: tuple[tuple[tuple[float, float, float], float], ...] = (
+    ((1.0, 0.0, 0.0), 0.0),
+    ((1.0, 0.0, 0.0), np.pi / 2),
+    ((1.0, 0.0, 0.0), -np.pi / 2),
+    ((0.0, 1.0, 0.0), np.pi / 2),
+    ((0.0, 1.0, 0.0), -np.pi / 2),
+    ((1.0, 0.0, 0.0), np.pi),
+)
+
+
+def flat_rotation(rng: np.random.Generator | None, yaw: float) -> np.ndarray:
+    """A die lying flat, turned ``yaw`` radians about the vertical, with a random face up.
+
+    With ``rng`` None the die shows the face it rests on unturned (face 1), as
+    generator version 1 placed its helper dice.
+    """
+    axis, angle = _FACE_UP_TURNS[int(rng.integers(0, 6))] if rng is not None else _FACE_UP_TURNS[0]
+    return _axis_angle_matrix(np.array([0.0, 0.0, 1.0]), yaw) @ _axis_angle_matrix(np.array(axis), angle)
 
 
 def lean_pose(
