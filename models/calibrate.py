@@ -16,7 +16,7 @@ offset in the model's ``logit_bias`` metadata, where
 
 Example::
 
-    python -m datasets.synthetic --out data/calib_synth --count 400 --seed 11
+    python -m datasets.synthetic --out data/calib_synth --count 400 --seed 11 --generator-version 1
     python -m models.calibrate data/calib_synth --models models --write
 """
 
