@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -55,11 +56,14 @@ __all__ = [
     "evaluate",
     "export_classifier",
     "false_alarms",
+    "fit",
     "match_detections",
     "negative_boxes",
     "prune_unlabelled_dice",
     "train_classifier",
 ]
+
+ModelT = TypeVar("ModelT", bound=nn.Module)
 
 #: The classifier's classes: faces "1".."6", "cocked", then "not_die".
 CLASSIFIER_NAMES = (*CLASS_NAMES, NOT_DIE_NAME)
@@ -86,10 +90,15 @@ class FaceNet(nn.Module):
     cheap on two cores. A pip (6-8 pixels in a crop) survives the first stride.
     """
 
-    def __init__(self, num_classes: int = len(CLASSIFIER_NAMES), widths: Sequence[int] = (16, 24, 48, 96, 128)):
+    def __init__(
+        self,
+        num_classes: int = len(CLASSIFIER_NAMES),
+        widths: Sequence[int] = (16, 24, 48, 96, 128),
+        in_channels: int = 3,
+    ):
         super().__init__()
         layers: list[nn.Module] = []
-        channels = 3
+        channels = in_channels
         for i, width in enumerate(widths):
             stride = 2 if i == 0 else 1
             layers += [
@@ -406,8 +415,11 @@ def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1])).permute(0, 3, 1, 2).float() / 255.0
 
 
-def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise."""
+def augment(x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True) -> torch.Tensor:
+    """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise.
+
+    ``flip_vertical`` False keeps up and down (crops turned so the nadir is below).
+    """
     n = x.shape[0]
 
     def rand(*shape: int) -> torch.Tensor:
@@ -415,7 +427,7 @@ def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
     flip_h = rand(n) < 0.5
     x = torch.where(flip_h[:, None, None, None], x.flip(3), x)
-    flip_v = rand(n) < 0.5
+    flip_v = rand(n) < (0.5 if flip_vertical else 0.0)
     x = torch.where(flip_v[:, None, None, None], x.flip(2), x)
     # Brightness, contrast, per-channel gain (white balance), saturation.
     x = x * (0.6 + 0.8 * rand(n, 1, 1, 1)) * (0.85 + 0.3 * rand(n, 3, 1, 1))
@@ -447,29 +459,54 @@ def train_classifier(
     bank: CropBank, config: ClassifierConfig, log: Callable[[str], None] | None = None
 ) -> tuple[FaceNet, dict[str, float]]:
     """Train :class:`FaceNet` on a crop bank with augmentation; returns the model and run stats."""
-    log = log or _log
     torch.manual_seed(config.seed)
+    model = FaceNet()
+    return fit(
+        model,
+        bank.labels,
+        lambda idx, rng, gen: augment(to_tensor(_rotate(bank.crops[idx], rng, p=0.7)), gen),
+        config,
+        log,
+    )
+
+
+def fit(
+    model: ModelT,
+    labels_np: npt.NDArray[np.int64],
+    batch: Callable[[npt.NDArray[np.intp], np.random.Generator, torch.Generator], torch.Tensor],
+    config: ClassifierConfig,
+    log: Callable[[str], None] | None = None,
+) -> tuple[ModelT, dict[str, float]]:
+    """The training loop both crop classifiers share: AdamW, one-cycle schedule, label smoothing.
+
+    Args:
+        model: the network to train (in place).
+        labels_np: class id of every banked crop.
+        batch: makes the (augmented) input tensor of the crops at the given indices.
+        config: epochs, batch size, learning rate, seed, threads, step limit.
+        log: progress lines go here (default: printed).
+    """
+    log = log or _log
     torch.set_num_threads(config.threads)
     rng = np.random.default_rng(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
-    model = FaceNet()
-    steps_per_epoch = max(1, math.ceil(len(bank.labels) / config.batch))
+    steps_per_epoch = max(1, math.ceil(len(labels_np) / config.batch))
     total = steps_per_epoch * config.epochs
     if config.max_steps is not None:
         total = min(total, config.max_steps)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=total, pct_start=0.15)
-    labels = torch.from_numpy(bank.labels)
+    labels = torch.from_numpy(labels_np)
     start = time.monotonic()
     step, seen_loss = 0, 0.0
     model.train()
     while step < total:
-        order = rng.permutation(len(bank.labels))
+        order = rng.permutation(len(labels_np))
         for i in range(0, len(order), config.batch):
             if step >= total:
                 break
             idx = order[i : i + config.batch]
-            x = augment(to_tensor(_rotate(bank.crops[idx], rng, p=0.7)), gen)
+            x = batch(idx, rng, gen)
             loss = F.cross_entropy(model(x), labels[idx], label_smoothing=0.05)
             opt.zero_grad()
             loss.backward()
@@ -505,8 +542,16 @@ def evaluate(model: nn.Module, bank: CropBank) -> dict[str, dict[str, float]]:
     return out
 
 
-def export_classifier(model: nn.Module, out: Path, version: str, extra: dict[str, str] | None = None) -> Path:
-    """Export to ONNX per docs/model-contract.md: input ``crops`` (n, 3, 64, 64), output ``logits``.
+def export_classifier(
+    model: nn.Module,
+    out: Path,
+    version: str,
+    extra: dict[str, str] | None = None,
+    *,
+    names: Sequence[str] = CLASSIFIER_NAMES,
+    channels: int = 3,
+) -> Path:
+    """Export to ONNX per docs/model-contract.md: input ``crops`` (n, channels, 64, 64), output ``logits``.
 
     The batch axis is dynamic; metadata holds the class ``names`` (JSON),
     ``crop_size``, ``crop_context`` and ``farklecam_version``.
@@ -515,7 +560,7 @@ def export_classifier(model: nn.Module, out: Path, version: str, extra: dict[str
 
     out.parent.mkdir(parents=True, exist_ok=True)
     model = model.eval()
-    dummy = torch.zeros(2, 3, CROP_SIZE, CROP_SIZE)
+    dummy = torch.zeros(2, channels, CROP_SIZE, CROP_SIZE)
     # The TorchScript exporter needs no onnxscript and handles this plain CNN; torch calls it legacy.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -531,7 +576,7 @@ def export_classifier(model: nn.Module, out: Path, version: str, extra: dict[str
         )
     proto = onnx.load(str(out))
     meta = {
-        "names": json.dumps(list(CLASSIFIER_NAMES)),
+        "names": json.dumps(list(names)),
         "crop_size": str(CROP_SIZE),
         "crop_context": str(CROP_CONTEXT),
         "farklecam_version": version,

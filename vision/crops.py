@@ -43,6 +43,7 @@ def extract_crops(
     xyxy: npt.ArrayLike,
     size: int = CROP_SIZE,
     context: float = CROP_CONTEXT,
+    angles_deg: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.uint8]:
     """Cut one square, resized crop per box; parts outside the image repeat its border.
 
@@ -51,16 +52,23 @@ def extract_crops(
         xyxy: boxes of shape (n, 4) in pixels of ``image``.
         size: side of each output crop.
         context: see :func:`square_boxes`.
+        angles_deg: turn each crop about its centre by this many degrees, counter-clockwise
+            on screen (as ``cv2.getRotationMatrix2D``), shape (n,); None keeps them upright.
 
     Returns:
         Crops of shape (n, size, size, 3), uint8 BGR.
     """
     squares = square_boxes(xyxy, context)
+    angles = None if angles_deg is None else np.asarray(angles_deg, np.float64).reshape(-1)
     out = np.empty((len(squares), size, size, 3), dtype=np.uint8)
     for i, (x1, y1, x2, _y2) in enumerate(squares):
         scale = size / float(x2 - x1)
         # Affine map from the square box to the crop: one warp does crop, resize and border at once.
         m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
+        if angles is not None and angles[i] != 0.0:
+            c = (size - 1) / 2.0
+            turn = cv2.getRotationMatrix2D((c, c), float(angles[i]), 1.0)
+            m = (turn @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
         interp = cv2.INTER_AREA if scale < 1.0 else cv2.INTER_LINEAR
         out[i] = cv2.warpAffine(image, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
     return out

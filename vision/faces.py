@@ -93,6 +93,22 @@ class FaceScores:
         confidence[mask] = self.face_probs[mask].max(axis=1)
         return dataclasses.replace(self, face=face, cocked=self.cocked & ~mask, confidence=confidence)
 
+    def with_cocked(self, cocked: npt.NDArray[np.bool_], prob: npt.NDArray[np.float32]) -> FaceScores:
+        """The same face reads with the cocked call taken from another test (:mod:`vision.cocked`).
+
+        Dice in ``cocked`` read as cocked with confidence ``prob``; the others as their best
+        face with that face's own probability (as :meth:`flat`), so a die the classifier
+        itself thought cocked, and the test calls flat, reads as uncertain unless its face
+        is clear.
+        """
+        cocked = np.asarray(cocked, bool)
+        prob = np.asarray(prob, np.float32)
+        face = self.face_probs.argmax(axis=1).astype(np.int64) + 1 if len(self.face) else self.face.copy()
+        confidence = self.face_probs.max(axis=1, initial=0.0).astype(np.float32)
+        face[cocked] = _COCKED_FACE
+        confidence[cocked] = prob[cocked]
+        return dataclasses.replace(self, face=face, cocked=cocked, confidence=confidence, cocked_prob=prob)
+
     def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> FaceScores:
         """The scores of some crops (a boolean mask or indices), to follow a filtered reading."""
         return FaceScores(

@@ -1,10 +1,11 @@
 """The dice reader: one object, built once, that turns a frame into a :class:`Reading`.
 
-``DiceReader`` loads both models once (opening an ONNX session costs far more
+``DiceReader`` loads the models once (opening an ONNX session costs far more
 than a read) and then runs, per frame: detection, crops from the full
 resolution frame, face classification (which also vetoes detections that are
-no die), the pip counter's second opinion, the tray outline, and finally one
-status per die.
+no die), the tray outline, the cocked test on crops turned upright (where the
+tray is known and the model folder has ``cocked_test.onnx``), the pip
+counter's second opinion, and finally one status per die.
 
 Example:
     >>> reader = DiceReader()
@@ -27,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
+from vision.cocked import CockedTest
 from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
@@ -35,9 +37,11 @@ from vision.reading import DieStatus, Reading
 from vision.support import may_lean
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
+from vision.upright import upright_view
 
 __all__ = [
     "CLASSIFIER_FILE",
+    "COCKED_TEST_FILE",
     "DETECTOR_FILE",
     "DiceReader",
     "ReaderConfig",
@@ -45,9 +49,10 @@ __all__ = [
     "default_model_dir",
 ]
 
-#: File names of the two models inside a model folder (see docs/model-contract.md).
+#: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
 CLASSIFIER_FILE = "face_classifier.onnx"
+COCKED_TEST_FILE = "cocked_test.onnx"
 
 
 def default_model_dir() -> Path:
@@ -93,6 +98,8 @@ class ReaderConfig:
             :mod:`vision.support`); elsewhere it reads as its best face.
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
+        cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
+            where the tray's four corners are known and the model folder has one.
     """
 
     det_conf: float | None = None
@@ -108,6 +115,7 @@ class ReaderConfig:
     drop_not_die: bool = True
     face_views: int = 4
     cocked_needs_support: bool = True
+    cocked_test: bool = True
 
     def __post_init__(self) -> None:
         for name in (
@@ -156,6 +164,8 @@ class DiceReader:
         config: thresholds; see :class:`ReaderConfig`.
         detector: a detector to use instead of the model file (tests inject fakes here).
         classifier: a face classifier to use instead of the model file.
+        cocked_test: a cocked test to use instead of the model file (None: the file's,
+            if the folder has one and ``config.cocked_test`` is on).
 
     Raises:
         ModelLoadError: a model file is missing, corrupt or breaks the model contract.
@@ -169,6 +179,7 @@ class DiceReader:
         config: ReaderConfig | None = None,
         detector: Callable[[npt.NDArray[np.uint8]], Reading] | None = None,
         classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] | None = None,
+        cocked_test: CockedTest | None = None,
     ) -> None:
         self.config = config or ReaderConfig()
         root = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -179,6 +190,9 @@ class DiceReader:
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
             classifier or FaceClassifier(root / CLASSIFIER_FILE, threads=cfg.threads, views=cfg.face_views)
         )
+        if cocked_test is None and cfg.cocked_test and (root / COCKED_TEST_FILE).is_file():
+            cocked_test = CockedTest(root / COCKED_TEST_FILE, threads=cfg.threads)
+        self.cocked_test = cocked_test if cfg.cocked_test else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
 
     def with_tray(self, tray: TrayOutline | Sequence[Sequence[float]] | None) -> DiceReader:
@@ -244,11 +258,18 @@ class DiceReader:
                 found, scores = found[keep], scores[keep]
         tray = self.find_tray(frame, found.xyxy)
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
+        cocked_min_conf = self.config.cocked_min_conf
+        view = upright_view(tray.polygon, (frame.shape[1], frame.shape[0])) if tray is not None else None
+        if self.cocked_test is not None and view is not None and len(found):
+            # The test's own calibrated threshold decides; its probability is the cocked confidence.
+            prob = self.cocked_test(frame, found.xyxy, view)
+            scores = scores.with_cocked(prob >= self.cocked_test.threshold, prob)
+            cocked_min_conf = min(cocked_min_conf, self.cocked_test.threshold)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = inside >= self.config.off_tray_min_inside
             scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, (frame.shape[1], frame.shape[0])))
-        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside)
+        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, cocked_min_conf)
         return dataclasses.replace(
             found,
             face=face,
@@ -266,6 +287,7 @@ class DiceReader:
         xyxy: npt.NDArray[np.float32],
         scores: FaceScores,
         inside: npt.NDArray[np.float32],
+        cocked_min_conf: float,
     ) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
     ]:
@@ -292,7 +314,7 @@ class DiceReader:
             data.update(cocked=scores.cocked.copy(), pips=pips, pip_confidence=pip_conf)
         status = np.full(n, DieStatus.OK.value, dtype="<U9")
         status[face_conf < cfg.face_min_conf] = DieStatus.UNCERTAIN.value
-        cocked = scores.cocked & (face_conf >= cfg.cocked_min_conf)
+        cocked = scores.cocked & (face_conf >= cocked_min_conf)
         status[cocked] = DieStatus.COCKED.value
         status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
         status[inside < cfg.off_tray_min_inside] = DieStatus.OFF_TRAY.value

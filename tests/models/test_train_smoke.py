@@ -8,7 +8,6 @@ recorded and refused.
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +22,6 @@ pytestmark = [
     # torch and ultralytics warn about their own internals (legacy exporter, deprecations).
     pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::FutureWarning"),
 ]
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Record and refuse every outgoing connection and name lookup."""
-    attempts: list[Any] = []
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        attempts.append(args)
-        raise OSError("network use in an offline test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    return attempts
 
 
 def test_quick_training_exports_working_models_offline(tmp_path: Path, no_network: list[Any]) -> None:

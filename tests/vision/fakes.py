@@ -95,6 +95,38 @@ def make_classifier(
     return _save(graph, path, {"names": names, "crop_size": "64", "crop_context": "0.15"})
 
 
+def make_cocked_test(
+    path: Path, names: tuple[str, ...] = ("flat", "cocked"), threshold: str | None = "0.5", planes: int = 4
+) -> Path:
+    """A "cocked test": cocked logit = 20 x (mean of the view-sine plane - 0.5) - 20 x mean red, flat logit 0.
+
+    A die seen more steeply than 30 degrees (sine > 0.5) reads cocked, unless it is red.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.zeros((planes, len(names)), np.float32)
+    weights[planes - 1, -1] = 20.0
+    weights[0, -1] = -20.0
+    bias = np.zeros(len(names), np.float32)
+    bias[-1] = -10.0
+    nodes = [
+        helper.make_node("ReduceMean", ["crops"], ["mean"], axes=[2, 3], keepdims=0),
+        helper.make_node("MatMul", ["mean", "w"], ["mm"]),
+        helper.make_node("Add", ["mm", "b"], ["logits"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "fake_cocked_test",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["n", planes, 64, 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", len(names)])],
+        initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")],
+    )
+    meta = {"names": json.dumps(list(names)), "crop_size": "64", "crop_context": "0.15"}
+    if threshold is not None:
+        meta["threshold"] = threshold
+    return _save(graph, path, meta)
+
+
 def raw_head(boxes_cxcywh: list[list[float]], scores: list[float], n_total: int = 20) -> np.ndarray:
     """A raw one-class head (1, 5, n_total) holding the given boxes, padded with zero scores."""
     raw = np.zeros((1, 5, n_total), np.float32)

@@ -200,3 +200,50 @@ def test_tray_outline_argument() -> None:
     outline = TrayOutline.from_corners([[0, 0], [10, 0], [10, 10], [0, 10]])
     reader = DiceReader(detector=lambda f: Reading.empty(), classifier=ScriptedClassifier([]), tray=outline)
     assert reader.tray is outline
+
+
+class ScriptedCockedTest:
+    """Stands in for :class:`vision.cocked.CockedTest`: fixed probabilities, and records the views it was given."""
+
+    def __init__(self, probs: list[float], threshold: float = 0.5) -> None:
+        self.probs = np.array(probs, np.float32)
+        self.threshold = threshold
+        self.views: list[object] = []
+
+    def __call__(self, frame: np.ndarray, xyxy: np.ndarray, view: object) -> np.ndarray:
+        self.views.append(view)
+        return self.probs[: len(xyxy)]
+
+
+def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> None:
+    frame, found = _pip_scene()
+    probs = [
+        [0, 0, 0.9, 0, 0, 0, 0.1],  # the classifier reads a 3; the test says it leans
+        [0, 0, 0, 0, 0.05, 0, 0.95],  # the classifier says cocked; the test says flat: its face is unsure
+        [0, 0.9, 0, 0, 0, 0, 0.1],
+    ]
+    tray = [[20, 0], [400, 0], [400, 200], [20, 200]]  # the first die is by the wall: it may lean
+    test = ScriptedCockedTest([0.4, 0.1, 0.2], threshold=0.3)
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, cocked_test=test)  # type: ignore[arg-type]
+    r = reader.read(frame)
+    assert r.data["cocked"].tolist() == [True, False, False]
+    # 0.4 is over the test's own calibrated threshold: cocked, though under cocked_min_conf.
+    assert r.status.tolist() == ["cocked", "uncertain", "ok"] and r.face.tolist() == [0, 5, 2]
+    assert len(test.views) == 1 and test.views[0] is not None
+    # Without a tray there is no nadir: the classifier's own call stands.
+    untrayed = DiceReader(
+        detector=lambda _f: found,
+        classifier=ScriptedClassifier(probs),
+        config=ReaderConfig(auto_tray=False),
+        cocked_test=test,  # type: ignore[arg-type]
+    ).read(frame)
+    assert untrayed.status.tolist() == ["ok", "cocked", "ok"] and len(test.views) == 1
+    # Switched off, the test is not used even with a tray.
+    off = DiceReader(
+        detector=lambda _f: found,
+        classifier=ScriptedClassifier(probs),
+        tray=tray,
+        config=ReaderConfig(cocked_test=False),
+        cocked_test=test,  # type: ignore[arg-type]
+    ).read(frame)
+    assert off.face[0] == 3 and off.status[0] == "ok" and len(test.views) == 1

@@ -1,0 +1,248 @@
+"""Train and calibrate the cocked test (:mod:`vision.cocked`): ``python -m models.cocked {train,calibrate}``.
+
+Only generated scenes know which dice lean (the real photos have none) and
+where the tray is, so the test learns from them alone: every die of the
+training part of each folder (the held-out part is never read), its crop
+turned so the nadir found from the labelled tray outline lies below, and the
+sine of the camera's angle to it as a fourth plane. Leaning dice are rare in
+thrown scenes and banked several times over; the threshold on the cocked
+probability is then chosen by cocked F1 on scenes set apart for calibration,
+as :mod:`models.calibrate` does for the face classifier.
+
+Crops are banked unturned at 1.5x the field of view, as the face classifier's
+are (:data:`models.classifier.BANK_SIZE`), and turned at training time by
+their upright angle plus a little jitter (the nadir's direction is only as
+good as the tray outline), then cut to the run-time crop.
+
+Example::
+
+    python -m models.cocked train --synthetic data/synth data/synth_lean data/synth_v2 --out models/cocked_test.onnx
+    python -m models.cocked calibrate data/calib_synth --model models/cocked_test.onnx --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from datasets.training_sets import Frame, synthetic_frames
+from datasets.yolo import COCKED_CLASS, find_images, label_path_for
+from vision.cocked import COCKED_TEST_NAMES, upright_angles
+from vision.upright import upright_view
+
+__all__ = ["CockedBank", "best_threshold", "build_cocked_bank", "main", "sidecar_view_inputs"]
+
+#: Crops banked per flat die and per leaning die (half around the detector's box where it found the die).
+FLAT_COPIES, COCKED_COPIES = 2, 8
+#: Standard deviation, in degrees, of the turn added to each training crop.
+ANGLE_JITTER_DEG = 6.0
+
+
+@dataclass(frozen=True)
+class CockedBank:
+    """Banked crops (BANK_SIZE square, unturned) with their label, upright angle and view sine."""
+
+    crops: npt.NDArray[np.uint8]
+    labels: npt.NDArray[np.int64]
+    angles: npt.NDArray[np.float32]
+    sines: npt.NDArray[np.float32]
+
+
+def _sidecar(image_path: Path) -> dict[str, object] | None:
+    path = label_path_for(image_path).with_suffix(".json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def sidecar_view_inputs(
+    image_path: Path, boxes: npt.NDArray[np.float32], size: tuple[int, int]
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]] | None:
+    """Upright angles, view sines and the occluded flags of a generated scene's dice (None without a tray)."""
+    sidecar = _sidecar(image_path)
+    if sidecar is None or not sidecar.get("tray"):
+        return None
+    view = upright_view(np.asarray(sidecar["tray"], np.float64), size)
+    if view is None:
+        return None
+    dice = sidecar.get("dice")
+    occluded = np.array([bool(d.get("occluded", False)) for d in dice], bool) if isinstance(dice, list) else None
+    if occluded is None or len(occluded) != len(boxes):
+        occluded = np.zeros(len(boxes), bool)
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+    return upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32), occluded
+
+
+def build_cocked_bank(
+    frames: Sequence[Frame], seed: int = 0, detected: dict[Path, npt.NDArray[np.float32]] | None = None
+) -> CockedBank:
+    """Bank every visible die of generated frames (leaning ones :data:`COCKED_COPIES` times)."""
+    from models.classifier import _BANK_CONTEXT, BANK_SIZE, jitter_boxes, match_detections
+    from vision.crops import extract_crops
+
+    rng = np.random.default_rng(seed)
+    crops, labels, angles, sines = [], [], [], []
+    for frame in frames:
+        if len(frame.boxes) == 0:
+            continue
+        inputs = sidecar_view_inputs(frame.path, frame.boxes, frame.size)
+        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if inputs is not None else None
+        if inputs is None or image is None:
+            continue
+        angle, sine, occluded = inputs
+        keep = ~occluded
+        cocked = frame.classes == COCKED_CLASS
+        found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
+        for copy in range(COCKED_COPIES):
+            take = keep & (cocked if copy >= FLAT_COPIES else np.ones(len(keep), bool))
+            if not take.any():
+                continue
+            boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
+            if copy >= 2:
+                boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
+            crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
+            labels.append(cocked[take].astype(np.int64))
+            angles.append(angle[take])
+            sines.append(sine[take])
+    if not crops:
+        raise ValueError("no generated frames with a tray outline and visible dice to learn from")
+    return CockedBank(np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines))
+
+
+def _turned_centres(bank: CockedBank, idx: npt.NDArray[np.intp], rng: np.random.Generator) -> npt.NDArray[np.uint8]:
+    """The run-time crops of banked crops, each turned upright (plus jitter)."""
+    from models.classifier import BANK_SIZE, _centre
+
+    out = np.empty((len(idx), *_centre(bank.crops[:1]).shape[1:]), np.uint8)
+    c = (BANK_SIZE - 1) / 2
+    for k, i in enumerate(idx):
+        turn = float(bank.angles[i] + rng.normal(0.0, ANGLE_JITTER_DEG))
+        m = cv2.getRotationMatrix2D((c, c), turn, 1.0)
+        out[k] = _centre(cv2.warpAffine(bank.crops[i], m, (BANK_SIZE, BANK_SIZE), flags=cv2.INTER_LINEAR)[None])[0]
+    return out
+
+
+def train(args: argparse.Namespace) -> int:
+    """``train``: bank, fit, export."""
+    import torch
+
+    from farklecam import __version__
+    from models.classifier import ClassifierConfig, FaceNet, augment, detect_boxes, export_classifier, fit, to_tensor
+
+    start = time.monotonic()
+    frames = [f for folder in args.synthetic for f in synthetic_frames(folder)]
+    detected = detect_boxes(frames, args.detector) if args.detector else None
+    bank = build_cocked_bank(frames, args.seed, detected)
+    print(  # noqa: T201 (progress for a person watching)
+        f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
+        f" ({time.monotonic() - start:.0f} s)",
+        flush=True,
+    )
+    config = ClassifierConfig(epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed)
+    torch.manual_seed(config.seed)
+
+    def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
+        rgb = augment(to_tensor(_turned_centres(bank, idx, rng)), gen, flip_vertical=False)
+        steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *rgb.shape[2:])
+        return torch.cat([rgb, steep], dim=1)
+
+    model, stats = fit(FaceNet(num_classes=2, in_channels=4), bank.labels, batch, config)
+    meta = {"threshold": "0.5", "trained_on": json.dumps([str(p) for p in args.synthetic])}
+    export_classifier(model, args.out, __version__, meta, names=COCKED_TEST_NAMES, channels=4)
+    print(  # noqa: T201
+        json.dumps({"out": str(args.out), "crops": len(bank.labels), **stats, "total_s": time.monotonic() - start}),
+        flush=True,
+    )
+    return 0
+
+
+def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_]) -> tuple[float, dict[str, float]]:
+    """The threshold on the cocked probability with the best F1 (ties: the higher threshold)."""
+    best = (0.5, {"f1": -1.0, "recall": 0.0, "precision": 0.0})
+    for t in np.round(np.arange(0.05, 0.96, 0.05), 2):
+        called = probs >= t
+        tp = float((called & truth).sum())
+        recall = tp / max(1.0, float(truth.sum()))
+        precision = tp / max(1.0, float(called.sum()))
+        f1 = 2 * recall * precision / max(1e-9, recall + precision)
+        if f1 >= best[1]["f1"]:
+            best = (float(t), {"f1": f1, "recall": recall, "precision": precision})
+    return best
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    """``calibrate``: probabilities of the labelled dice of calibration scenes, then the F1-best threshold."""
+    from vision.cocked import CockedTest
+    from vision.images import load_image
+
+    test = CockedTest(args.model)
+    probs, truth = [], []
+    for folder in args.dirs:
+        for path in find_images(folder):
+            frame = read_frame(path)
+            if frame is None or len(frame.boxes) == 0:
+                continue
+            sidecar = _sidecar(path)
+            view = upright_view(np.asarray(sidecar["tray"]), frame.size) if sidecar and sidecar.get("tray") else None
+            if view is None:
+                continue
+            occluded = np.array([bool(d.get("occluded", False)) for d in sidecar["dice"]], bool)  # type: ignore[index, union-attr]
+            p = test(load_image(path), frame.boxes, view)
+            probs.append(p[~occluded])
+            truth.append((frame.classes == COCKED_CLASS)[~occluded])
+    all_p, all_t = np.concatenate(probs), np.concatenate(truth)
+    threshold, scores = best_threshold(all_p, all_t)
+    print(json.dumps({"dice": len(all_t), "cocked": int(all_t.sum()), "threshold": threshold, **scores}))  # noqa: T201
+    if args.write:
+        write_threshold(args.model, threshold)
+    return 0
+
+
+def read_frame(path: Path) -> Frame | None:
+    """A generated scene as a frame (any part of the folder: calibration scenes are neither trained nor held out)."""
+    from datasets.training_sets import read_synthetic_frame
+
+    return read_synthetic_frame(path)
+
+
+def write_threshold(model: Path, threshold: float) -> None:
+    """Store the chosen threshold in the model's metadata (replacing any earlier one)."""
+    import onnx
+
+    proto = onnx.load(str(model))
+    kept = [p for p in proto.metadata_props if p.key != "threshold"]
+    del proto.metadata_props[:]
+    proto.metadata_props.extend(kept)
+    proto.metadata_props.add(key="threshold", value=str(threshold))
+    onnx.save(proto, str(model))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: ``train`` or ``calibrate``."""
+    ap = argparse.ArgumentParser(prog="python -m models.cocked", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    tr = sub.add_parser("train", help="train and export the cocked test on generated scenes")
+    tr.add_argument("--synthetic", type=Path, nargs="+", required=True, help="folders of generated scenes")
+    tr.add_argument("--out", type=Path, required=True, help="where the ONNX file goes")
+    tr.add_argument("--detector", type=Path, help="die_detector.onnx: bank half the copies around its boxes")
+    tr.add_argument("--epochs", type=int, default=20)
+    tr.add_argument("--steps", type=int, default=None, help="stop after this many steps")
+    tr.add_argument("--threads", type=int, default=1)
+    tr.add_argument("--seed", type=int, default=0)
+    ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
+    ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
+    ca.add_argument("--model", type=Path, required=True)
+    ca.add_argument("--write", action="store_true", help="store the threshold in the model's metadata")
+    args = ap.parse_args(argv)
+    return train(args) if args.command == "train" else calibrate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

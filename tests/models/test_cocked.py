@@ -1,0 +1,59 @@
+"""Training the cocked test: the threshold choice, and a tiny run that trains, exports, loads and calibrates offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.cocked import best_threshold
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+
+
+def f1_at(probs: np.ndarray, truth: np.ndarray, t: float) -> float:
+    called = probs >= t
+    tp = float((called & truth).sum())
+    recall, precision = tp / max(1.0, truth.sum()), tp / max(1.0, called.sum())
+    return 2 * recall * precision / max(1e-9, recall + precision)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=60))
+def test_the_chosen_threshold_has_the_best_f1_of_the_grid(dice: list[tuple[float, bool]]) -> None:
+    probs = np.array([p for p, _ in dice], np.float32)
+    truth = np.array([t for _, t in dice], bool)
+    threshold, scores = best_threshold(probs, truth)
+    grid = np.round(np.arange(0.05, 0.96, 0.05), 2)
+    assert threshold in grid
+    assert scores["f1"] == pytest.approx(f1_at(probs, truth, threshold))
+    assert all(scores["f1"] >= f1_at(probs, truth, t) - 1e-9 for t in grid)
+
+
+def test_a_separable_set_gets_a_threshold_between_the_classes() -> None:
+    probs = np.array([0.05, 0.1, 0.2, 0.7, 0.8], np.float32)
+    truth = np.array([False, False, False, True, True])
+    threshold, scores = best_threshold(probs, truth)
+    assert 0.2 < threshold <= 0.7 and scores["f1"] == 1.0
+
+
+@pytest.mark.slow
+def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_network: list[Any]) -> None:
+    pytest.importorskip("torch")
+    from datasets.synthetic.__main__ import main as generate
+    from models.cocked import main
+    from vision.cocked import CockedTest
+
+    scenes = tmp_path / "scenes"
+    assert generate(["--out", str(scenes), "--count", "4", "--seed", "5", "--size", "160x120", "--lean-rate", "1"]) == 0
+    out = tmp_path / "cocked_test.onnx"
+    assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "2"]) == 0
+    test = CockedTest(out)
+    assert test.threshold == 0.5
+    assert main(["calibrate", str(scenes), "--model", str(out), "--write"]) == 0
+    assert 0.0 < CockedTest(out).threshold < 1.0
+    assert no_network == []

@@ -1,0 +1,84 @@
+"""The cocked test: crops turned so the nadir is below, the view's steepness as a fourth plane, the model contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from farklecam.errors import ModelLoadError
+from tests.vision.fakes import make_cocked_test
+from vision.cocked import CockedTest, upright_angles, upright_inputs
+from vision.crops import extract_crops
+from vision.upright import UprightView
+
+CENTRE = np.array([320.0, 240.0])
+
+
+def view_with_nadir(x: float, y: float, focal: float = 500.0) -> UprightView:
+    return UprightView(nadir=np.array([x, y]), focal=focal, principal=CENTRE.copy())
+
+
+def marked_frame() -> np.ndarray:
+    """Grey frame with a die-sized box at (300..340, 220..260) and a white mark just right of its centre."""
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    frame[236:244, 330:338] = 255
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("nadir", "where"), [((2000.0, 240.0), "bottom"), ((-2000.0, 240.0), "top"), ((320.0, 3000.0), "right")]
+)
+def test_crops_are_turned_so_the_nadir_lies_below(nadir: tuple[float, float], where: str) -> None:
+    box = np.array([[300.0, 220.0, 340.0, 260.0]])
+    angle = upright_angles(view_with_nadir(*nadir), [[320.0, 240.0]])
+    crop = extract_crops(marked_frame(), box, 64, 0.15, angle)[0].mean(axis=2)
+    ys, xs = np.nonzero(crop > 200)
+    cy, cx = ys.mean() - 31.5, xs.mean() - 31.5
+    # The mark sits right of the centre; after the turn it lies on the side named.
+    assert {"bottom": cy > 8 and abs(cx) < 4, "top": cy < -8 and abs(cx) < 4, "right": cx > 8 and abs(cy) < 4}[where]
+
+
+def test_unturned_crops_are_unchanged_by_a_zero_angle() -> None:
+    box = np.array([[300.0, 220.0, 340.0, 260.0]])
+    assert np.array_equal(extract_crops(marked_frame(), box), extract_crops(marked_frame(), box, angles_deg=[0.0]))
+
+
+def test_inputs_hold_the_crop_and_the_views_sine() -> None:
+    crops = np.zeros((2, 64, 64, 3), np.uint8)
+    crops[1] = 255
+    x = upright_inputs(crops, [0.25, 0.75])
+    assert x.shape == (2, 4, 64, 64) and x.dtype == np.float32
+    assert np.allclose(x[0, :3], 0) and np.allclose(x[1, :3], 1)
+    assert np.allclose(x[:, 3].mean(axis=(1, 2)), [0.25, 0.75])
+
+
+def test_a_steep_view_reads_cocked_and_a_square_one_flat(tmp_path: Path, onnx_available: None) -> None:
+    test = CockedTest(make_cocked_test(tmp_path / "c.onnx"))
+    frame = np.zeros((480, 640, 3), np.uint8)
+    boxes = np.array([[300.0, 220.0, 340.0, 260.0], [600.0, 220.0, 640.0, 260.0]])
+    # Nadir at the centre, focal 300 px: the first die is seen straight down, the second at 45 degrees.
+    probs = test(frame, boxes, view_with_nadir(320.0, 240.0, focal=300.0))
+    assert probs.shape == (2,) and probs[0] < 0.5 < probs[1]
+    assert test.threshold == 0.5
+    # The fake reads red crops as flat: the crop itself reaches the model too.
+    frame[..., 2] = 255
+    assert test(frame, boxes, view_with_nadir(320.0, 240.0, focal=300.0))[1] < 0.5
+    assert test(frame, np.zeros((0, 4)), view_with_nadir(320.0, 240.0)).shape == (0,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"names": ("1", "2")}, "classes"),
+        ({"threshold": "1.5"}, "threshold"),
+        ({"threshold": "often"}, "threshold"),
+        ({"planes": 3}, "planes"),
+    ],
+)
+def test_a_model_breaking_the_contract_is_refused(
+    tmp_path: Path, onnx_available: None, kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ModelLoadError, match=message):
+        CockedTest(make_cocked_test(tmp_path / "c.onnx", **kwargs))  # type: ignore[arg-type]

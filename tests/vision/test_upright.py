@@ -1,0 +1,108 @@
+"""The camera's vertical from the tray outline: nadir and focal length of a known pinhole camera."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.upright import DEFAULT_FOCAL, upright_view
+
+SIZE = (640, 480)
+
+
+def pinhole(tilt_deg: float, yaw_deg: float, focal: float, height: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+    """Camera matrix P (3x4) of a camera ``height`` cm above the origin, tilted ``tilt_deg``, and its centre."""
+    t, y = np.radians(tilt_deg), np.radians(yaw_deg)
+    # Camera axes in the world: looking down (z_cam = -z_world) turned by the tilt about x, then yawed.
+    look = np.array([0.0, np.sin(t), -np.cos(t)])
+    right = np.array([1.0, 0.0, 0.0])
+    down = np.cross(look, right)
+    rz = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
+    rot = np.stack([right, down, look]) @ rz.T  # rows: camera x, y, z in world coordinates
+    centre = np.array([0.0, 0.0, height])
+    k = np.array([[focal, 0, SIZE[0] / 2], [0, focal, SIZE[1] / 2], [0, 0, 1]])
+    return k @ np.hstack([rot, (-rot @ centre)[:, None]]), centre
+
+
+def project(p: np.ndarray, points: np.ndarray) -> np.ndarray:
+    h = np.hstack([points, np.ones((len(points), 1))]) @ p.T
+    return h[:, :2] / h[:, 2:]
+
+
+def floor_rectangle(cx: float, cy: float, w: float, d: float, turn_deg: float) -> np.ndarray:
+    a = np.radians(turn_deg)
+    corners = np.array([[-w, -d], [w, -d], [w, d], [-w, d]]) / 2
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    xy = corners @ rot.T + [cx, cy]
+    return np.column_stack([xy, np.zeros(4)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tilt=st.floats(8, 40),
+    yaw=st.floats(0, 360),
+    focal=st.floats(350, 900),
+    turn=st.floats(15, 75),
+    w=st.floats(15, 40),
+    d=st.floats(10, 30),
+)
+def test_the_nadir_and_focal_length_of_a_tilted_camera_are_recovered(
+    tilt: float, yaw: float, focal: float, turn: float, w: float, d: float
+) -> None:
+    p, centre = pinhole(tilt, yaw, focal)
+    # The tray lies where the camera looks, turned so its sides are not parallel to the image's.
+    target = centre + 60.0 / np.cos(np.radians(tilt)) * np.array(
+        [0.0, np.sin(np.radians(tilt)), -np.cos(np.radians(tilt))]
+    )
+    rz = np.radians(yaw)
+    tx, ty = np.array([[np.cos(rz), -np.sin(rz)], [np.sin(rz), np.cos(rz)]]) @ target[:2]
+    # Turned against the camera, so that neither pair of sides looks parallel (that fixes the focal length).
+    quad = project(p, floor_rectangle(tx, ty, w, d, yaw + turn))
+    view = upright_view(quad, SIZE)
+    assert view is not None
+    true_nadir = project(p, np.array([[0.0, 0.0, -1e7]]))[0]
+    # Directions to the nadir agree to a fraction of a degree at every corner.
+    true_angles = np.arctan2(*(true_nadir - quad).T[::-1])
+    err = np.abs((view.down_angles(quad) - true_angles + np.pi) % (2 * np.pi) - np.pi)
+    assert np.degrees(err).max() < 0.5
+    assert view.focal == pytest.approx(focal, rel=0.02)
+    # The ray through the nadir is vertical.
+    assert float(view.view_tilt(view.nadir[None])[0]) < 1e-3
+
+
+def test_a_camera_looking_straight_down_has_its_nadir_at_the_centre() -> None:
+    p, _ = pinhole(0.0, 30.0, 600.0)
+    quad = project(p, floor_rectangle(0, 0, 30, 20, 20))
+    view = upright_view(quad, SIZE)
+    assert view is not None
+    assert np.allclose(view.nadir, [SIZE[0] / 2, SIZE[1] / 2], atol=1e-6)
+    assert view.focal == pytest.approx(DEFAULT_FOCAL * max(SIZE))  # parallel sides cannot fix it
+    # A die right of the centre looks towards the nadir on its left: 180 degrees; the camera sees it at an angle.
+    assert abs(float(np.degrees(view.down_angles([[520, 240]]))[0])) == pytest.approx(180.0)
+    assert np.degrees(view.view_tilt([[520, 240]]))[0] == pytest.approx(np.degrees(np.arctan(200 / 576)), abs=0.01)
+
+
+def test_a_tray_square_to_the_picture_still_puts_the_nadir_on_the_right_side() -> None:
+    # One pair of sides looks parallel: the focal length falls back to the default, the direction holds.
+    p, _ = pinhole(20.0, 0.0, 700.0)
+    quad = project(p, floor_rectangle(0, 22, 30, 20, 0))
+    view = upright_view(quad, SIZE)
+    assert view is not None and view.focal == pytest.approx(DEFAULT_FOCAL * max(SIZE))
+    true_nadir = project(p, np.array([[0.0, 0.0, -1e7]]))[0]
+    assert view.nadir[0] == pytest.approx(true_nadir[0]) and (view.nadir[1] > SIZE[1] / 2) == (
+        true_nadir[1] > SIZE[1] / 2
+    )
+
+
+@pytest.mark.parametrize(
+    "corners",
+    [
+        [[0, 0], [100, 0], [100, 100]],  # three corners
+        [[0, 0], [100, 0], [200, 0], [300, 0]],  # on a line
+        [[0, 0], [100, 0], [100, np.nan], [0, 100]],
+    ],
+)
+def test_an_unusable_outline_gives_no_view(corners: list[list[float]]) -> None:
+    assert upright_view(corners, SIZE) is None

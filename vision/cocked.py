@@ -1,0 +1,91 @@
+"""The cocked test: does a die lean? Decided on crops turned so that down is down.
+
+The face classifier reads one crop in whatever orientation the die lies and so
+cannot tell a flat die seen obliquely from a leaning one (see
+:mod:`vision.upright`). This second small network answers only "flat or
+cocked", from the same kind of crop turned so that the nadir (the point below
+the camera, found from the tray's outline) lies straight below, plus a fourth
+input plane holding how steeply the camera looks at the die (the sine of the
+ray's angle from the vertical). A flat die then always shows its side, if at
+all, at the bottom of the crop, and about as much of it as the camera's angle
+predicts; a leaning die breaks that pattern.
+
+It runs only where the tray is known: without an outline there is no nadir,
+and the reader keeps the face classifier's own cocked call. The model's
+metadata holds its ``names`` (``["flat", "cocked"]``), ``crop_size``,
+``crop_context`` and the ``threshold`` on the cocked probability chosen on
+calibration scenes (``python -m models.cocked calibrate``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
+from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from vision.faces import softmax
+from vision.onnx_runtime import OnnxModel, load_onnx
+from vision.upright import UprightView
+
+__all__ = ["COCKED_TEST_NAMES", "DEFAULT_THRESHOLD", "CockedTest", "upright_angles", "upright_inputs"]
+
+#: The cocked test's classes, in order.
+COCKED_TEST_NAMES = ("flat", "cocked")
+#: Cocked probability above which a die is called cocked, when the model does not say.
+DEFAULT_THRESHOLD = 0.5
+
+
+def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Degrees to turn each crop (counter-clockwise on screen) so that the nadir lies straight below it."""
+    return (np.degrees(view.down_angles(centres)) - 90.0).astype(np.float32)
+
+
+def upright_inputs(crops: npt.NDArray[np.uint8], view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """The network's input: RGB planes of the turned crops and a plane holding each view's sine, (n, 4, s, s)."""
+    rgb = crops_to_tensor(crops)
+    n, _, h, w = rgb.shape
+    steep = np.broadcast_to(np.asarray(view_sine, np.float32).reshape(n, 1, 1, 1), (n, 1, h, w))
+    return np.ascontiguousarray(np.concatenate([rgb, steep], axis=1))
+
+
+class CockedTest:
+    """Probability that each die leans, from the frame, its boxes and the camera's vertical.
+
+    Example:
+        >>> test = CockedTest("models/cocked_test.onnx")
+        >>> probs = test(frame, reading.xyxy, upright_view(tray.polygon, (w, h)))
+    """
+
+    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
+        self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
+        meta = self.model.metadata
+        names = [str(n) for n in meta.get("names", [])]
+        if tuple(names) != COCKED_TEST_NAMES:
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has classes {names}; expected {list(COCKED_TEST_NAMES)}"
+            )
+        if self.model.fixed_dim(1) not in (None, 4):
+            raise ModelLoadError(f"ONNX model {self.model.path} takes {self.model.fixed_dim(1)} planes; expected 4")
+        self.crop_size = int(meta.get("crop_size", CROP_SIZE))
+        self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+        threshold = meta.get("threshold", DEFAULT_THRESHOLD)
+        if not isinstance(threshold, (int, float)) or not 0.0 < float(threshold) < 1.0:
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has threshold {threshold!r}; expected a number in (0, 1)"
+            )
+        self.threshold = float(threshold)
+
+    def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView) -> npt.NDArray[np.float32]:
+        """Cocked probability of the die in each box, shape (n,)."""
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        if len(boxes) == 0:
+            return np.zeros(0, np.float32)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context, upright_angles(view, centres))
+        logits = self.model.run(upright_inputs(crops, np.sin(view.view_tilt(centres))))[0]
+        if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
+            raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")
+        return softmax(np.asarray(logits, np.float32))[:, 1]
