@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -36,10 +37,13 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from vision.cocked import COCKED_TEST_NAMES, upright_angles
+from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
 from vision.upright import upright_view
 
-__all__ = ["CockedBank", "best_threshold", "build_cocked_bank", "main", "sidecar_view_inputs"]
+if TYPE_CHECKING:
+    from models.classifier import ClassifierConfig
+
+__all__ = ["CockedBank", "best_threshold", "build_cocked_bank", "main", "sidecar_view_inputs", "train_cocked"]
 
 #: Crops banked per flat die and per leaning die (half around the detector's box where it found the die).
 FLAT_COPIES, COCKED_COPIES = 2, 8
@@ -129,23 +133,37 @@ def _turned_centres(bank: CockedBank, idx: npt.NDArray[np.intp], rng: np.random.
     return out
 
 
-def train(args: argparse.Namespace) -> int:
-    """``train``: bank, fit, export."""
+def train_cocked(
+    synthetic: Sequence[Path],
+    out: Path,
+    config: ClassifierConfig,
+    *,
+    detector: Path | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Bank, fit and export the cocked test; returns the record for ``training.json``.
+
+    Args:
+        synthetic: folders of generated scenes (their training part is used).
+        out: where the ONNX file goes.
+        config: epochs, steps, seed and threads (the jitter settings are not used).
+        detector: an exported die detector; half the copies are cut around its boxes.
+        limit: at most this many scenes per folder (smoke runs).
+    """
     import torch
 
     from farklecam import __version__
-    from models.classifier import ClassifierConfig, FaceNet, augment, detect_boxes, export_classifier, fit, to_tensor
+    from models.classifier import FaceNet, augment, detect_boxes, export_classifier, fit, to_tensor
 
     start = time.monotonic()
-    frames = [f for folder in args.synthetic for f in synthetic_frames(folder)]
-    detected = detect_boxes(frames, args.detector) if args.detector else None
-    bank = build_cocked_bank(frames, args.seed, detected)
+    frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
+    detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
+    bank = build_cocked_bank(frames, config.seed, detected)
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
         flush=True,
     )
-    config = ClassifierConfig(epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed)
     torch.manual_seed(config.seed)
 
     def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
@@ -154,13 +172,31 @@ def train(args: argparse.Namespace) -> int:
         return torch.cat([rgb, steep], dim=1)
 
     model, stats = fit(FaceNet(num_classes=2, in_channels=4), bank.labels, batch, config)
-    meta = {"threshold": "0.5", "trained_on": json.dumps([str(p) for p in args.synthetic])}
-    export_classifier(model, args.out, __version__, meta, names=COCKED_TEST_NAMES, channels=4)
-    print(  # noqa: T201
-        json.dumps({"out": str(args.out), "crops": len(bank.labels), **stats, "total_s": time.monotonic() - start}),
-        flush=True,
-    )
-    return 0
+    meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
+    export_classifier(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4)
+    return {
+        "file": out.name,
+        "config": {
+            "epochs": config.epochs,
+            "max_steps": config.max_steps,
+            "batch": config.batch,
+            "lr": config.lr,
+            "seed": config.seed,
+            "flat_copies": FLAT_COPIES,
+            "cocked_copies": COCKED_COPIES,
+            "angle_jitter_deg": ANGLE_JITTER_DEG,
+        },
+        "data": {
+            "crops": len(bank.labels),
+            "cocked_crops": int(bank.labels.sum()),
+            "frames": len(frames),
+            "folders": [str(p) for p in synthetic],
+        },
+        "crops_around": "labelled and matched detector boxes" if detected is not None else "labelled boxes",
+        "train_seconds": round(stats["seconds"], 1),
+        "steps": int(stats["steps"]),
+        "total_seconds": round(time.monotonic() - start, 1),
+    }
 
 
 def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_]) -> tuple[float, dict[str, float]]:
@@ -241,7 +277,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ca.add_argument("--model", type=Path, required=True)
     ca.add_argument("--write", action="store_true", help="store the threshold in the model's metadata")
     args = ap.parse_args(argv)
-    return train(args) if args.command == "train" else calibrate(args)
+    if args.command == "calibrate":
+        return calibrate(args)
+    from models.classifier import ClassifierConfig
+    from models.offline import go_offline
+
+    go_offline()
+    config = ClassifierConfig(epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed)
+    record = train_cocked(args.synthetic, args.out, config, detector=args.detector)
+    print(json.dumps(record), flush=True)  # noqa: T201
+    return 0
 
 
 if __name__ == "__main__":

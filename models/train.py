@@ -1,10 +1,13 @@
-"""Reproduce farklecam's two models on a CPU: ``python -m models.train [options]``.
+"""Reproduce farklecam's models on a CPU: ``python -m models.train [options]``.
 
 1. The one-class die detector (:mod:`models.detector`, ultralytics from a yaml)
    on the real training photos plus generated scenes.
 2. The face classifier (:mod:`models.classifier`) on crops of the same frames.
+3. The cocked test (:mod:`models.cocked`) on the generated scenes alone (the
+   only ones that know which dice lean); its threshold is chosen afterwards on
+   calibration scenes with ``python -m models.cocked calibrate``.
 
-Both are exported to ONNX per docs/model-contract.md and copied into
+All are exported to ONNX per docs/model-contract.md and copied into
 ``--out`` (``models/`` by default), and ``training.json`` beside them records
 the data mix, the command, wall times, seeds and held-out crop accuracy.
 Everything runs offline (:func:`models.offline.go_offline`), and the held-out
@@ -75,6 +78,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=_REPO / "models", help="where the ONNX files go")
     parser.add_argument("--skip-detector", action="store_true")
     parser.add_argument("--skip-classifier", action="store_true")
+    parser.add_argument("--skip-cocked", action="store_true", help="do not train the cocked test")
+    parser.add_argument("--cocked-steps", type=int, default=5000, help="cocked test training steps")
     parser.add_argument(
         "--init",
         type=Path,
@@ -89,6 +94,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.quick:
         args.real_limit = args.real_limit or 8
         args.epochs, args.imgsz, args.cls_steps, args.real_epochs = 1, 64, args.cls_steps or 3, 1
+        args.cocked_steps = 2
         args.synth_limit = args.cls_synth_limit = args.synth_limit or 8
     return args
 
@@ -237,8 +243,25 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     }
 
 
+def _train_cocked(args: argparse.Namespace, record: dict[str, Any]) -> None:
+    from models.classifier import ClassifierConfig
+    from models.cocked import train_cocked
+
+    if not args.synthetic:
+        print("cocked test skipped: it learns from generated scenes (--synthetic)", flush=True)
+        return
+    config = ClassifierConfig(epochs=40, max_steps=args.cocked_steps, threads=args.threads, seed=args.seed)
+    record["cocked_test"] = train_cocked(
+        args.synthetic,
+        args.out / "cocked_test.onnx",
+        config,
+        detector=args.out / "die_detector.onnx",
+        limit=args.cls_synth_limit,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train, export and record both models; returns a process exit code."""
+    """Train, export and record the models; returns a process exit code."""
     args = _parse(argv)
     go_offline()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -249,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _train_detector(args, record)
     if not args.skip_classifier:
         _train_classifier(args, record)
+    if not args.skip_cocked:
+        _train_cocked(args, record)
     record["command"] = "python -m models.train " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
     record["wall_seconds_this_sitting"] = round(time.monotonic() - start, 1)
     record["seed"] = args.seed
