@@ -33,7 +33,7 @@ import numpy as np
 
 from vision.faces import COCKED_NAME, FaceClassifier
 from vision.metrics import FolderStats
-from vision.reader import CLASSIFIER_FILE, DiceReader, default_model_dir
+from vision.reader import CLASSIFIER_FILE, DiceReader, ReaderConfig, default_model_dir
 
 __all__ = ["DEFAULT_GRID", "calibrate", "main", "write_logit_bias"]
 
@@ -53,7 +53,10 @@ def calibrate(
     """Evaluate the reader with each cocked offset in ``grid``; returns the best and every row."""
     from vision.evaluate import evaluate_folder
 
-    base = DiceReader(model_dir)
+    # The offset tunes the classifier's own cocked call, which the reader uses where the
+    # cocked test does not run (no tray outline, or no cocked_test.onnx): so without it.
+    config = ReaderConfig(cocked_test=False)
+    base = DiceReader(model_dir, config=config)
     views = base.config.face_views  # calibrate the classifier as the reader runs it
     names = FaceClassifier(model_dir / CLASSIFIER_FILE).names
     if COCKED_NAME not in names:
@@ -62,7 +65,7 @@ def calibrate(
     for offset in grid:
         bias = [offset if name == COCKED_NAME else 0.0 for name in names]
         classifier = FaceClassifier(model_dir / CLASSIFIER_FILE, views=views, logit_bias=bias)
-        reader = DiceReader(model_dir, classifier=classifier)
+        reader = DiceReader(model_dir, classifier=classifier, config=config)
         reader = reader.with_detector(base.detector)
         total = FolderStats()
         for folder in folders:
