@@ -99,7 +99,9 @@ class ReaderConfig:
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
         cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
-            where the tray's four corners are known and the model folder has one.
+            where the tray's four corners are known (a calibrated outline or ArUco
+            markers, not one found in the picture: see :meth:`DiceReader.find_tray`)
+            and the model folder has one.
     """
 
     det_conf: float | None = None
@@ -223,14 +225,21 @@ class DiceReader:
             raise VisionError("no tray found in the calibration frame; give its four corners instead")
         return self.with_tray(outline)
 
-    def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
-        """The tray for this frame: the calibrated one, else markers, else the picture."""
+    def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> tuple[TrayOutline | None, bool]:
+        """The tray for this frame (calibrated, else markers, else the picture); are its corners the tray's own?
+
+        A calibrated outline's corners and the markers' are, even outside the picture. An
+        outline found in the picture follows the floor's colour: cut by the picture's edge,
+        or taking in walls of the floor's colour, its corners are not the floor's, and the
+        nadir drawn from them is wrong (on the generated scenes, such outlines made the
+        cocked test call flat dice cocked). It serves the off-tray test, not the cocked test.
+        """
         if self.tray is not None:
-            return self.tray
+            return self.tray, True
         outline = tray_from_aruco(frame) if self.config.aruco else None
-        if outline is None and self.config.auto_tray:
-            outline = detect_tray(frame, xyxy)
-        return outline
+        if outline is not None:
+            return outline, True
+        return (detect_tray(frame, xyxy) if self.config.auto_tray else None), False
 
     def read(
         self, frame: npt.NDArray[np.uint8], *, frame_index: int | None = None, timestamp: float | None = None
@@ -256,10 +265,11 @@ class DiceReader:
             keep = ~scores.not_die
             if not keep.all():
                 found, scores = found[keep], scores[keep]
-        tray = self.find_tray(frame, found.xyxy)
+        tray, true_corners = self.find_tray(frame, found.xyxy)
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
         cocked_min_conf = self.config.cocked_min_conf
-        view = upright_view(tray.polygon, (frame.shape[1], frame.shape[0])) if tray is not None else None
+        size = (frame.shape[1], frame.shape[0])
+        view = upright_view(tray.polygon, size) if tray is not None and true_corners else None
         if self.cocked_test is not None and view is not None and len(found):
             # The test's own calibrated threshold decides; its probability is the cocked confidence.
             prob = self.cocked_test(frame, found.xyxy, view)

@@ -146,7 +146,8 @@ def test_a_die_with_nothing_to_lean_on_reads_flat() -> None:
         [0, 0.9, 0, 0, 0, 0, 0.1],
     ]
     tray = [[0, 0], [400, 0], [400, 200], [0, 200]]
-    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray)
+    config = ReaderConfig(cocked_test=False)  # the classifier's own cocked call, as without a cocked test
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, config=config)
     r = reader.read(frame)
     assert r.face.tolist() == [3, 5, 2] and not r.data["cocked"].any()
     assert r.status[0] == DieStatus.UNCERTAIN  # 0.3 is no confident read
@@ -247,3 +248,21 @@ def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> No
         cocked_test=test,  # type: ignore[arg-type]
     ).read(frame)
     assert off.face[0] == 3 and off.status[0] == "ok" and len(test.views) == 1
+
+
+def test_an_outline_found_in_the_picture_serves_the_off_tray_test_but_not_the_cocked_test() -> None:
+    from tests.vision.test_tray import _tray_scene
+
+    frame, boxes = _tray_scene()
+    n = len(boxes)
+    found = Reading(xyxy=boxes, confidence=[0.9] * n, face=[0] * n, face_confidence=[0] * n, status=["uncertain"] * n)
+    probs = [[0, 0.9, 0, 0, 0, 0, 0.1]] * n
+    test = ScriptedCockedTest([0.9] * n)
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), cocked_test=test)  # type: ignore[arg-type]
+    outline, own_corners = reader.find_tray(frame, boxes)
+    assert outline is not None and not own_corners
+    r = reader.read(frame)
+    assert DieStatus.OFF_TRAY in r.status.tolist() and test.views == []
+    calibrated = reader.with_tray(outline)
+    assert calibrated.find_tray(frame, boxes) == (outline, True)
+    assert calibrated.read(frame).data["cocked"].any() and len(test.views) == 1
