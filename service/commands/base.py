@@ -11,11 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farklecam.errors import InvalidDiceError
+from farklecam.errors import ImageError, InvalidDiceError
 from scoring.presets import get_rules, preset_names
 from scoring.rules import Rules
 
-__all__ = ["Command", "add_json_flag", "add_rules_options", "emit", "format_table", "parse_dice", "rules_from_args"]
+__all__ = [
+    "Command",
+    "add_json_flag",
+    "add_rules_options",
+    "add_tray_option",
+    "emit",
+    "format_table",
+    "parse_dice",
+    "rules_from_args",
+    "tray_from_args",
+]
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,34 @@ class Command:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+
+
+def add_tray_option(parser: argparse.ArgumentParser) -> None:
+    """``--tray x1,y1,...,x4,y4``: the tray floor's corners, calibrated once for a fixed camera."""
+    parser.add_argument(
+        "--tray",
+        metavar="X,Y,...",
+        help="the tray floor's four corners x1,y1,...,x4,y4 in pixels, in order around it (default: found in "
+        "each picture; only calibrated corners let the cocked test run)",
+    )
+
+
+def tray_from_args(args: argparse.Namespace) -> list[list[float]] | None:
+    """The corners given with ``--tray``, or None.
+
+    Raises:
+        ImageError: not exactly eight numbers.
+    """
+    text: str | None = args.tray
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.replace(" ", ",").split(",") if v]
+    except ValueError:
+        values = []
+    if len(values) != 8:
+        raise ImageError(f"--tray needs four corners as 8 numbers x1,y1,...,x4,y4, got {text!r}")
+    return [values[i : i + 2] for i in range(0, 8, 2)]
 
 
 def add_rules_options(parser: argparse.ArgumentParser) -> None:

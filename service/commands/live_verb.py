@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from farklecam.errors import CameraError, InvalidRulesError
-from service.commands.base import Command, add_rules_options, rules_from_args
+from service.commands.base import Command, add_rules_options, add_tray_option, rules_from_args, tray_from_args
 
 __all__ = ["LIVE", "parse_players"]
 
@@ -45,6 +45,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game-file", type=Path, metavar="FILE", help="where the game is saved (default: user data)")
     parser.add_argument("--new", dest="new_game", action="store_true", help="start a new game (the old one is kept)")
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
+    add_tray_option(parser)
     parser.add_argument(
         "--read-every", type=_positive, default=1, metavar="K", help="read one still frame in K (slow machines: 2-3)"
     )
@@ -65,6 +66,7 @@ def _run(args: argparse.Namespace) -> int:
         game_file=args.game_file,
         new_game=args.new_game,
         model_dir=args.models,
+        tray=tray_from_args(args),
         settle=SettleConfig(read_every=args.read_every),
     )
     try:

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from farklecam.errors import FarkleError, ImageError
 from scoring.rules import Rules
-from service.commands.base import Command, add_json_flag, add_rules_options, rules_from_args
+from service.commands.base import (
+    Command,
+    add_json_flag,
+    add_rules_options,
+    add_tray_option,
+    rules_from_args,
+    tray_from_args,
+)
 from service.reading_report import advice_lines, reading_report
 
 if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only when a verb reads images
@@ -55,23 +62,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", action="store_true", help="print one CSV row per photo or throw")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write annotated copies here")
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
-    parser.add_argument(
-        "--tray", metavar="X,Y,...", help="calibrated tray: four corners x1,y1,...,x4,y4 in pixels (default: found)"
-    )
+    add_tray_option(parser)
     parser.add_argument("--turn-total", type=int, default=0, metavar="N", help="points already set aside this turn")
     parser.add_argument("--not-on-board", dest="on_board", action="store_false", help="no score banked yet")
-
-
-def _tray(text: str | None) -> list[list[float]] | None:
-    if text is None:
-        return None
-    try:
-        values = [float(v) for v in text.replace(" ", ",").split(",") if v]
-    except ValueError:
-        values = []
-    if len(values) != 8:
-        raise ImageError(f"--tray needs four corners as 8 numbers x1,y1,...,x4,y4, got {text!r}")
-    return [values[i : i + 2] for i in range(0, 8, 2)]
 
 
 CSV_FIELDS = ("image", "throw", "frame", "time", "faces", "rethrow", "keep", "points", "action", "expected", "error")
@@ -132,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
     from vision.reader import DiceReader
 
     rules = rules_from_args(args)
-    reader = DiceReader(args.models, tray=_tray(args.tray))
+    reader = DiceReader(args.models, tray=tray_from_args(args))
     if args.json and args.csv:
         raise ImageError("choose one of --json and --csv")
     if args.out is not None:

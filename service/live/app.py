@@ -46,6 +46,8 @@ class LiveOptions:
         game_file: where the game is saved; None for the user data folder.
         new_game: start a new game even if a saved one could be resumed.
         model_dir: folder of the ONNX models; None for the bundled ones.
+        tray: the tray floor's four corners in pixels, calibrated once for the fixed camera;
+            None to find the tray in each frame (then the cocked test does not run).
         settle: settle-layer thresholds.
     """
 
@@ -57,6 +59,7 @@ class LiveOptions:
     game_file: Path | None = None
     new_game: bool = False
     model_dir: Path | None = None
+    tray: list[list[float]] | None = None
     settle: SettleConfig = field(default_factory=SettleConfig)
 
 
@@ -145,7 +148,7 @@ def run_live(options: LiveOptions) -> int:
     from vision.reader import DiceReader
 
     with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
-        session = open_session(options, DiceReader(options.model_dir))
+        session = open_session(options, DiceReader(options.model_dir, tray=options.tray))
         title = f"farklecam - {options.video or f'camera {options.camera}'}"
         LiveWindow(LiveController(session), frames, title=title, pace=options.video is not None).run()
     return 0

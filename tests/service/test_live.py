@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from farklecam.errors import CameraError, StorageError
+from farklecam.errors import CameraError, ImageError, StorageError
 from scoring.actions import Keep, Roll
 from scoring.game import Game
 from scoring.gamestate import Phase
 from scoring.presets import get_rules
+from service.commands.base import tray_from_args
 from service.commands.live_verb import LIVE, parse_players
 from service.live.app import LiveOptions, open_session
 from service.live.controller import KEY_HELP, LiveController, panel_lines, ppm_bytes, render_scene
@@ -153,6 +154,15 @@ def test_verb_options() -> None:
             parser().parse_args(bad)
     with pytest.raises(ValueError, match="two or more different names"):
         parse_players("Ann,Ann")
+
+
+def test_tray_corners_are_parsed_or_refused_clearly() -> None:
+    args = parser().parse_args(["--tray", "10,20, 600,25, 610,470, 5,460"])
+    assert tray_from_args(args) == [[10, 20], [600, 25], [610, 470], [5, 460]]
+    assert tray_from_args(parser().parse_args([])) is None
+    for bad in ("1,2,3", "a,b,c,d,e,f,g,h", "1,2,3,4,5,6,7,8,9"):
+        with pytest.raises(ImageError, match="four corners as 8 numbers"):
+            tray_from_args(parser().parse_args(["--tray", bad]))
 
 
 def test_a_missing_camera_is_a_clear_error_and_the_game_is_kept(tmp_path: Path) -> None:
