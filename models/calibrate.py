@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from models.onnx_metadata import set_metadata
 from vision.faces import COCKED_NAME, FaceClassifier
 from vision.metrics import FolderStats
 from vision.reader import CLASSIFIER_FILE, DiceReader, ReaderConfig, default_model_dir
@@ -84,14 +85,7 @@ def _cocked(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def write_logit_bias(model_path: Path, bias: Sequence[float]) -> None:
     """Store ``bias`` as the model's ``logit_bias`` metadata (replacing an earlier one)."""
-    import onnx
-
-    proto = onnx.load(str(model_path))
-    kept = [p for p in proto.metadata_props if p.key != "logit_bias"]
-    del proto.metadata_props[:]
-    proto.metadata_props.extend(kept)
-    proto.metadata_props.add(key="logit_bias", value=json.dumps([round(float(b), 4) for b in bias]))
-    onnx.save(proto, str(model_path))
+    set_metadata(model_path, "logit_bias", json.dumps([round(float(b), 4) for b in bias]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,13 +37,14 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
+from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
-from vision.upright import upright_view
+from vision.upright import UprightView, upright_view
 
 if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
 
-__all__ = ["CockedBank", "best_threshold", "build_cocked_bank", "main", "sidecar_view_inputs", "train_cocked"]
+__all__ = ["CockedBank", "best_threshold", "build_cocked_bank", "main", "scene_view", "train_cocked"]
 
 #: Crops banked per flat die and per leaning die (half around the detector's box where it found the die).
 FLAT_COPIES, COCKED_COPIES = 2, 8
@@ -61,27 +62,20 @@ class CockedBank:
     sines: npt.NDArray[np.float32]
 
 
-def _sidecar(image_path: Path) -> dict[str, object] | None:
+def scene_view(image_path: Path, size: tuple[int, int], n: int) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
+    """The camera's vertical from a generated scene's labelled tray, and which of its ``n`` dice are occluded.
+
+    None when the scene has no sidecar or no usable tray outline.
+    """
     path = label_path_for(image_path).with_suffix(".json")
-    return json.loads(path.read_text()) if path.exists() else None
-
-
-def sidecar_view_inputs(
-    image_path: Path, boxes: npt.NDArray[np.float32], size: tuple[int, int]
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]] | None:
-    """Upright angles, view sines and the occluded flags of a generated scene's dice (None without a tray)."""
-    sidecar = _sidecar(image_path)
-    if sidecar is None or not sidecar.get("tray"):
-        return None
-    view = upright_view(np.asarray(sidecar["tray"], np.float64), size)
+    sidecar = json.loads(path.read_text()) if path.exists() else {}
+    view = upright_view(np.asarray(sidecar["tray"], np.float64), size) if sidecar.get("tray") else None
     if view is None:
         return None
     dice = sidecar.get("dice")
-    occluded = np.array([bool(d.get("occluded", False)) for d in dice], bool) if isinstance(dice, list) else None
-    if occluded is None or len(occluded) != len(boxes):
-        occluded = np.zeros(len(boxes), bool)
-    centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-    return upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32), occluded
+    if not isinstance(dice, list) or len(dice) != n:
+        return view, np.zeros(n, bool)
+    return view, np.array([bool(d.get("occluded", False)) for d in dice], bool)
 
 
 def build_cocked_bank(
@@ -96,11 +90,13 @@ def build_cocked_bank(
     for frame in frames:
         if len(frame.boxes) == 0:
             continue
-        inputs = sidecar_view_inputs(frame.path, frame.boxes, frame.size)
-        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if inputs is not None else None
-        if inputs is None or image is None:
+        scene = scene_view(frame.path, frame.size, len(frame.boxes))
+        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if scene is not None else None
+        if scene is None or image is None:
             continue
-        angle, sine, occluded = inputs
+        view, occluded = scene
+        centres = (frame.boxes[:, :2] + frame.boxes[:, 2:]) / 2.0
+        angle, sine = upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32)
         keep = ~occluded
         cocked = frame.classes == COCKED_CLASS
         found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
@@ -215,21 +211,20 @@ def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_])
 
 def calibrate(args: argparse.Namespace) -> int:
     """``calibrate``: probabilities of the labelled dice of calibration scenes, then the F1-best threshold."""
+    from datasets.training_sets import read_synthetic_frame
     from vision.cocked import CockedTest
     from vision.images import load_image
 
     test = CockedTest(args.model)
     probs, truth = [], []
     for folder in args.dirs:
+        # Every scene of the folder: calibration scenes are neither trained on nor held out.
         for path in find_images(folder):
-            frame = read_frame(path)
-            if frame is None or len(frame.boxes) == 0:
+            frame = read_synthetic_frame(path)
+            scene = scene_view(path, frame.size, len(frame.boxes)) if frame is not None and len(frame.boxes) else None
+            if frame is None or scene is None:
                 continue
-            sidecar = _sidecar(path)
-            view = upright_view(np.asarray(sidecar["tray"]), frame.size) if sidecar and sidecar.get("tray") else None
-            if view is None:
-                continue
-            occluded = np.array([bool(d.get("occluded", False)) for d in sidecar["dice"]], bool)  # type: ignore[index, union-attr]
+            view, occluded = scene
             p = test(load_image(path), frame.boxes, view)
             probs.append(p[~occluded])
             truth.append((frame.classes == COCKED_CLASS)[~occluded])
@@ -241,23 +236,9 @@ def calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_frame(path: Path) -> Frame | None:
-    """A generated scene as a frame (any part of the folder: calibration scenes are neither trained nor held out)."""
-    from datasets.training_sets import read_synthetic_frame
-
-    return read_synthetic_frame(path)
-
-
 def write_threshold(model: Path, threshold: float) -> None:
     """Store the chosen threshold in the model's metadata (replacing any earlier one)."""
-    import onnx
-
-    proto = onnx.load(str(model))
-    kept = [p for p in proto.metadata_props if p.key != "threshold"]
-    del proto.metadata_props[:]
-    proto.metadata_props.extend(kept)
-    proto.metadata_props.add(key="threshold", value=str(threshold))
-    onnx.save(proto, str(model))
+    set_metadata(model, "threshold", str(threshold))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,6 +52,25 @@ def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64) -> Path:
     return _save(graph, path, {"imgsz": f"[{imgsz}, {imgsz}]", "names": repr(names), "task": "detect"})
 
 
+def _linear_on_mean_planes(name: str, weights: np.ndarray, bias: np.ndarray, batch: int | str):  # type: ignore[no-untyped-def]
+    """Graph ``crops`` (batch, planes, 64, 64) -> plane means @ ``weights`` (planes, k) + ``bias`` = ``logits``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    planes, k = weights.shape
+    nodes = [
+        helper.make_node("ReduceMean", ["crops"], ["mean"], axes=[2, 3], keepdims=0),
+        helper.make_node("MatMul", ["mean", "w"], ["mm"]),
+        helper.make_node("Add", ["mm", "b"], ["logits"]),
+    ]
+    return helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, [batch, planes, 64, 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, k])],
+        initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")],
+    )
+
+
 def make_classifier(
     path: Path, weights: np.ndarray | None = None, batch: int | str = "n", not_die: bool = False
 ) -> Path:
@@ -60,7 +79,6 @@ def make_classifier(
     With the default weights a bright red crop reads "1", green "2", blue "3", black "cocked".
     With ``not_die`` an eighth class, "not_die", wins on black crops instead (cocked second).
     """
-    from onnx import TensorProto, helper, numpy_helper
 
     if weights is None:
         weights = np.array(
@@ -78,21 +96,8 @@ def make_classifier(
         weights = np.concatenate([weights, np.full((3, 1), -20.0, np.float32)], axis=1)
         bias = np.append(bias, 0.3 * 20).astype(np.float32)
         names_list.append("not_die")
-    k = len(names_list)
-    nodes = [
-        helper.make_node("ReduceMean", ["crops"], ["mean"], axes=[2, 3], keepdims=0),
-        helper.make_node("MatMul", ["mean", "w"], ["mm"]),
-        helper.make_node("Add", ["mm", "b"], ["logits"]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "fake_classifier",
-        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, [batch, 3, 64, 64])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, k])],
-        initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")],
-    )
-    names = json.dumps(names_list)
-    return _save(graph, path, {"names": names, "crop_size": "64", "crop_context": "0.15"})
+    graph = _linear_on_mean_planes("fake_classifier", weights, bias, batch)
+    return _save(graph, path, {"names": json.dumps(names_list), "crop_size": "64", "crop_context": "0.15"})
 
 
 def make_cocked_test(
@@ -102,25 +107,13 @@ def make_cocked_test(
 
     A die seen more steeply than 30 degrees (sine > 0.5) reads cocked, unless it is red.
     """
-    from onnx import TensorProto, helper, numpy_helper
 
     weights = np.zeros((planes, len(names)), np.float32)
     weights[planes - 1, -1] = 20.0
     weights[0, -1] = -20.0
     bias = np.zeros(len(names), np.float32)
     bias[-1] = -10.0
-    nodes = [
-        helper.make_node("ReduceMean", ["crops"], ["mean"], axes=[2, 3], keepdims=0),
-        helper.make_node("MatMul", ["mean", "w"], ["mm"]),
-        helper.make_node("Add", ["mm", "b"], ["logits"]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "fake_cocked_test",
-        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["n", planes, 64, 64])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", len(names)])],
-        initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")],
-    )
+    graph = _linear_on_mean_planes("fake_cocked_test", weights, bias, "n")
     meta = {"names": json.dumps(list(names)), "crop_size": "64", "crop_context": "0.15"}
     if threshold is not None:
         meta["threshold"] = threshold
