@@ -99,8 +99,8 @@ class ReaderConfig:
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
         cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
-            where the tray's four corners are known (a calibrated outline or ArUco
-            markers, not one found in the picture: see :meth:`DiceReader.find_tray`)
+            where the tray's four corners are known (given or from ArUco markers, not
+            an outline found in the picture: see :attr:`TrayOutline.has_true_corners`)
             and the model folder has one.
     """
 
@@ -225,21 +225,14 @@ class DiceReader:
             raise VisionError("no tray found in the calibration frame; give its four corners instead")
         return self.with_tray(outline)
 
-    def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> tuple[TrayOutline | None, bool]:
-        """The tray for this frame (calibrated, else markers, else the picture); are its corners the tray's own?
-
-        A calibrated outline's corners and the markers' are, even outside the picture. An
-        outline found in the picture follows the floor's colour: cut by the picture's edge,
-        or taking in walls of the floor's colour, its corners are not the floor's, and the
-        nadir drawn from them is wrong (on the generated scenes, such outlines made the
-        cocked test call flat dice cocked). It serves the off-tray test, not the cocked test.
-        """
+    def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
+        """The tray for this frame: the calibrated one, else markers, else the picture."""
         if self.tray is not None:
-            return self.tray, True
+            return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
-        if outline is not None:
-            return outline, True
-        return (detect_tray(frame, xyxy) if self.config.auto_tray else None), False
+        if outline is None and self.config.auto_tray:
+            outline = detect_tray(frame, xyxy)
+        return outline
 
     def read(
         self, frame: npt.NDArray[np.uint8], *, frame_index: int | None = None, timestamp: float | None = None
@@ -265,11 +258,11 @@ class DiceReader:
             keep = ~scores.not_die
             if not keep.all():
                 found, scores = found[keep], scores[keep]
-        tray, true_corners = self.find_tray(frame, found.xyxy)
+        tray = self.find_tray(frame, found.xyxy)
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
         cocked_min_conf = self.config.cocked_min_conf
         size = (frame.shape[1], frame.shape[0])
-        view = upright_view(tray.polygon, size) if tray is not None and true_corners else None
+        view = upright_view(tray.polygon, size) if tray is not None and tray.has_true_corners else None
         if self.cocked_test is not None and view is not None and len(found):
             # The test's own calibrated threshold decides; its probability is the cocked confidence.
             prob = self.cocked_test(frame, found.xyxy, view)
@@ -278,7 +271,7 @@ class DiceReader:
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = inside >= self.config.off_tray_min_inside
-            scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, (frame.shape[1], frame.shape[0])))
+            scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, size))
         face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, cocked_min_conf)
         return dataclasses.replace(
             found,

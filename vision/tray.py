@@ -65,6 +65,18 @@ class TrayOutline:
         if self.area <= 1.0:
             raise ValueError(f"polygon must enclose an area, but its area is {self.area:.1f} px²")
 
+    @property
+    def has_true_corners(self) -> bool:
+        """Whether the vertices are the floor's own corners: given, or from markers, but not found ("auto").
+
+        An outline found in the picture follows the floor's colour: where the picture's
+        edge cuts the tray, or the walls share the floor's colour, its corners are not
+        the floor's. It serves the off-tray test; the camera's vertical
+        (:mod:`vision.upright`) drawn from it is wrong (measured on the generated
+        scenes: the cocked test then called flat dice cocked).
+        """
+        return self.source != "auto"
+
     @classmethod
     def from_corners(cls, corners: Sequence[Sequence[float]] | npt.ArrayLike, source: str = "corners") -> TrayOutline:
         """The outline through four (or more) corners given in any order.

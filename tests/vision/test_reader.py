@@ -259,10 +259,12 @@ def test_an_outline_found_in_the_picture_serves_the_off_tray_test_but_not_the_co
     probs = [[0, 0.9, 0, 0, 0, 0, 0.1]] * n
     test = ScriptedCockedTest([0.9] * n)
     reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), cocked_test=test)  # type: ignore[arg-type]
-    outline, own_corners = reader.find_tray(frame, boxes)
-    assert outline is not None and not own_corners
+    outline = reader.find_tray(frame, boxes)
+    assert outline is not None and not outline.has_true_corners
     r = reader.read(frame)
     assert DieStatus.OFF_TRAY in r.status.tolist() and test.views == []
-    calibrated = reader.with_tray(outline)
-    assert calibrated.find_tray(frame, boxes) == (outline, True)
-    assert calibrated.read(frame).data["cocked"].any() and len(test.views) == 1
+    # Kept as the calibration, a found outline still is no measurement.
+    assert reader.with_tray(outline).read(frame).status.tolist() == r.status.tolist() and test.views == []
+    measured = reader.with_tray(outline.polygon.tolist())
+    assert measured.tray is not None and measured.tray.has_true_corners
+    assert measured.read(frame).data["cocked"].any() and len(test.views) == 1
