@@ -18,6 +18,7 @@ import numpy.typing as npt
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
+from farklecam.errors import ImageError
 from service.settings import Settings
 from service.storage import Games
 from service.table import TableSession
@@ -30,6 +31,7 @@ __all__ = [
     "ReaderDep",
     "ReaderSlot",
     "ReaderSlotDep",
+    "SerializedReader",
     "SettingsDep",
     "Tables",
     "TablesDep",
@@ -49,15 +51,29 @@ class FrameReader(Protocol):
         ...
 
 
-class _Serialized:
+class SerializedReader:
     """One read at a time: the models already use every core, and two reads would only thrash them."""
 
     def __init__(self, reader: FrameReader, lock: threading.Lock) -> None:
         self._reader, self._lock = reader, lock
 
-    def read(self, frame: npt.NDArray[np.uint8]) -> Reading:
+    def read(self, frame: npt.NDArray[np.uint8], tray: list[list[float]] | None = None) -> Reading:
+        """Read one frame; with ``tray`` (the floor's corners) as the calibrated tray of this read only.
+
+        Raises:
+            ImageError: a tray was given to a reader that cannot take one.
+        """
+        reader = self._reader
+        if tray is not None:
+            with_tray = getattr(reader, "with_tray", None)
+            if with_tray is None:
+                raise ImageError("this server's reader takes no tray corners")
+            try:
+                reader = with_tray(tray)  # the same loaded models; only this read sees the tray
+            except ValueError as exc:
+                raise ImageError(f"bad tray corners {tray}: {exc}") from None
         with self._lock:
-            return self._reader.read(frame)
+            return reader.read(frame)
 
 
 class ReaderSlot:
@@ -81,7 +97,7 @@ class ReaderSlot:
         """Whether the models are in memory."""
         return self._reader is not None
 
-    def get(self) -> FrameReader:
+    def get(self) -> SerializedReader:
         """The reader, loading it if needed (thread-safe; loads once).
 
         Raises:
@@ -91,7 +107,7 @@ class ReaderSlot:
             with self._load_lock:
                 if self._reader is None:
                     self._reader = self._factory()
-        return _Serialized(self._reader, self._run_lock)
+        return SerializedReader(self._reader, self._run_lock)
 
 
 class LazyReader:

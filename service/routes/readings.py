@@ -9,13 +9,14 @@ models loaded and run.
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, UploadFile
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from farklecam.errors import InvalidDiceError, InvalidRulesError, RulesError
+from farklecam.errors import ImageError, InvalidDiceError, InvalidRulesError, RulesError
 from scoring.rules import Rules
 from service.commands.scoring_verbs import score_roll
 from service.deps import ReaderSlotDep, SettingsDep
@@ -25,7 +26,7 @@ from service.schemas import ReadPublic, RulesIn
 from vision.images import decode_image, image_format
 from vision.reading import Reading
 
-__all__ = ["form_rules", "read_result", "router"]
+__all__ = ["form_rules", "form_tray", "read_result", "router"]
 
 router = APIRouter(tags=["readings"])
 
@@ -43,6 +44,26 @@ def form_rules(preset: str | None, options: str, default_preset: str) -> Rules:
         raise InvalidRulesError(f"'options' must be a JSON object, like {{\"three_ones\": 1000}}: {exc}") from None
     except ValidationError as exc:
         raise InvalidRulesError(f"bad rules: {exc.errors()[0]['msg']}") from None
+
+
+def form_tray(text: str | None) -> list[list[float]] | None:
+    """The tray corners of a form's ``tray`` field (JSON), or None when it is empty.
+
+    Raises:
+        ImageError: not four ``[x, y]`` pairs of finite numbers.
+    """
+    if text is None or not text.strip():
+        return None
+    try:
+        corners = json.loads(text)
+        points = [[float(x), float(y)] for x, y in corners]
+    except (ValueError, TypeError):
+        points = []
+    if len(points) != 4 or not all(math.isfinite(v) for p in points for v in p):
+        raise ImageError(
+            f"'tray' must be four corners as JSON, like [[10, 20], [600, 25], [610, 470], [5, 460]]: {text!r}"
+        )
+    return points
 
 
 def read_result(reading: Reading, rules: Rules, *, turn_total: int = 0, on_board: bool = True) -> dict[str, Any]:
@@ -80,15 +101,24 @@ async def read_picture(
     options: Annotated[str, Form(max_length=4000, description="rule options as a JSON object")] = "{}",
     turn_total: Annotated[int, Form(ge=0, le=1_000_000)] = 0,
     on_board: Annotated[bool, Form()] = True,
+    tray: Annotated[
+        str | None,
+        Form(
+            max_length=400,
+            description="the tray floor's four corners in pixels, in order around it, as JSON "
+            "[[x, y], [x, y], [x, y], [x, y]]: calibrated corners let the cocked test run (default: found)",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Every die with its face, box and status; the keeps of the faces that score; and the advisor's play."""
     rules = form_rules(preset, options, settings.rules)
+    corners = form_tray(tray)
     data = await file.read()
     name = file.filename or "upload"
     if image_format(data[:16]) is None:
         raise UnsupportedMediaError(f"{name}: not a picture the reader takes (JPEG, PNG, BMP or WebP)")
     frame = await run_in_threadpool(decode_image, data, name)
     reader = await run_in_threadpool(slot.get)
-    reading = await run_in_threadpool(reader.read, frame)
+    reading = await run_in_threadpool(reader.read, frame, corners)
     height, width = frame.shape[:2]
     return {"image_size": (width, height), **read_result(reading, rules, turn_total=turn_total, on_board=on_board)}

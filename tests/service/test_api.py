@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,9 @@ from service.commands.scoring_verbs import score_roll
 from service.deps import ReaderSlot, get_reader_slot
 from service.settings import Settings
 from vision.reading import Reading
+from vision.tray import TrayOutline
+
+ROOT = Path(__file__).resolve().parents[2]
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -29,6 +33,12 @@ class FakeReader:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.trays: list[TrayOutline] = []
+
+    def with_tray(self, corners: list[list[float]]) -> FakeReader:
+        """As :meth:`vision.reader.DiceReader.with_tray`: the corners checked and kept (here: recorded)."""
+        self.trays.append(TrayOutline.from_corners(corners))
+        return self
 
     def read(self, frame: np.ndarray) -> Reading:
         self.calls += 1
@@ -164,6 +174,36 @@ def test_read_takes_rules_from_the_form(client: TestClient, fake_reader: FakeRea
     assert response.json()["score"]["options"][0]["points"] == 200
     bad = client.post("/api/read", files={"file": ("r.jpg", jpeg(), "image/jpeg")}, data={"options": "{oops"})
     assert bad.status_code == 422 and "JSON object" in bad.json()["detail"]
+
+
+def test_read_takes_calibrated_tray_corners_or_refuses_them_clearly(
+    client: TestClient, fake_reader: FakeReader
+) -> None:
+    corners = [[10, 20], [600, 25], [610, 470], [5, 460]]
+    ok = client.post("/api/read", files={"file": ("r.jpg", jpeg(), "image/jpeg")}, data={"tray": json.dumps(corners)})
+    assert ok.status_code == 200, ok.text
+    assert len(fake_reader.trays) == 1 and fake_reader.trays[0].polygon.tolist() == corners
+    for bad, detail in [
+        ("[[1, 2], [3, 4]]", "four corners"),
+        ("not json", "four corners"),
+        ('[[1, 2], [3, 4], [5, "x"], [7, 8]]', "four corners"),
+        ("[[0, 0], [0, 0], [0, 0], [0, 0]]", "bad tray corners"),
+    ]:
+        response = client.post("/api/read", files={"file": ("r.jpg", jpeg(), "image/jpeg")}, data={"tray": bad})
+        assert response.status_code == 422 and detail in response.json()["detail"], (bad, response.text)
+    assert fake_reader.calls == 1
+
+
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="no committed cocked test")
+def test_read_with_the_real_models_flags_the_leaning_die_once_the_tray_is_given(client: TestClient) -> None:
+    image = ROOT / "examples" / "tray_cocked.jpg"
+    tray = json.loads((ROOT / "examples" / "labels" / "tray_cocked.json").read_text())["tray"]
+    files = {"file": (image.name, image.read_bytes(), "image/jpeg")}
+    response = client.post("/api/read", files=files, data={"tray": json.dumps(tray)})
+    assert response.status_code == 200, response.text
+    dice = response.json()["reading"]["dice"]
+    assert sorted(d["status"] for d in dice) == ["cocked", "ok", "ok"]
+    assert sorted(d["face"] for d in dice if d["status"] == "ok") == [1, 6]
 
 
 def test_read_sniffs_content_not_the_name(client: TestClient, fake_reader: FakeReader) -> None:
