@@ -103,11 +103,11 @@ class FaceScores:
         """
         cocked = np.asarray(cocked, bool)
         prob = np.asarray(prob, np.float32)
-        face = self.face_probs.argmax(axis=1).astype(np.int64) + 1 if len(self.face) else self.face.copy()
-        confidence = self.face_probs.max(axis=1, initial=0.0).astype(np.float32)
+        flat = self.flat(~cocked)  # the classifier's cocked calls the test overrules
+        face, confidence = flat.face.copy(), flat.confidence.copy()
         face[cocked] = _COCKED_FACE
         confidence[cocked] = prob[cocked]
-        return dataclasses.replace(self, face=face, cocked=cocked, confidence=confidence, cocked_prob=prob)
+        return dataclasses.replace(flat, face=face, cocked=cocked, confidence=confidence, cocked_prob=prob)
 
     def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> FaceScores:
         """The scores of some crops (a boolean mask or indices), to follow a filtered reading."""
