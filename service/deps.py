@@ -111,14 +111,20 @@ class ReaderSlot:
 
 
 class LazyReader:
-    """A reader that loads the models on its first frame (what a :class:`TableSession` is given)."""
+    """A reader that loads the models on its first frame (what a :class:`TableSession` is given).
 
-    def __init__(self, slot: ReaderSlot) -> None:
-        self.slot = slot
+    Args:
+        slot: holds the shared reader.
+        tray: the tray floor's calibrated corners for this table's frames (None: found in each frame).
+            A table's page may set or clear it at any time; the next frame read uses it.
+    """
+
+    def __init__(self, slot: ReaderSlot, tray: list[list[float]] | None = None) -> None:
+        self.slot, self.tray = slot, tray
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
-        """Read one frame with the slot's reader (loading it first if needed)."""
-        return self.slot.get().read(frame)
+        """Read one frame with the slot's reader (loading it first if needed) and this table's tray."""
+        return self.slot.get().read(frame, self.tray)
 
 
 class Tables:
@@ -143,7 +149,7 @@ class Tables:
 
         Args:
             game_id: the game.
-            reader: reads the frames of a new session (an existing one keeps its reader).
+            reader: reads the session's frames from now on (the newest stream's reader, with its tray).
 
         Raises:
             GameNotFoundError: no game has this id.
@@ -154,6 +160,7 @@ class Tables:
         if session is None or session.game is not game:
             session = TableSession(game.rules, game=game, reader=reader)
             session.saver = lambda _json, s=session: self.games.persist(game_id, s.game)
+        session.reader = reader  # settle state stays; a reconnected page's reader (and tray) takes over
         with self._guard:
             self._sessions[game_id] = session
             while len(self._sessions) > self.max_tables:

@@ -25,10 +25,13 @@ from service.routes.scoring import advice_for
 from service.schemas import ReadPublic, RulesIn
 from vision.images import decode_image, image_format
 from vision.reading import Reading
+from vision.tray import TrayOutline
 
-__all__ = ["form_rules", "form_tray", "read_result", "router"]
+__all__ = ["form_rules", "form_tray", "read_result", "router", "tray_corners"]
 
 router = APIRouter(tags=["readings"])
+
+_EXAMPLE = "[[10, 20], [600, 25], [610, 470], [5, 460]]"
 
 
 def form_rules(preset: str | None, options: str, default_preset: str) -> Rules:
@@ -46,24 +49,38 @@ def form_rules(preset: str | None, options: str, default_preset: str) -> Rules:
         raise InvalidRulesError(f"bad rules: {exc.errors()[0]['msg']}") from None
 
 
+def tray_corners(value: object) -> list[list[float]]:
+    """Four tray corners ``[[x, y], ...]`` in pixels, checked: what a form field or a WebSocket message gives.
+
+    Raises:
+        ImageError: not four ``[x, y]`` pairs of finite numbers enclosing an area.
+    """
+    try:
+        points = [[float(x), float(y)] for x, y in value]  # type: ignore[attr-defined]
+    except (ValueError, TypeError):
+        points = []
+    if len(points) != 4 or not all(math.isfinite(v) for p in points for v in p):
+        raise ImageError(f"the tray must be four corners, like {_EXAMPLE}, but got {value!r}")
+    try:
+        TrayOutline.from_corners(points)
+    except ValueError as exc:
+        raise ImageError(f"bad tray corners {points}: {exc}") from None
+    return points
+
+
 def form_tray(text: str | None) -> list[list[float]] | None:
     """The tray corners of a form's ``tray`` field (JSON), or None when it is empty.
 
     Raises:
-        ImageError: not four ``[x, y]`` pairs of finite numbers.
+        ImageError: not JSON, or not four ``[x, y]`` pairs of finite numbers enclosing an area.
     """
     if text is None or not text.strip():
         return None
     try:
-        corners = json.loads(text)
-        points = [[float(x), float(y)] for x, y in corners]
-    except (ValueError, TypeError):
-        points = []
-    if len(points) != 4 or not all(math.isfinite(v) for p in points for v in p):
-        raise ImageError(
-            f"'tray' must be four corners as JSON, like [[10, 20], [600, 25], [610, 470], [5, 460]]: {text!r}"
-        )
-    return points
+        value = json.loads(text)
+    except ValueError:
+        raise ImageError(f"'tray' must be four corners as JSON, like {_EXAMPLE}: {text!r}") from None
+    return tray_corners(value)
 
 
 def read_result(reading: Reading, rules: Rules, *, turn_total: int = 0, on_board: bool = True) -> dict[str, Any]:

@@ -4,9 +4,13 @@ Protocol (one JSON answer per binary message, so the page keeps one frame in
 flight and never floods a slow server):
 
 * page -> server, binary: one JPEG (or PNG) frame.
-* page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``), or
-  ``{"type": "roll_again"}`` (the players throw on: the table says how many dice).
-* server -> page: ``{"type": "frame", "seq", "ms", "image_size", "reading", "settle", "throw",
+* page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``),
+  ``{"type": "roll_again"}`` (the players throw on: the table says how many dice), or
+  ``{"type": "tray", "corners": [[x, y] x 4] | null}``: the tray floor's corners in
+  the pixels of the frames sent (the page's calibration), or null to find the tray
+  in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
+  corners the cocked test runs (``vision.cocked``: it needs the true floor corners).
+* server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "reading", "settle", "throw",
   "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the
   connection stays open after an error (except for an unknown game).
@@ -34,7 +38,7 @@ from scoring.rules import Rules
 from service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
 from service.errors import GameNotFoundError, UnsupportedMediaError
 from service.routes.games import state_public
-from service.routes.readings import read_result
+from service.routes.readings import read_result, tray_corners
 from service.storage import Games
 from vision.camera import Frame
 from vision.images import decode_image, image_format
@@ -111,7 +115,7 @@ class TableStream:
         frame = self.decode(data)
         answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
         height, width = frame.image.shape[:2]
-        answer.update(type="frame", seq=self.seq, image_size=[width, height])
+        answer.update(type="frame", seq=self.seq, image_size=[width, height], tray=self.reader.tray)
         answer["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return answer
 
@@ -177,11 +181,30 @@ class TableStream:
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "ping":
             return {"type": "pong"}
+        if kind == "tray":
+            return self.set_tray(message.get("corners"))
         if kind == "roll_again" and self.game_id is not None:
             with self.games.lock(self.game_id):
                 view = self.tables.session(self.game_id, self.reader).roll_again()
             return {"type": "message", "message": view.message}
-        return {"type": "error", "detail": f"unknown message type {kind!r}; send frames as binary, or ping"}
+        return {
+            "type": "error",
+            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again or tray",
+        }
+
+    def set_tray(self, corners: object) -> dict[str, Any]:
+        """Calibrate this table's tray (four corners in frame pixels), or forget it with None.
+
+        Raises:
+            ImageError: corners that are not four finite ``[x, y]`` pairs enclosing an area.
+        """
+        self.reader.tray = None if corners is None else tray_corners(corners)
+        text = (
+            "Tray corners set: leaning dice are now checked against the camera's vertical."
+            if self.reader.tray is not None
+            else "Tray corners cleared: the tray is found in each frame (leaning dice are harder to tell)."
+        )
+        return {"type": "tray", "corners": self.reader.tray, "message": text}
 
 
 def _shown(state: SettleState) -> Reading | None:

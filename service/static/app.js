@@ -6,12 +6,14 @@ const FRAME_WIDTH = 640;          // frames are downscaled to this width before 
 const FRAME_INTERVAL_MS = 150;    // at most ~6.7 frames per second, one frame in flight
 const JPEG_QUALITY = 0.8;
 const STATUS_COLOURS = { ok: "#2ecc71", cocked: "#f39c12", off_tray: "#3498db", uncertain: "#e74c3c" };
+const TRAY_KEY = "farklecam.tray";  // the marked tray corners, as fractions of the frame (kept across reloads)
 
 const $ = (id) => document.getElementById(id);
 const state = {
   gameId: null, game: null, socket: null, socketGame: null, inFlight: false, lastSent: 0,
   reading: null, imageSize: null, frameAdvice: null, gameAdvice: null, throwFaces: null,
   cameraOk: false, retry: 0,
+  tray: loadTray(), marks: null, socketSerial: 0, traySent: null, announceTray: false,
 };
 const grab = document.createElement("canvas");
 
@@ -82,12 +84,16 @@ function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const socket = new WebSocket(`${scheme}://${location.host}/ws/table/${encodeURIComponent(game)}`);
   socket.binaryType = "arraybuffer";
-  state.socket = socket; state.socketGame = game; state.inFlight = false;
+  state.socket = socket; state.socketGame = game; state.inFlight = false; state.socketSerial += 1;
   socket.onopen = () => {
     state.retry = 0; banner("");
     pill("stream-status", state.cameraOk ? "reading" : "connected", "ok"); pill("server-status", "server ok", "ok");
   };
-  socket.onmessage = (event) => { state.inFlight = false; onAnswer(JSON.parse(event.data)); };
+  socket.onmessage = (event) => {
+    const msg = JSON.parse(event.data);
+    if (msg.type === "frame" || msg.type === "error") { state.inFlight = false; }
+    onAnswer(msg);
+  };
   socket.onclose = () => {
     state.socket = null; state.inFlight = false;
     pill("stream-status", "disconnected", "bad");
@@ -108,6 +114,7 @@ function sendFrame(now) {
   grab.width = Math.round(video.videoWidth * scale);
   grab.height = Math.round(video.videoHeight * scale);
   grab.getContext("2d").drawImage(video, 0, 0, grab.width, grab.height);
+  syncTray(socket);
   state.inFlight = true; state.lastSent = now;
   grab.toBlob((blob) => {
     if (blob && socket.readyState === WebSocket.OPEN) { socket.send(blob); } else { state.inFlight = false; }
@@ -116,6 +123,11 @@ function sendFrame(now) {
 
 function onAnswer(msg) {
   if (msg.type === "message") { gameMessage(msg.message); return; }
+  if (msg.type === "tray") {
+    showTrayState(msg.corners);
+    if (state.announceTray) { $("tray-hint").textContent = msg.message; state.announceTray = false; }
+    return;
+  }
   if (msg.type === "error") {
     pill("stream-status", "frame error", "warn");
     $("throw-status").textContent = msg.detail; $("throw-status").dataset.state = "error";
@@ -126,6 +138,7 @@ function onAnswer(msg) {
   state.reading = msg.reading; state.imageSize = msg.image_size; state.frameAdvice = msg.advice;
   if (msg.throw) { state.throwFaces = msg.throw.faces; } else if (msg.reading) { state.throwFaces = msg.reading.faces; }
   $("frame-ms").textContent = `${msg.ms} ms`;
+  showTrayState(msg.tray);
   showReading(msg.reading, msg.settle);
   showOptions(msg.score);
   if (!state.gameAdvice) { showAdvice(msg.advice); }
@@ -176,15 +189,27 @@ function row(cells) {
 }
 
 // ------------------------------------------------------------------ overlay
+function frameSize() {
+  const video = $("video");
+  return state.imageSize || (video.videoWidth ? [video.videoWidth, video.videoHeight] : [640, 480]);
+}
+
+// Where the frame lies on a w x h canvas: the video is drawn with object-fit: contain.
+function placement(w, h) {
+  const [iw, ih] = frameSize();
+  const s = Math.min(w / iw, h / ih);
+  return { iw, ih, s, ox: (w - iw * s) / 2, oy: (h - ih * s) / 2 };
+}
+
 function drawOverlay() {
   const video = $("video"), canvas = $("overlay");
   const w = video.clientWidth || 640, h = video.clientHeight || 480;
   if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
   const ctx = canvas.getContext("2d");
   ctx.clearRect(0, 0, w, h);
+  const { iw, ih, s, ox, oy } = placement(w, h);
+  drawTray(ctx, (u, v) => [u * iw * s + ox, v * ih * s + oy]);
   if (!state.reading || !state.imageSize) { return; }
-  const [iw, ih] = state.imageSize;
-  const s = Math.min(w / iw, h / ih), ox = (w - iw * s) / 2, oy = (h - ih * s) / 2;  // object-fit: contain
   const best = [...((state.gameAdvice || state.frameAdvice || {}).keep || [])];
   ctx.lineWidth = 3; ctx.font = "bold 18px sans-serif"; ctx.textBaseline = "bottom";
   for (const die of state.reading.dice) {
@@ -205,6 +230,96 @@ function drawOverlay() {
     ctx.font = "bold 40px sans-serif"; ctx.fillStyle = "#e74c3c"; ctx.textBaseline = "top";
     ctx.fillText(`RETHROW ${state.reading.rethrow}`, 12, 12);
   }
+}
+
+// The marked tray (dashed) or the corners clicked so far; `at` maps frame fractions to canvas pixels.
+function drawTray(ctx, at) {
+  const points = (state.marks || state.tray || []).map(([u, v]) => at(u, v));
+  if (!points.length) { return; }
+  ctx.save();
+  ctx.strokeStyle = "#f1c40f"; ctx.fillStyle = "#f1c40f"; ctx.lineWidth = 2; ctx.setLineDash([8, 6]);
+  ctx.beginPath();
+  points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
+  if (!state.marks) { ctx.closePath(); }
+  ctx.stroke();
+  for (const [x, y] of state.marks ? points : []) { ctx.beginPath(); ctx.arc(x, y, 5, 0, 2 * Math.PI); ctx.fill(); }
+  ctx.restore();
+}
+
+// ------------------------------------------------------------------ tray corners
+// Marked corners let the server's cocked test run (it needs the camera's vertical, which only the
+// floor's true corners give). They are kept as fractions of the frame, in this browser, and sent
+// in the pixels of the frames sent, again on every new connection or frame size.
+function loadTray() {
+  try {
+    const tray = JSON.parse(localStorage.getItem(TRAY_KEY) || "null");
+    return Array.isArray(tray) && tray.length === 4 ? tray : null;
+  } catch (err) { return null; }
+}
+
+function syncTray(socket) {
+  const key = `${state.socketSerial}:${grab.width}x${grab.height}:${JSON.stringify(state.tray)}`;
+  if (key === state.traySent) { return; }
+  const corners = state.tray && state.tray.map(([u, v]) => [+(u * grab.width).toFixed(1), +(v * grab.height).toFixed(1)]);
+  socket.send(JSON.stringify({ type: "tray", corners }));
+  state.traySent = key;
+}
+
+// `corners`: what the server reads with (undefined: not heard yet, so the browser's marks are pending).
+function showTrayState(corners) {
+  if (corners === undefined) {
+    pill("tray-status", state.tray ? "tray: marked, not sent yet" : "tray: found per frame", state.tray ? "pending" : "off");
+  } else {
+    pill("tray-status", corners ? "tray: marked" : "tray: found per frame", corners ? "ok" : "off");
+  }
+  $("clear-tray").hidden = !state.tray;
+  $("mark-tray").textContent = state.tray ? "Mark tray corners again" : "Mark tray corners";
+}
+
+function trayHint(text) {
+  $("tray-hint").textContent = text !== undefined ? text
+    : `Click corner ${state.marks.length + 1} of 4 of the tray's floor, where it meets the walls (Esc cancels).`;
+}
+
+function startMarking() {
+  state.marks = []; $("stage").classList.add("marking"); trayHint(); drawOverlay();
+}
+
+function stopMarking(text) {
+  state.marks = null; $("stage").classList.remove("marking"); trayHint(text); drawOverlay();
+}
+
+function markCorner(event) {
+  if (!state.marks) { return; }
+  const rect = $("overlay").getBoundingClientRect();
+  const { iw, ih, s, ox, oy } = placement(rect.width, rect.height);
+  const u = (event.clientX - rect.left - ox) / (iw * s), v = (event.clientY - rect.top - oy) / (ih * s);
+  if (u < 0 || u > 1 || v < 0 || v > 1) { trayHint("Click inside the picture."); return; }
+  state.marks.push([u, v]);
+  if (state.marks.length < 4) { trayHint(); drawOverlay(); return; }
+  if (polygonArea(state.marks) < 0.02) {
+    state.marks = []; trayHint("Those corners enclose almost nothing; click the four corners of the tray's floor again.");
+    drawOverlay(); return;
+  }
+  setTray(state.marks, "Sending the tray corners…");
+}
+
+function setTray(tray, text) {
+  state.tray = tray;
+  if (tray) { localStorage.setItem(TRAY_KEY, JSON.stringify(tray)); } else { localStorage.removeItem(TRAY_KEY); }
+  state.announceTray = true;
+  stopMarking(state.cameraOk ? text : "Saved; it is sent once the camera streams.");
+  showTrayState(undefined);
+}
+
+// Area of a polygon given in any corner order (sorted around its centroid first), as a fraction of the frame.
+function polygonArea(points) {
+  const cx = points.reduce((a, p) => a + p[0], 0) / points.length;
+  const cy = points.reduce((a, p) => a + p[1], 0) / points.length;
+  const ring = [...points].sort((a, b) => Math.atan2(a[1] - cy, a[0] - cx) - Math.atan2(b[1] - cy, b[0] - cx));
+  let twice = 0;
+  ring.forEach(([x, y], i) => { const [nx, ny] = ring[(i + 1) % ring.length]; twice += x * ny - nx * y; });
+  return Math.abs(twice) / 2;
 }
 
 // ------------------------------------------------------------------ games
@@ -327,6 +442,7 @@ function rollAgain() {
 
 function bindKeys() {
   document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && state.marks) { stopMarking("Marking cancelled."); return; }
     if (["INPUT", "SELECT", "BUTTON", "TEXTAREA"].includes(e.target.tagName) || !state.gameId) { return; }
     const keys = { a: "accept", enter: "accept", r: "roll-again", t: "record-roll", b: "bank", f: "farkle", u: "undo" };
     const button = keys[e.key.toLowerCase()];
@@ -343,6 +459,9 @@ function init() {
   $("farkle").onclick = () => act({ type: "farkle" });
   $("undo").onclick = () => act({ type: "undo" });
   $("leave").onclick = leaveGame;
+  $("mark-tray").onclick = startMarking;
+  $("clear-tray").onclick = () => setTray(null, "Tray corners forgotten: the tray is found in each frame.");
+  $("overlay").addEventListener("click", markCorner);
   $("manual").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("manual-action").value.trim();
@@ -350,6 +469,7 @@ function init() {
   });
   window.addEventListener("resize", drawOverlay);
   bindKeys();
+  showTrayState(undefined);
   const fromHash = (location.hash.match(/game=([\w-]+)/) || [])[1];
   const saved = fromHash || localStorage.getItem("farklecam.game");
   api("GET", "/api/health").catch(() => {});

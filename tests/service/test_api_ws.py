@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from service.commands.scoring_verbs import score_roll
 from service.deps import ReaderSlot, get_reader_slot
 from service.settings import Settings
 from vision.reading import Reading
+from vision.tray import TrayOutline
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -26,9 +28,21 @@ with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx
 
 
 class BrightnessReader:
-    """Reads one die per frame whose face is the frame's grey level // 40 (so each test frame says its faces)."""
+    """Reads one die per frame whose face is the frame's grey level // 40 (so each test frame says its faces).
+
+    Like :meth:`vision.reader.DiceReader.with_tray`, :meth:`with_tray` gives a reader of the
+    same models with a calibrated tray; every read records the tray it used in ``trays``.
+    """
+
+    def __init__(self, trays: list[list[list[float]] | None] | None = None, tray: list[list[float]] | None = None):
+        self.trays = [] if trays is None else trays
+        self.tray = tray
+
+    def with_tray(self, corners: list[list[float]]) -> BrightnessReader:
+        return BrightnessReader(self.trays, TrayOutline.from_corners(corners).to_list())
 
     def read(self, frame: np.ndarray) -> Reading:
+        self.trays.append(self.tray)
         face = int(np.clip(round(float(frame.mean()) / 40), 1, 6))
         return Reading(
             xyxy=[[5, 5, 20, 20], [25, 5, 40, 20]],
@@ -171,3 +185,43 @@ def test_missing_models_are_reported_per_frame(tmp_path: Path) -> None:
         assert answer["type"] == "error" and answer["error"] == "ModelLoadError"
         ws.send_text('{"type": "ping"}')
         assert ws.receive_json() == {"type": "pong"}
+
+
+def test_the_page_calibrates_the_tray_and_every_read_uses_it(tmp_path: Path) -> None:
+    reader = BrightnessReader()
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))
+    slot = ReaderSlot(lambda: reader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    corners = [[10.0, 20.0], [60.0, 22.0], [62.0, 45.0], [5.0, 44.0]]
+    with TestClient(app) as client:
+        with client.websocket_connect("/ws/table/-") as ws:
+            ws.send_text(json.dumps({"type": "tray", "corners": corners}))
+            answer = ws.receive_json()
+            assert answer["type"] == "tray" and answer["corners"] == corners and "set" in answer["message"]
+            assert stream(ws, frame(2), 3)[-1]["tray"] == corners
+            assert reader.trays and reader.trays[-1] == corners
+            for bad, detail in (
+                ([[1, 2], [3, 4]], "four corners"),
+                ([[0, 0], [0, 0], [0, 0], [0, 0]], "bad tray corners"),
+                ("top left", "four corners"),
+                ([[1, 2], [3, 4], [5, float("inf")], [7, 8]], "four corners"),
+            ):
+                ws.send_text(json.dumps({"type": "tray", "corners": bad}))
+                answer = ws.receive_json()
+                assert answer["type"] == "error" and detail in answer["detail"], (bad, answer)
+            reads = len(reader.trays)
+            assert stream(ws, frame(2), 3)[-1]["tray"] == corners  # a refused calibration keeps the last good one
+            assert len(reader.trays) > reads and reader.trays[-1] == corners
+            ws.send_text('{"type": "tray", "corners": null}')
+            assert ws.receive_json()["corners"] is None
+            assert stream(ws, frame(3), 7)[-1]["tray"] is None and reader.trays[-1] is None
+
+        game = client.post("/api/games", json={"players": ["Ann", "Bob"], "first_player": "Ann"}).json()
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+            ws.send_text(json.dumps({"type": "tray", "corners": corners}))
+            ws.receive_json()
+            stream(ws, frame(4), 7)
+            assert reader.trays[-1] == corners
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:  # the page reloaded, not calibrated yet
+            stream(ws, frame(5), 7)
+            assert reader.trays[-1] is None  # the game's table reads with the newest page's tray

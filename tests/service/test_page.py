@@ -272,3 +272,71 @@ def test_page_shows_what_the_models_read(browser_kit: Any, tmp_path: Path) -> No
             assert page.inner_text("#faces") == " ".join(map(str, direct.faces))
         finally:
             browser.close()
+
+
+def eventually(condition: Any, timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds (the server reads frames at its own pace)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+class TrayRecordingReader(ExampleReader):
+    """The example's dice; like :meth:`vision.reader.DiceReader.with_tray`, a read with a tray records its corners."""
+
+    def __init__(self, trays: list[list[list[float]] | None] | None = None, tray: list[list[float]] | None = None):
+        super().__init__()
+        self.trays = [] if trays is None else trays
+        self.tray = tray
+
+    def with_tray(self, corners: list[list[float]]) -> TrayRecordingReader:
+        from vision.tray import TrayOutline
+
+        return TrayRecordingReader(self.trays, TrayOutline.from_corners(corners).to_list())
+
+    def read(self, frame: np.ndarray) -> Reading:
+        self.trays.append(self.tray)
+        return super().read(frame)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit: Any, tmp_path: Path) -> None:
+    reader = TrayRecordingReader()
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))  # 640 x 480: frames are sent at that size
+    corners = [[100.0, 80.0], [540.0, 90.0], [560.0, 400.0], [90.0, 420.0]]
+    with serve_with(lambda: reader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server.url)
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            assert page.inner_text("#tray-status") == "tray: found per frame" and reader.trays[-1] is None
+            page.click("#mark-tray")
+            box = page.locator("#overlay").bounding_box()
+            scale = min(box["width"] / 640, box["height"] / 480)
+            left = box["x"] + (box["width"] - 640 * scale) / 2
+            top = box["y"] + (box["height"] - 480 * scale) / 2
+            for k, (x, y) in enumerate(corners):
+                assert f"corner {k + 1} of 4" in page.inner_text("#tray-hint")
+                page.mouse.click(left + x * scale, top + y * scale)
+            page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
+            page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('Tray corners set')")
+            page.wait_for_function("document.querySelector('#throw-status').dataset.state !== 'none'")
+            used = next(t for t in reversed(reader.trays) if t is not None)
+            assert np.abs(np.array(used) - np.array(corners)).max() <= 1.5, used  # the clicked frame pixels
+            page.screenshot(path=str(tmp_path / "tray.png"))
+            # The corners are kept in the browser: a reloaded page sends them again on its new connection.
+            reader.trays.clear()
+            page.reload()
+            page.wait_for_selector('#tray-status[data-state="ok"]', timeout=90_000)
+            assert not page.locator("#clear-tray").is_hidden()
+            eventually(lambda: any(t is not None for t in reader.trays))
+            page.click("#clear-tray")
+            page.wait_for_selector('#tray-status[data-state="off"]', timeout=30_000)
+            count = len(reader.trays)
+            eventually(lambda: len(reader.trays) > count)
+            assert reader.trays[-1] is None
+        finally:
+            browser.close()
