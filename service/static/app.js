@@ -13,7 +13,7 @@ const state = {
   gameId: null, game: null, socket: null, socketGame: null, inFlight: false, lastSent: 0,
   reading: null, imageSize: null, frameAdvice: null, gameAdvice: null, throwFaces: null,
   cameraOk: false, retry: 0,
-  tray: loadTray(), marks: null, socketSerial: 0, traySent: null, announceTray: false,
+  tray: loadTray(), marks: null, markEdges: false, socketSerial: 0, traySent: null, announceTray: false,
 };
 const grab = document.createElement("canvas");
 
@@ -209,7 +209,12 @@ function drawOverlay() {
   ctx.clearRect(0, 0, w, h);
   const { iw, ih, s, ox, oy } = placement(w, h);
   drawTray(ctx, (u, v) => [u * iw * s + ox, v * ih * s + oy]);
-  if (!state.reading || !state.imageSize) { return; }
+  const dice = (state.reading && state.imageSize) ? state.reading.dice : [];
+  canvas.dataset.statuses = dice.map((d) => d.status).sort().join(",");
+  canvas.setAttribute("aria-label", dice.length
+    ? `dice in view: ${dice.map((d) => (d.status === "ok" ? d.face : d.status.replace("_", " "))).join(", ")}`
+    : "no dice in view");
+  if (!dice.length) { return; }
   const best = [...((state.gameAdvice || state.frameAdvice || {}).keep || [])];
   ctx.lineWidth = 3; ctx.font = "bold 18px sans-serif"; ctx.textBaseline = "bottom";
   for (const die of state.reading.dice) {
@@ -232,15 +237,19 @@ function drawOverlay() {
   }
 }
 
-// The marked tray (dashed) or the corners clicked so far; `at` maps frame fractions to canvas pixels.
+// The marked tray (dashed), or the clicks so far; `at` maps frame fractions to canvas pixels.
 function drawTray(ctx, at) {
   const points = (state.marks || state.tray || []).map(([u, v]) => at(u, v));
   if (!points.length) { return; }
   ctx.save();
   ctx.strokeStyle = "#f1c40f"; ctx.fillStyle = "#f1c40f"; ctx.lineWidth = 2; ctx.setLineDash([8, 6]);
   ctx.beginPath();
-  points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
-  if (!state.marks) { ctx.closePath(); }
+  if (state.marks && state.markEdges) {  // one segment per edge clicked so far
+    for (let i = 0; i + 1 < points.length; i += 2) { ctx.moveTo(...points[i]); ctx.lineTo(...points[i + 1]); }
+  } else {
+    points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
+    if (!state.marks) { ctx.closePath(); }
+  }
   ctx.stroke();
   for (const [x, y] of state.marks ? points : []) { ctx.beginPath(); ctx.arc(x, y, 5, 0, 2 * Math.PI); ctx.fill(); }
   ctx.restore();
@@ -277,12 +286,15 @@ function showTrayState(corners) {
 }
 
 function trayHint(text) {
-  $("tray-hint").textContent = text !== undefined ? text
-    : `Click corner ${state.marks.length + 1} of 4 of the tray's floor, where it meets the walls (Esc cancels).`;
+  if (text !== undefined) { $("tray-hint").textContent = text; return; }
+  const n = state.marks.length;
+  $("tray-hint").textContent = state.markEdges
+    ? `Edge ${Math.floor(n / 2) + 1} of 4 of the tray's floor, where it meets a wall: click point ${n % 2 + 1} of 2 on it (Esc cancels).`
+    : `Click corner ${n + 1} of 4 of the tray's floor, where it meets the walls (Esc cancels).`;
 }
 
-function startMarking() {
-  state.marks = []; $("stage").classList.add("marking"); trayHint(); drawOverlay();
+function startMarking(edges) {
+  state.marks = []; state.markEdges = edges; $("stage").classList.add("marking"); trayHint(); drawOverlay();
 }
 
 function stopMarking(text) {
@@ -296,12 +308,39 @@ function markCorner(event) {
   const u = (event.clientX - rect.left - ox) / (iw * s), v = (event.clientY - rect.top - oy) / (ih * s);
   if (u < 0 || u > 1 || v < 0 || v > 1) { trayHint("Click inside the picture."); return; }
   state.marks.push([u, v]);
-  if (state.marks.length < 4) { trayHint(); drawOverlay(); return; }
-  if (polygonArea(state.marks) < 0.02) {
-    state.marks = []; trayHint("Those corners enclose almost nothing; click the four corners of the tray's floor again.");
+  if (state.marks.length < (state.markEdges ? 8 : 4)) { trayHint(); drawOverlay(); return; }
+  const corners = state.markEdges ? cornersFromEdges(state.marks) : state.marks;
+  if (!corners || polygonArea(corners) < 0.02) {
+    state.marks = [];
+    trayHint(state.markEdges
+      ? "Those edges meet in no tray-like shape; click two points on each of the floor's four edges again."
+      : "Those corners enclose almost nothing; click the four corners of the tray's floor again.");
     drawOverlay(); return;
   }
-  setTray(state.marks, "Sending the tray corners…");
+  setTray(corners, "Sending the tray corners…");
+}
+
+// The floor's corners from two points on each of its edges, clicked edge by edge in any order:
+// edges sorted by the angle of their midpoints around the middle, each corner where neighbours cross.
+// Corners may lie outside the picture; null when neighbouring edges are (nearly) parallel or cross far away.
+function cornersFromEdges(points) {
+  const edges = [0, 2, 4, 6].map((i) => [points[i], points[i + 1]]);
+  const mid = (e) => [(e[0][0] + e[1][0]) / 2, (e[0][1] + e[1][1]) / 2];
+  const cx = edges.reduce((a, e) => a + mid(e)[0], 0) / 4, cy = edges.reduce((a, e) => a + mid(e)[1], 0) / 4;
+  const angle = (e) => Math.atan2(mid(e)[1] - cy, mid(e)[0] - cx);
+  edges.sort((a, b) => angle(a) - angle(b));
+  const corners = [];
+  for (let k = 0; k < 4; k += 1) {
+    const [[x1, y1], [x2, y2]] = edges[k], [[x3, y3], [x4, y4]] = edges[(k + 1) % 4];
+    const den = (x1 - x2) * (y3 - y4) - (y1 - y2) * (x3 - x4);
+    const len = Math.hypot(x1 - x2, y1 - y2) * Math.hypot(x3 - x4, y3 - y4);
+    if (!len || Math.abs(den) < 0.05 * len) { return null; }  // under ~3 degrees apart
+    const a = x1 * y2 - y1 * x2, b = x3 * y4 - y3 * x4;
+    const corner = [(a * (x3 - x4) - (x1 - x2) * b) / den, (a * (y3 - y4) - (y1 - y2) * b) / den];
+    if (Math.abs(corner[0] - 0.5) > 3 || Math.abs(corner[1] - 0.5) > 3) { return null; }
+    corners.push(corner);
+  }
+  return corners;
 }
 
 function setTray(tray, text) {
@@ -459,7 +498,8 @@ function init() {
   $("farkle").onclick = () => act({ type: "farkle" });
   $("undo").onclick = () => act({ type: "undo" });
   $("leave").onclick = leaveGame;
-  $("mark-tray").onclick = startMarking;
+  $("mark-tray").onclick = () => startMarking(false);
+  $("mark-edges").onclick = () => startMarking(true);
   $("clear-tray").onclick = () => setTray(null, "Tray corners forgotten: the tray is found in each frame.");
   $("overlay").addEventListener("click", markCorner);
   $("manual").addEventListener("submit", (e) => {

@@ -338,5 +338,23 @@ def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit:
             count = len(reader.trays)
             eventually(lambda: len(reader.trays) > count)
             assert reader.trays[-1] is None
+            # A tray whose corners lie out of view: two clicks on each floor edge, and the page finds the corners.
+            truth = np.array(json.loads(EXAMPLE_LABELS.read_text())["tray"])
+            assert ((truth < 0) | (truth > [640, 480])).any(), "the example's tray should reach out of view"
+            page.click("#mark-edges")
+            for k in (0, 2, 1, 3):  # edges in any order
+                a, b = truth[k], truth[(k + 1) % 4]
+                ts = [
+                    t
+                    for t in np.linspace(0, 1, 201)
+                    if (a + t * (b - a) >= 0).all() and (a + t * (b - a) < [640, 480]).all()
+                ]
+                for t in np.quantile(ts, [0.2, 0.8]):  # two points on the part of the edge in view
+                    x, y = a + t * (b - a)
+                    page.mouse.click(left + x * scale, top + y * scale)
+            page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
+            eventually(lambda: reader.trays[-1] is not None)
+            found = np.array(TrayRecordingReader().with_tray(truth.tolist()).tray)
+            assert np.abs(np.array(reader.trays[-1]) - found).max() <= 4, reader.trays[-1]
         finally:
             browser.close()
