@@ -9,6 +9,8 @@ the bytes ``tk.PhotoImage(data=...)`` shows without PIL.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import cv2
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +24,10 @@ from vision.reading import Reading
 __all__ = ["KEY_HELP", "LiveController", "panel_lines", "ppm_bytes", "render_scene"]
 
 #: One line of key help for the panel.
-KEY_HELP = "Enter: take advice  1-6: pick dice  k: keep  b: bank  r: roll on  u: undo  q: quit"
+KEY_HELP = (
+    "Enter: take advice  1-6: pick dice  k: keep  b: bank  r: roll on  u: undo  q: quit\n"
+    "t: mark the tray's corners (click them)  T: forget them"
+)
 
 _ENTER = frozenset({"Return", "KP_Enter", "Enter", "\r", "\n"})
 _QUIT = frozenset({"q", "Q", "Escape"})
@@ -37,16 +42,27 @@ class LiveController:
 
     def __init__(self, session: TableSession) -> None:
         self.session = session
+        self.marks: list[tuple[float, float]] | None = None  # tray corners clicked so far, while marking
 
     def handle_key(self, key: str) -> bool:
         """Run the command bound to ``key`` (a Tk keysym or a character); False means quit.
 
         Keys: Enter takes the advice (keep its dice, or bank / roll on), 1-6 pick dice of
-        that face for the keep, k keeps the picked dice, b banks, r rolls on, u undoes, q quits.
+        that face for the keep, k keeps the picked dice, b banks, r rolls on, u undoes,
+        t marks the tray's corners (then clicks, see :meth:`mark`), T forgets them, q quits.
+        Escape cancels marking, else quits.
         """
         session = self.session
+        if self.marks is not None and key == "Escape":
+            self.marks = None
+            session.notify("tray marking cancelled")
+            return True
         if key in _QUIT:
             return False
+        if key == "t":
+            self.start_marking()
+        elif key == "T":
+            self._use_tray(None, "tray corners forgotten: the tray is found in each frame")
         try:
             if key in _ENTER:
                 session.accept_suggestion()
@@ -63,6 +79,38 @@ class LiveController:
         except FarkleError as exc:
             session.notify(str(exc))
         return True
+
+    def start_marking(self) -> None:
+        """Wait for four clicks on the tray floor's corners (:meth:`mark`)."""
+        if getattr(self.session.reader, "with_tray", None) is None:
+            self.session.notify("this table's reader takes no tray corners")
+            return
+        self.marks = []
+        self.session.notify("click corner 1 of 4 of the tray's floor, where it meets the walls (Esc cancels)")
+
+    def mark(self, x: float, y: float) -> None:
+        """One corner clicked, in frame pixels; the fourth calibrates the reader's tray."""
+        if self.marks is None:
+            return
+        self.marks.append((x, y))
+        if len(self.marks) < 4:
+            self.session.notify(f"click corner {len(self.marks) + 1} of 4 of the tray's floor (Esc cancels)")
+            return
+        corners, self.marks = [[round(x, 1), round(y, 1)] for x, y in self.marks], None
+        flat = ",".join(f"{v:g}" for corner in corners for v in corner)
+        self._use_tray(corners, f"tray marked: leaning dice are checked; next time start with --tray {flat}")
+
+    def _use_tray(self, corners: list[list[float]] | None, news: str) -> None:
+        with_tray = getattr(self.session.reader, "with_tray", None)
+        if with_tray is None:
+            self.session.notify("this table's reader takes no tray corners")
+            return
+        try:
+            self.session.reader = with_tray(corners)
+        except ValueError as exc:
+            self.session.notify(f"those corners are no tray ({exc}); press t to mark them again")
+            return
+        self.session.notify(news)
 
 
 def _faces(faces: tuple[int, ...] | list[int]) -> str:
@@ -110,14 +158,24 @@ def panel_lines(view: TableView) -> list[str]:
     return lines
 
 
-def render_scene(image: npt.NDArray[np.uint8], view: TableView, max_width: int = 960) -> npt.NDArray[np.uint8]:
-    """The frame with the overlay: dice by status, faces, the keep highlighted, RETHROW, a status line."""
+def render_scene(
+    image: npt.NDArray[np.uint8],
+    view: TableView,
+    max_width: int = 960,
+    marks: Sequence[tuple[float, float]] = (),
+) -> npt.NDArray[np.uint8]:
+    """The frame with the overlay: dice by status, faces, the keep highlighted, RETHROW, a status line.
+
+    ``marks`` are tray corners clicked so far (frame pixels), drawn as dots while marking.
+    """
     reading = view.reading if view.reading is not None else Reading.empty((image.shape[1], image.shape[0]))
     status = view.settle.value.upper()
     if view.settle.value == "settling":
         status += f" {view.progress:.0%}"
     text = [status] + ([view.message] if view.message else [])
     scene = annotate_reading(image, reading, keep_faces=view.keep_faces, text_lines=text)
+    for x, y in marks:
+        cv2.circle(scene, (round(x), round(y)), 6, (15, 196, 241), -1, cv2.LINE_AA)
     if scene.shape[1] <= max_width:
         return scene
     height = round(scene.shape[0] * max_width / scene.shape[1])

@@ -52,15 +52,17 @@ class LiveWindow:
         self.frames = frames
         self.pace = pace
         self.root.title(title)
-        self.picture = tk.Label(self.root, background="black")
+        self.picture = tk.Label(self.root, background="black", borderwidth=0, highlightthickness=0)
         self.picture.pack(side="left", anchor="n")
         self.panel = tk.Label(self.root, justify="left", anchor="nw", font="TkFixedFont", width=60, padx=8, pady=8)
         self.panel.pack(side="left", fill="both", expand=True)
         self.root.bind("<Key>", self._on_key)
+        self.picture.bind("<Button-1>", self._on_click)
         self.root.protocol("WM_DELETE_WINDOW", self.close)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._latest: tuple[bytes, TableView] | None = None
+        self._scale = 1.0  # frame pixels per shown pixel (big frames are shown smaller)
         self._news: str | None = None
         self._failure: BaseException | None = None
         self._photo: object | None = None
@@ -105,9 +107,11 @@ class LiveWindow:
                 if self._stop.is_set():
                     return
                 view = session.on_frame(frame)
-                picture = ppm_bytes(render_scene(frame.image, view))
+                scene = render_scene(frame.image, view, marks=tuple(self.controller.marks or ()))
+                picture = ppm_bytes(scene)
                 with self._lock:
                     self._latest = (picture, view)
+                    self._scale = frame.image.shape[1] / scene.shape[1]
                 if self.pace and (wait := start + frame.timestamp - time.monotonic()) > 0:
                     self._stop.wait(wait)
             news = "the video has ended; the keys still work (q quits)"
@@ -140,6 +144,13 @@ class LiveWindow:
     def refresh(self) -> None:
         """Redraw the panel from the session now (after a key)."""
         self.panel.configure(text="\n".join(panel_lines(self.controller.session.view())))
+
+    def _on_click(self, event: object) -> None:
+        """A click on the picture: a tray corner while marking (``t``), in frame pixels."""
+        with self._lock:
+            scale = self._scale
+        self.controller.mark(float(getattr(event, "x", 0)) * scale, float(getattr(event, "y", 0)) * scale)
+        self.refresh()
 
     def _on_key(self, event: object) -> None:
         key = str(getattr(event, "keysym", "") or getattr(event, "char", ""))

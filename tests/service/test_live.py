@@ -27,6 +27,7 @@ from service.live.demo import DemoTable, DemoThrow
 from service.live.gamefile import GameFile, default_game_path
 from service.table import TableSession
 from vision.reading import Reading
+from vision.tray import TrayOutline
 
 BOXED = get_rules("boxed")
 
@@ -65,6 +66,48 @@ def test_an_illegal_key_becomes_the_message_not_an_exception() -> None:
     assert keys.handle_key("b") is True
     assert "cannot bank" in session.view().message
     assert keys.handle_key("k") is True and "pick dice to keep first" in session.view().message
+
+
+class TrayReader:
+    """A reader that, like :meth:`vision.reader.DiceReader.with_tray`, gives a copy with a checked tray."""
+
+    def __init__(self, tray: TrayOutline | None = None) -> None:
+        self.tray = tray
+
+    def with_tray(self, corners: list[list[float]] | None) -> TrayReader:
+        return TrayReader(None if corners is None else TrayOutline.from_corners(corners))
+
+    def read(self, frame: np.ndarray) -> Reading:
+        return Reading.empty((frame.shape[1], frame.shape[0]))
+
+
+def test_t_and_four_clicks_calibrate_the_tray_and_capital_t_forgets_it() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=TrayReader())
+    keys = LiveController(session)
+    keys.mark(50, 50)  # a click while not marking does nothing
+    assert session.reader.tray is None
+    assert keys.handle_key("t") and "corner 1 of 4" in session.view().message
+    corners = [(10.0, 20.0), (300.0, 25.0), (310.0, 230.0), (5.0, 220.0)]
+    for x, y in corners[:3]:
+        keys.mark(x, y)
+    assert "corner 4 of 4" in session.view().message and session.reader.tray is None
+    keys.mark(*corners[3])
+    assert session.reader.tray.polygon.tolist() == [list(c) for c in corners]
+    assert "--tray 10,20,300,25,310,230,5,220" in session.view().message  # how to start with it next time
+    assert keys.marks is None and keys.handle_key("T") and session.reader.tray is None
+    assert keys.handle_key("t")
+    for _ in range(4):
+        keys.mark(7, 7)  # four clicks on one spot enclose nothing: refused, the reader kept
+    assert "no tray" in session.view().message and session.reader.tray is None
+    assert keys.handle_key("t") and keys.handle_key("Escape") is True  # Escape cancels marking, not the game
+    assert keys.marks is None and "cancelled" in session.view().message
+    assert keys.handle_key("Escape") is False
+
+
+def test_a_reader_without_a_tray_says_so() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=DemoTable([], seed=1))
+    keys = LiveController(session)
+    assert keys.handle_key("t") and "takes no tray corners" in session.view().message and keys.marks is None
 
 
 def test_panel_shows_options_advice_and_scores() -> None:
@@ -239,3 +282,40 @@ def test_the_window_plays_a_throw_and_takes_keys(display: str, tmp_path: Path, m
     assert session.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)), Keep((1, 2, 3, 4, 5, 6)))
     assert window.frames_shown > 0
     assert GameFile(tmp_path / "g.json").load() == session.game
+
+
+def test_the_window_takes_tray_corners_by_clicks(display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tkinter")
+    from service.live.window import LiveWindow
+
+    trays: list[list[list[float]] | None] = []
+
+    class TrayDemo(DemoTable):
+        def with_tray(self, corners: list[list[float]] | None) -> TrayDemo:
+            trays.append(corners)
+            return self
+
+    monkeypatch.setenv("DISPLAY", display)
+    demo = TrayDemo([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), settled_frames=200, seed=3)
+    session = open_session(LiveOptions(rules=BOXED, players=("Ann", "Bob"), game_file=tmp_path / "g.json"), demo)
+    window = LiveWindow(LiveController(session), iter(demo), title="test")
+    corners = [(20, 30), (300, 28), (290, 220), (25, 210)]
+    steps: list[str] = []
+    deadline = time.monotonic() + 20
+
+    def drive() -> None:
+        if time.monotonic() > deadline or trays:
+            window.close()
+            return
+        if window.frames_shown and not steps:  # a picture is up: mark its corners
+            steps.append("t")
+            window.root.focus_force()
+            window.root.event_generate("<KeyPress-t>", when="tail")
+            for x, y in corners:
+                window.picture.event_generate("<Button-1>", x=x, y=y, when="tail")
+        window.root.after(20, drive)
+
+    window.root.after(50, drive)
+    window.run()
+    assert trays == [[[float(x), float(y)] for x, y in corners]]  # shown at full size: pixels are frame pixels
+    assert "tray marked" in session.view().message
