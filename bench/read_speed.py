@@ -3,10 +3,12 @@
     python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
 
 Stages: the detector (letterbox + ONNX + decode), the face classifier on the
-dice found (crops + ONNX), the tray search, the pip counter, the whole
-``DiceReader.read`` (default configuration, tray searched in the frame), and,
-where the model folder has a cocked test and the image a labelled tray, the
-cocked test and the whole read with that tray calibrated (as at a table). The target (issue 3) is a
+dice found (crops + ONNX), the tray search, the pip counter, the search for the
+camera's vertical (:mod:`vision.view_search`), the whole ``DiceReader.read``
+with the tray found in the frame (default configuration: the vertical searched
+for, and without that search), and, where the model folder has a cocked test and
+the image a labelled tray, the cocked test and the whole read with that tray
+calibrated (as at a table). The target (issue 3) is a
 whole read in a median of <= 15 ms on 2 cores. A benchmark, not a test: the
 numbers depend on the machine and on what else runs on it.
 """
@@ -34,6 +36,7 @@ from vision.reader import DiceReader, ReaderConfig
 from vision.tray import TrayOutline
 from vision.tray_detect import detect_tray
 from vision.upright import upright_view
+from vision.view_search import search_view
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,10 +97,14 @@ def main() -> int:
         (f"pip counter ({len(boxes)} dice)", lambda: count_pips_in_boxes(frame, boxes)),
     ]
     pips = "on" if reader.config.use_pips else "off"
+    cocked_test, search = reader.cocked_test, reader.config.view_search
+    if cocked_test is not None and search is not None:
+        stages.append((f"vertical search ({len(boxes)} dice)", lambda: search_view(cocked_test, frame, boxes, search)))
     stages.append((f"whole read, tray found (pips {pips})", lambda: reader.read(frame)))
+    plain = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views, view_search=None))
+    stages.append(("whole read, tray found, no search", lambda: plain.read(frame)))
     # At a table the tray is calibrated once: no tray search, and the cocked test runs.
     view = upright_view(corners, (frame.shape[1], frame.shape[0])) if corners is not None else None
-    cocked_test = reader.cocked_test
     if cocked_test is not None and view is not None:
         calibrated = reader.with_tray(TrayOutline.from_corners(corners))
         stages.append((f"cocked test ({len(boxes)} dice)", lambda: cocked_test(frame, boxes, view)))

@@ -81,11 +81,22 @@ class CockedTest:
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView) -> npt.NDArray[np.float32]:
         """Cocked probability of the die in each box, shape (n,)."""
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+        return self.probabilities(frame, boxes, upright_angles(view, centres), np.sin(view.view_tilt(centres)))
+
+    def probabilities(
+        self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, angles_deg: npt.ArrayLike, view_sine: npt.ArrayLike
+    ) -> npt.NDArray[np.float32]:
+        """Cocked probability of each box's die, its crop turned by ``angles_deg`` and seen at ``view_sine``.
+
+        The boxes may repeat (one die under several candidate views, :mod:`vision.view_search`):
+        every crop goes through the network in one batch.
+        """
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         if len(boxes) == 0:
             return np.zeros(0, np.float32)
-        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context, upright_angles(view, centres))
-        logits = self.model.run(upright_inputs(crops, np.sin(view.view_tilt(centres))))[0]
+        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context, np.asarray(angles_deg, np.float32))
+        logits = self.model.run(upright_inputs(crops, view_sine))[0]
         if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
             raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")
         return softmax(np.asarray(logits, np.float32))[:, 1]

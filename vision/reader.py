@@ -38,6 +38,7 @@ from vision.support import may_lean
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
 from vision.upright import upright_view
+from vision.view_search import ViewSearchConfig, search_view
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -102,6 +103,9 @@ class ReaderConfig:
             where the tray's four corners are known (given or from ArUco markers, not
             an outline found in the picture: see :attr:`TrayOutline.has_true_corners`)
             and the model folder has one.
+        view_search: where the tray's corners are not known, find the camera's vertical
+            from the dice themselves (:mod:`vision.view_search`) and run the cocked test
+            under it; None keeps the face classifier's own cocked call there.
     """
 
     det_conf: float | None = None
@@ -118,6 +122,7 @@ class ReaderConfig:
     face_views: int = 4
     cocked_needs_support: bool = True
     cocked_test: bool = True
+    view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
 
     def __post_init__(self) -> None:
         for name in (
@@ -268,6 +273,13 @@ class DiceReader:
             prob = self.cocked_test(frame, found.xyxy, view)
             scores = scores.with_cocked(prob >= self.cocked_test.threshold, prob)
             cocked_min_conf = min(cocked_min_conf, self.cocked_test.threshold)
+        elif self.cocked_test is not None and self.config.view_search is not None:
+            search = self.config.view_search
+            estimate = search_view(self.cocked_test, frame, found.xyxy, search)
+            cocked = None if estimate is None else estimate.cocked(search)
+            if estimate is not None and cocked is not None:
+                scores = scores.with_cocked(cocked, estimate.probabilities)
+                cocked_min_conf = min(cocked_min_conf, search.threshold)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = inside >= self.config.off_tray_min_inside

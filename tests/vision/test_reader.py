@@ -215,6 +215,12 @@ class ScriptedCockedTest:
         self.views.append(view)
         return self.probs[: len(xyxy)]
 
+    def probabilities(self, frame: np.ndarray, xyxy: np.ndarray, angles: object, sines: object) -> np.ndarray:
+        """Under every candidate view of the search (boxes repeat per view), each die's fixed probability."""
+        n = len(self.probs)
+        assert len(xyxy) % n == 0
+        return np.tile(self.probs, len(xyxy) // n)
+
 
 def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> None:
     frame, found = _pip_scene()
@@ -231,11 +237,11 @@ def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> No
     # 0.4 is over the test's own calibrated threshold: cocked, though under cocked_min_conf.
     assert r.status.tolist() == ["cocked", "uncertain", "ok"] and r.face.tolist() == [0, 5, 2]
     assert len(test.views) == 1 and test.views[0] is not None
-    # Without a tray there is no nadir: the classifier's own call stands.
+    # Without a tray, and without the search for the vertical, the classifier's own call stands.
     untrayed = DiceReader(
         detector=lambda _f: found,
         classifier=ScriptedClassifier(probs),
-        config=ReaderConfig(auto_tray=False),
+        config=ReaderConfig(auto_tray=False, view_search=None),
         cocked_test=test,  # type: ignore[arg-type]
     ).read(frame)
     assert untrayed.status.tolist() == ["ok", "cocked", "ok"] and len(test.views) == 1
@@ -250,6 +256,32 @@ def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> No
     assert off.face[0] == 3 and off.status[0] == "ok" and len(test.views) == 1
 
 
+@pytest.mark.parametrize(
+    ("test_probs", "statuses"),
+    [
+        ([0.01, 0.02, 0.97], ["ok", "uncertain", "cocked"]),  # the dice agree on a vertical: the test decides
+        ([0.2, 0.3, 0.97], ["ok", "cocked", "ok"]),  # they do not: the classifier's own call stands
+        ([0.01, 0.02, 0.85], ["ok", "uncertain", "ok"]),  # agreed, but 0.85 is under the search's threshold
+    ],
+)
+def test_without_a_calibrated_tray_the_searched_vertical_decides_only_where_the_dice_agree(
+    test_probs: list[float], statuses: list[str]
+) -> None:
+    frame, found = _pip_scene()
+    probs = [
+        [0, 0, 0.9, 0, 0, 0, 0.1],
+        [0, 0, 0, 0, 0.05, 0, 0.95],  # the classifier says cocked
+        [0, 0.9, 0, 0, 0, 0, 0.1],
+    ]
+    test = ScriptedCockedTest(test_probs, threshold=0.3)
+    config = ReaderConfig(auto_tray=False, cocked_needs_support=False)
+    reader = DiceReader(
+        detector=lambda _f: found, classifier=ScriptedClassifier(probs), cocked_test=test, config=config
+    )  # type: ignore[arg-type]
+    assert config.view_search is not None and config.view_search.max_score < 0.2 < 0.85 < config.view_search.threshold
+    assert reader.read(frame).status.tolist() == statuses
+
+
 def test_an_outline_found_in_the_picture_serves_the_off_tray_test_but_not_the_cocked_test() -> None:
     from tests.vision.test_tray import _tray_scene
 
@@ -258,7 +290,10 @@ def test_an_outline_found_in_the_picture_serves_the_off_tray_test_but_not_the_co
     found = Reading(xyxy=boxes, confidence=[0.9] * n, face=[0] * n, face_confidence=[0] * n, status=["uncertain"] * n)
     probs = [[0, 0.9, 0, 0, 0, 0, 0.1]] * n
     test = ScriptedCockedTest([0.9] * n)
-    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), cocked_test=test)  # type: ignore[arg-type]
+    config = ReaderConfig(view_search=None)  # the search for the vertical has its own test
+    reader = DiceReader(
+        detector=lambda _f: found, classifier=ScriptedClassifier(probs), cocked_test=test, config=config
+    )  # type: ignore[arg-type]
     outline = reader.find_tray(frame, boxes)
     assert outline is not None and not outline.has_true_corners
     r = reader.read(frame)
