@@ -23,6 +23,7 @@ from service.settings import Settings
 from service.storage import Games
 from service.table import TableSession
 from vision.reading import Reading
+from vision.view_search import VerticalMemory
 
 __all__ = [
     "FrameReader",
@@ -57,13 +58,27 @@ class SerializedReader:
     def __init__(self, reader: FrameReader, lock: threading.Lock) -> None:
         self._reader, self._lock = reader, lock
 
-    def read(self, frame: npt.NDArray[np.uint8], tray: list[list[float]] | None = None) -> Reading:
+    def read(
+        self,
+        frame: npt.NDArray[np.uint8],
+        tray: list[list[float]] | None = None,
+        memory: VerticalMemory | None = None,
+    ) -> Reading:
         """Read one frame; with ``tray`` (the floor's corners) as the calibrated tray of this read only.
+
+        Args:
+            frame: the BGR frame.
+            tray: calibrated corners for this read.
+            memory: the camera's learned vertical (:class:`vision.view_search.VerticalMemory`), for
+                a reader that takes one (others ignore it: it only saves time and helps small throws).
 
         Raises:
             ImageError: a tray was given to a reader that cannot take one.
         """
         reader = self._reader
+        with_memory = getattr(reader, "with_vertical_memory", None)
+        if memory is not None and with_memory is not None:
+            reader = with_memory(memory)
         if tray is not None:
             with_tray = getattr(reader, "with_tray", None)
             if with_tray is None:
@@ -117,14 +132,18 @@ class LazyReader:
         slot: holds the shared reader.
         tray: the tray floor's calibrated corners for this table's frames (None: found in each frame).
             A table's page may set or clear it at any time; the next frame read uses it.
+
+    Attributes:
+        memory: this table's camera's vertical, learned from its dice while no tray is calibrated.
     """
 
     def __init__(self, slot: ReaderSlot, tray: list[list[float]] | None = None) -> None:
         self.slot, self.tray = slot, tray
+        self.memory = VerticalMemory()
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
-        """Read one frame with the slot's reader (loading it first if needed) and this table's tray."""
-        return self.slot.get().read(frame, self.tray)
+        """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""
+        return self.slot.get().read(frame, self.tray, self.memory)
 
 
 class Tables:

@@ -37,8 +37,8 @@ from vision.reading import DieStatus, Reading
 from vision.support import may_lean
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
-from vision.upright import upright_view
-from vision.view_search import ViewSearchConfig, search_view
+from vision.upright import UprightView, upright_view
+from vision.view_search import VerticalMemory, ViewSearchConfig, search_view
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -201,6 +201,17 @@ class DiceReader:
             cocked_test = CockedTest(root / COCKED_TEST_FILE, threads=cfg.threads)
         self.cocked_test = cocked_test if cfg.cocked_test else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
+        self.vertical_memory: VerticalMemory | None = None
+
+    def with_vertical_memory(self, memory: VerticalMemory | None) -> DiceReader:
+        """The same reader, learning one fixed camera's vertical in ``memory`` (one memory per camera).
+
+        Without a calibrated tray, reads then search for the vertical only until it is known
+        and judge leaning dice under it after (:class:`vision.view_search.VerticalMemory`).
+        """
+        other = copy.copy(self)
+        other.vertical_memory = memory
+        return other
 
     def with_tray(self, tray: TrayOutline | Sequence[Sequence[float]] | None) -> DiceReader:
         """The same reader (same loaded models) with another calibrated tray outline."""
@@ -268,18 +279,12 @@ class DiceReader:
         cocked_min_conf = self.config.cocked_min_conf
         size = (frame.shape[1], frame.shape[0])
         view = upright_view(tray.polygon, size) if tray is not None and tray.has_true_corners else None
-        if self.cocked_test is not None and view is not None and len(found):
-            # The test's own calibrated threshold decides; its probability is the cocked confidence.
-            prob = self.cocked_test(frame, found.xyxy, view)
-            scores = scores.with_cocked(prob >= self.cocked_test.threshold, prob)
-            cocked_min_conf = min(cocked_min_conf, self.cocked_test.threshold)
-        elif self.cocked_test is not None and self.config.view_search is not None:
-            search = self.config.view_search
-            estimate = search_view(self.cocked_test, frame, found.xyxy, search)
-            cocked = None if estimate is None else estimate.cocked(search)
-            if estimate is not None and cocked is not None:
-                scores = scores.with_cocked(cocked, estimate.probabilities)
-                cocked_min_conf = min(cocked_min_conf, search.threshold)
+        judged = self._cocked_test(frame, found.xyxy, view) if len(found) else None
+        if judged is not None:
+            # The test's threshold decides; its probability is the cocked confidence.
+            cocked, prob, threshold = judged
+            scores = scores.with_cocked(cocked, prob)
+            cocked_min_conf = min(cocked_min_conf, threshold)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = inside >= self.config.off_tray_min_inside
@@ -295,6 +300,37 @@ class DiceReader:
             timestamp=timestamp,
             data=data,
         )
+
+    def _cocked_test(
+        self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32], view: UprightView | None
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32], float] | None:
+        """Which dice the cocked test calls cocked, their probabilities and the threshold used; None: not run.
+
+        Under the calibrated tray's vertical (``view``) at the test's own threshold; else under
+        the vertical this camera's memory has learned, or one searched for in this frame where
+        the dice agree on it, at the search's stricter threshold (the vertical is estimated).
+        """
+        test, search = self.cocked_test, self.config.view_search
+        if test is None:
+            return None
+        if view is not None:
+            prob = test(frame, xyxy, view)
+            return prob >= test.threshold, prob, test.threshold
+        if search is None:
+            return None
+        memory = self.vertical_memory
+        if memory is None or memory.search_due():
+            estimate = search_view(test, frame, xyxy, search)
+            cocked = None if estimate is None else estimate.cocked(search)
+            if estimate is not None and cocked is not None:
+                if memory is not None:
+                    memory.learn(estimate.view)
+                return cocked, estimate.probabilities, search.threshold
+        known = memory.view if memory is not None else None
+        if known is None:
+            return None
+        prob = test(frame, xyxy, known)
+        return prob >= search.threshold, prob, search.threshold
 
     def _decide(
         self,

@@ -21,6 +21,7 @@ one die alone lies flat.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy.typing as npt
 from vision.cocked import CockedTest, upright_angles
 from vision.upright import DEFAULT_FOCAL, UprightView
 
-__all__ = ["ViewEstimate", "ViewSearchConfig", "candidate_views", "search_view"]
+__all__ = ["VerticalMemory", "ViewEstimate", "ViewSearchConfig", "candidate_views", "search_view"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,3 +174,68 @@ def search_view(
     if len(every) > n:
         best_probs = np.concatenate([best_probs, test(frame, every[n:], view)])
     return ViewEstimate(view, best_score, best_probs, len(tried))
+
+
+def _down_direction(view: UprightView) -> npt.NDArray[np.float64]:
+    """The vertical as a unit vector in camera coordinates (x right, y down, z forward)."""
+    d = np.append(view.nadir - view.principal, view.focal)
+    return d / np.linalg.norm(d)
+
+
+class VerticalMemory:
+    """One fixed camera's vertical, learned from its frames' dice (a table's stream, a video).
+
+    Searching costs the cocked test about 25 crops per die, and a fixed camera's
+    vertical does not change. So after ``needed`` trusted estimates that agree
+    (within ``tolerance_deg``), the memory holds their mean and the reader uses it as
+    it would a calibrated one: one crop per die, and frames of fewer than three dice
+    are judged too. Every ``recheck``-th read searches again; a trusted estimate that
+    disagrees with the memory (the camera was moved) starts it over. Not thread-safe:
+    one memory per camera, whose reads come one at a time.
+
+    Args:
+        needed: agreeing trusted estimates before the vertical is known.
+        recheck: with the vertical known, search again on every this many reads.
+        tolerance_deg: largest angle between two estimates of the vertical that agree.
+    """
+
+    def __init__(self, needed: int = 3, recheck: int = 30, tolerance_deg: float = 8.0) -> None:
+        if needed < 1 or recheck < 1 or not 0.0 < tolerance_deg < 90.0:
+            raise ValueError("needed and recheck must be >= 1 and tolerance_deg in (0, 90)")
+        self.needed, self.recheck, self.tolerance_deg = needed, recheck, tolerance_deg
+        self._agreeing: list[UprightView] = []
+        self._known: UprightView | None = None
+        self._reads = 0
+
+    @property
+    def view(self) -> UprightView | None:
+        """The learned vertical, or None while it is not known yet."""
+        return self._known
+
+    def search_due(self) -> bool:
+        """Whether this read should search for the vertical (and :meth:`learn` from it); counts reads."""
+        self._reads += 1
+        return self._known is None or self._reads % self.recheck == 0
+
+    def learn(self, view: UprightView) -> None:
+        """A trusted estimate from one frame."""
+        if self._agreeing and not self._agrees(view, self._agreeing[0]):
+            self._agreeing, self._known = [], None  # the camera moved: start over
+        self._agreeing = [*self._agreeing[-(self.needed - 1) :], view] if self.needed > 1 else [view]
+        if len(self._agreeing) >= self.needed:
+            self._known = self._mean(self._agreeing)
+
+    def forget(self) -> None:
+        """Start over (a new camera, or one that was moved)."""
+        self._agreeing, self._known, self._reads = [], None, 0
+
+    def _agrees(self, a: UprightView, b: UprightView) -> bool:
+        cos = float(np.clip(_down_direction(a) @ _down_direction(b), -1.0, 1.0))
+        return math.degrees(math.acos(cos)) <= self.tolerance_deg
+
+    @staticmethod
+    def _mean(views: Sequence[UprightView]) -> UprightView:
+        """The view whose vertical is the mean of theirs (same picture, focal and principal point)."""
+        d = np.mean([_down_direction(v) for v in views], axis=0)
+        f, c = views[0].focal, views[0].principal
+        return UprightView(nadir=c + f * d[:2] / d[2], focal=f, principal=c)

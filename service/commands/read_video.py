@@ -12,6 +12,7 @@ from scoring.rules import Rules
 from service.reading_report import reading_report
 from vision.reader import DiceReader
 from vision.throws import read_video as throws_in_video
+from vision.view_search import VerticalMemory
 
 __all__ = ["read_video"]
 
@@ -25,6 +26,7 @@ def read_video(path: Path, reader: DiceReader, rules: Rules, args: argparse.Name
         CameraError: the video cannot be opened or read, or the annotated copy cannot be written.
     """
     out = args.out / f"{path.stem}.annotated.mp4" if args.out is not None else None
+    reader = reader.with_vertical_memory(VerticalMemory())  # one camera per video: learn its vertical once
     for result in throws_in_video(path, reader, out=out, progress=sys.stderr.isatty()):
         report = reading_report(result.reading, rules, turn_total=args.turn_total, on_board=args.on_board)
         row = {

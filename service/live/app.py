@@ -146,9 +146,11 @@ def run_live(options: LiveOptions) -> int:
         LiveWindow(LiveController(session), iter(table), title="farklecam - demo", pace=True).run()
         return 0
     from vision.reader import DiceReader
+    from vision.view_search import VerticalMemory
 
     with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
-        session = open_session(options, DiceReader(options.model_dir, tray=options.tray))
+        reader = DiceReader(options.model_dir, tray=options.tray).with_vertical_memory(VerticalMemory())
+        session = open_session(options, reader)
         title = f"farklecam - {options.video or f'camera {options.camera}'}"
         LiveWindow(LiveController(session), frames, title=title, pace=options.video is not None).run()
     return 0

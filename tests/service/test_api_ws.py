@@ -225,3 +225,38 @@ def test_the_page_calibrates_the_tray_and_every_read_uses_it(tmp_path: Path) -> 
         with client.websocket_connect(f"/ws/table/{game['id']}") as ws:  # the page reloaded, not calibrated yet
             stream(ws, frame(5), 7)
             assert reader.trays[-1] is None  # the game's table reads with the newest page's tray
+
+
+class MemoryRecordingReader(BrightnessReader):
+    """Records the camera memory each read was given (as :meth:`DiceReader.with_vertical_memory` takes one)."""
+
+    def __init__(self, memories: list[object]) -> None:
+        super().__init__()
+        self.memories = memories
+        self.memory: object | None = None
+
+    def with_vertical_memory(self, memory: object) -> MemoryRecordingReader:
+        other = MemoryRecordingReader(self.memories)
+        other.memory = memory
+        return other
+
+    def read(self, frame: np.ndarray) -> Reading:
+        self.memories.append(self.memory)
+        return super().read(frame)
+
+
+def test_each_table_stream_learns_its_own_cameras_vertical(tmp_path: Path) -> None:
+    memories: list[object] = []
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))
+    slot = ReaderSlot(lambda: MemoryRecordingReader(memories))
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as client:
+        with client.websocket_connect("/ws/table/-") as ws:
+            stream(ws, frame(2), 7)
+        first = list(memories)
+        with client.websocket_connect("/ws/table/-") as ws:
+            stream(ws, frame(2), 7)
+        second = memories[len(first) :]
+    assert len(first) >= 2 and len(second) >= 2
+    assert all(m is first[0] and m is not None for m in first)  # one memory for all of a stream's frames
+    assert all(m is second[0] for m in second) and second[0] is not first[0]  # a new stream, a new camera

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from tests.vision.fakes import make_cocked_test
 from vision.cocked import CockedTest
 from vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
-from vision.upright import upright_view
-from vision.view_search import ViewEstimate, ViewSearchConfig, candidate_views, search_view
+from vision.upright import UprightView, upright_view
+from vision.view_search import VerticalMemory, ViewEstimate, ViewSearchConfig, candidate_views, search_view
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -122,3 +122,54 @@ def test_a_leaning_die_is_flagged_without_a_calibrated_tray() -> None:
     ]
     without = DiceReader(MODELS, config=ReaderConfig(view_search=None)).read(frame)
     assert "cocked" not in without.status.tolist()  # the classifier alone cannot tell (it reads it unsure)
+
+
+def tilted(azimuth_deg: float, tilt_deg: float, size: tuple[int, int] = (640, 480)) -> UprightView:
+    """A view whose camera is tilted ``tilt_deg`` towards ``azimuth_deg`` (focal 576 px)."""
+    a, t = np.radians(azimuth_deg), np.radians(tilt_deg)
+    centre = np.array([size[0] / 2, size[1] / 2])
+    return UprightView(nadir=centre + 576 * np.tan(t) * np.array([np.cos(a), np.sin(a)]), focal=576.0, principal=centre)
+
+
+def test_the_memory_knows_the_vertical_after_agreeing_estimates_and_forgets_it_when_the_camera_moves() -> None:
+    memory = VerticalMemory(needed=3, recheck=4, tolerance_deg=8.0)
+    assert memory.view is None and memory.search_due()
+    for azimuth in (88.0, 92.0):
+        memory.learn(tilted(azimuth, 20.0))
+    assert memory.view is None  # two are not enough
+    memory.learn(tilted(90.0, 21.0))
+    known = memory.view
+    assert known is not None
+    assert abs(np.degrees(known.down_angles([[320, 240]])[0]) - 90.0) < 1.0  # straight below the centre
+    assert abs(np.degrees(known.view_tilt([[320, 240]])[0]) - 20.3) < 0.5  # the mean tilt
+    assert [memory.search_due() for _ in range(8)] == [False, False, True, False, False, False, True, False]
+    memory.learn(tilted(270.0, 20.0))  # the camera was turned round: start over
+    assert memory.view is None and memory.search_due()
+    memory.forget()
+    assert memory.view is None
+
+
+@pytest.mark.parametrize("bad", [{"needed": 0}, {"recheck": 0}, {"tolerance_deg": 0.0}, {"tolerance_deg": 90.0}])
+def test_bad_memory_settings_are_refused(bad: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        VerticalMemory(**bad)  # type: ignore[arg-type]
+
+
+@needs_models
+def test_a_remembered_vertical_judges_frames_too_few_to_search() -> None:
+    frame = cv2.imread(str(EXAMPLES / "tray_cocked.jpg"))
+    reader = DiceReader(MODELS)
+    found = reader.detector(frame)
+    assert len(found) == 3
+    memory = VerticalMemory(needed=2, recheck=100)
+    remembering = reader.with_vertical_memory(memory)
+    for _ in range(2):
+        remembering.read(frame)
+    assert memory.view is not None
+    # Only the leaning die and one other in view: too few to search, but the camera's vertical is known.
+    leaning = [i for i, s in enumerate(remembering.read(frame).status.tolist()) if s == "cocked"]
+    assert len(leaning) == 1
+    pair = [leaning[0], (leaning[0] + 1) % 3]
+    two = found[np.array(pair)]
+    assert reader.with_detector(lambda _f: two).read(frame).status.tolist().count("cocked") == 0
+    assert sorted(remembering.with_detector(lambda _f: two).read(frame).status.tolist()) == ["cocked", "ok"]
