@@ -63,6 +63,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="write annotated copies here")
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
     add_tray_option(parser)
+    parser.add_argument(
+        "--fixed-camera",
+        action="store_true",
+        help="the photos come from one fixed camera: learn its vertical from their dice once, for all of them "
+        "(leaning dice are then judged in photos of one or two dice too; a video always counts as one camera)",
+    )
     parser.add_argument("--turn-total", type=int, default=0, metavar="N", help="points already set aside this turn")
     parser.add_argument("--not-on-board", dest="on_board", action="store_false", help="no score banked yet")
 
@@ -126,6 +132,10 @@ def _run(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args)
     reader = DiceReader(args.models, tray=tray_from_args(args))
+    if args.fixed_camera:
+        from vision.view_search import VerticalMemory
+
+        reader = reader.with_vertical_memory(VerticalMemory())
     if args.json and args.csv:
         raise ImageError("choose one of --json and --csv")
     if args.out is not None:

@@ -1,0 +1,72 @@
+"""``farklecam read``: the committed models on the bundled examples, bad files reported per file, outputs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import pytest
+
+from service.cli import main
+from vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+pytestmark = pytest.mark.skipif(
+    not ((ROOT / "models" / DETECTOR_FILE).exists() and (ROOT / "models" / CLASSIFIER_FILE).exists()),
+    reason="the trained models are not committed",
+)
+
+
+def json_lines(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def labelled_ok_faces(name: str) -> list[int]:
+    dice = json.loads((EXAMPLES / "labels" / f"{name}.json").read_text())["dice"]
+    return sorted(d["face"] for d in dice if d["status"] == "ok")
+
+
+def test_the_bundled_example_is_read_scored_and_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["read", str(EXAMPLES / "tray_ok.jpg"), "--json", "--out", str(tmp_path)]) == 0
+    [result] = json_lines(capsys.readouterr().out)
+    assert sorted(result["faces"]) == labelled_ok_faces("tray_ok")  # type: ignore[arg-type]
+    assert result["rethrow"] == 0 and result["advice"]["keep"] == [5, 5, 5]  # type: ignore[index]
+    assert {d["status"] for d in result["dice"]} == {"ok"}  # type: ignore[union-attr]
+    drawn = cv2.imread(str(result["annotated"]))
+    assert drawn is not None and drawn.shape == cv2.imread(str(EXAMPLES / "tray_ok.jpg")).shape
+
+
+def test_bad_files_are_reported_one_by_one_and_the_batch_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.jpg").write_text("not a picture")
+    (tmp_path / "empty.png").write_bytes(b"")
+    (tmp_path / "cut.jpg").write_bytes((EXAMPLES / "tray_ok.jpg").read_bytes()[:300])
+    shutil.copy(EXAMPLES / "tray_ok.jpg", tmp_path / "good.jpg")
+    status = main(["read", str(tmp_path), str(tmp_path / "missing.jpg"), "--json"])
+    results = {Path(str(r["image"])).name: r for r in json_lines(capsys.readouterr().out)}
+    assert status == 1
+    assert set(results) == {"notes.jpg", "empty.png", "cut.jpg", "good.jpg", "missing.jpg"}
+    assert sorted(results["good.jpg"]["faces"]) == labelled_ok_faces("tray_ok")  # type: ignore[arg-type]
+    for bad in ("notes.jpg", "empty.png", "cut.jpg", "missing.jpg"):
+        assert "error" in results[bad] and "faces" not in results[bad], results[bad]
+    assert "truncated" in str(results["cut.jpg"]["error"]) and "empty" in str(results["empty.png"]["error"])
+
+
+def test_csv_rows_and_one_camera_for_a_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    photos = [str(EXAMPLES / f"{name}.jpg") for name in ("tray_cocked", "tray_ok", "tray_cocked")]
+    assert main(["read", *photos, "--csv", "--fixed-camera"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [Path(r["image"]).name for r in rows] == ["tray_cocked.jpg", "tray_ok.jpg", "tray_cocked.jpg"]
+    assert sorted(map(int, rows[1]["faces"].split())) == labelled_ok_faces("tray_ok")
+    assert rows[0]["rethrow"] == "1" and rows[1]["keep"] == "5 5 5"
+
+
+def test_json_and_csv_together_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["read", str(EXAMPLES / "tray_ok.jpg"), "--json", "--csv"]) != 0
+    assert "one of --json and --csv" in capsys.readouterr().err
