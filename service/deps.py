@@ -141,6 +141,13 @@ class LazyReader:
         self.slot, self.tray = slot, tray
         self.memory = VerticalMemory()
 
+    @property
+    def vertical(self) -> str:
+        """Where this table's vertical comes from: ``"tray"`` (calibrated), ``"learned"`` or ``"searching"``."""
+        if self.tray is not None:
+            return "tray"
+        return "learned" if self.memory.view is not None else "searching"
+
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
         """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""
         return self.slot.get().read(frame, self.tray, self.memory)

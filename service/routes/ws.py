@@ -9,8 +9,9 @@ flight and never floods a slow server):
   ``{"type": "tray", "corners": [[x, y] x 4] | null}``: the tray floor's corners in
   the pixels of the frames sent (the page's calibration), or null to find the tray
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
-  corners the cocked test runs (``vision.cocked``: it needs the true floor corners).
-* server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "reading", "settle", "throw",
+  corners the cocked test runs under their vertical (``vision.upright``); without, under the
+  vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``).
+* server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "reading", "settle", "throw",
   "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the
   connection stays open after an error (except for an unknown game).
@@ -115,7 +116,9 @@ class TableStream:
         frame = self.decode(data)
         answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
         height, width = frame.image.shape[:2]
-        answer.update(type="frame", seq=self.seq, image_size=[width, height], tray=self.reader.tray)
+        answer.update(
+            type="frame", seq=self.seq, image_size=[width, height], tray=self.reader.tray, vertical=self.reader.vertical
+        )
         answer["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return answer
 

@@ -138,7 +138,7 @@ function onAnswer(msg) {
   state.reading = msg.reading; state.imageSize = msg.image_size; state.frameAdvice = msg.advice;
   if (msg.throw) { state.throwFaces = msg.throw.faces; } else if (msg.reading) { state.throwFaces = msg.reading.faces; }
   $("frame-ms").textContent = `${msg.ms} ms`;
-  showTrayState(msg.tray);
+  showTrayState(msg.tray, msg.vertical);
   showReading(msg.reading, msg.settle);
   showOptions(msg.score);
   if (!state.gameAdvice) { showAdvice(msg.advice); }
@@ -274,12 +274,15 @@ function syncTray(socket) {
   state.traySent = key;
 }
 
-// `corners`: what the server reads with (undefined: not heard yet, so the browser's marks are pending).
-function showTrayState(corners) {
+// `corners`: what the server reads with (undefined: not heard yet, so the browser's marks are pending);
+// `vertical`: where the server's idea of "down" comes from ("tray", "learned" from the dice, "searching").
+function showTrayState(corners, vertical) {
   if (corners === undefined) {
     pill("tray-status", state.tray ? "tray: marked, not sent yet" : "tray: found per frame", state.tray ? "pending" : "off");
+  } else if (corners) {
+    pill("tray-status", "tray: marked", "ok");
   } else {
-    pill("tray-status", corners ? "tray: marked" : "tray: found per frame", corners ? "ok" : "off");
+    pill("tray-status", vertical === "learned" ? "tray: found per frame, vertical learned" : "tray: found per frame", "off");
   }
   $("clear-tray").hidden = !state.tray;
   $("mark-tray").textContent = state.tray ? "Mark tray corners again" : "Mark tray corners";

@@ -54,6 +54,9 @@ class BrightnessReader:
         )
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def frame(face: int) -> bytes:
     ok, buf = cv2.imencode(".jpg", np.full((48, 64, 3), face * 40, np.uint8))
     assert ok
@@ -198,7 +201,8 @@ def test_the_page_calibrates_the_tray_and_every_read_uses_it(tmp_path: Path) -> 
             ws.send_text(json.dumps({"type": "tray", "corners": corners}))
             answer = ws.receive_json()
             assert answer["type"] == "tray" and answer["corners"] == corners and "set" in answer["message"]
-            assert stream(ws, frame(2), 3)[-1]["tray"] == corners
+            last = stream(ws, frame(2), 3)[-1]
+            assert last["tray"] == corners and last["vertical"] == "tray"
             assert reader.trays and reader.trays[-1] == corners
             for bad, detail in (
                 ([[1, 2], [3, 4]], "four corners"),
@@ -214,7 +218,8 @@ def test_the_page_calibrates_the_tray_and_every_read_uses_it(tmp_path: Path) -> 
             assert len(reader.trays) > reads and reader.trays[-1] == corners
             ws.send_text('{"type": "tray", "corners": null}')
             assert ws.receive_json()["corners"] is None
-            assert stream(ws, frame(3), 7)[-1]["tray"] is None and reader.trays[-1] is None
+            last = stream(ws, frame(3), 7)[-1]
+            assert last["tray"] is None and last["vertical"] == "searching" and reader.trays[-1] is None
 
         game = client.post("/api/games", json={"players": ["Ann", "Bob"], "first_player": "Ann"}).json()
         with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
@@ -260,3 +265,18 @@ def test_each_table_stream_learns_its_own_cameras_vertical(tmp_path: Path) -> No
     assert len(first) >= 2 and len(second) >= 2
     assert all(m is first[0] and m is not None for m in first)  # one memory for all of a stream's frames
     assert all(m is second[0] for m in second) and second[0] is not first[0]  # a new stream, a new camera
+
+
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="no committed cocked test")
+def test_a_stream_learns_its_cameras_vertical_from_the_dice_with_the_real_models(tmp_path: Path) -> None:
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))  # the real reader, from the committed models
+    picture = (ROOT / "examples" / "tray_cocked.jpg").read_bytes()
+    with TestClient(app) as client, client.websocket_connect("/ws/table/-") as ws:
+        answers = []
+        for _ in range(60):
+            ws.send_bytes(picture)
+            answers.append(ws.receive_json())
+            if answers[-1].get("vertical") == "learned":
+                break
+        assert answers[0]["vertical"] == "searching" and answers[-1]["vertical"] == "learned", answers[-1]
+        assert sorted(d["status"] for d in answers[-1]["reading"]["dice"]) == ["cocked", "ok", "ok"]
