@@ -122,7 +122,9 @@ def test_random_play_invariants(
             check_step(before, game.state, action, rules)
             history.append(game.state)
         assert game.state == history[-1]
-    assert game.is_over, f"no end after {MAX_ACTIONS} actions: {game!r}"
+    # Random play need not end: with a farkle penalty and a high entry score players can sink for ever
+    # (hypothesis found an Elizabethan game at -40000 after 4000 actions). Ending is the job of
+    # test_random_games_are_deterministic_and_end; here every step kept the invariants, and the log replays.
     assert Game.replay(rules, players, game.events, auto_farkle=auto_farkle) == game
     assert Game.from_json(game.to_json()) == game
 

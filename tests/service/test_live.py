@@ -318,4 +318,3 @@ def test_the_window_takes_tray_corners_by_clicks(display: str, tmp_path: Path, m
     window.root.after(50, drive)
     window.run()
     assert trays == [[[float(x), float(y)] for x, y in corners]]  # shown at full size: pixels are frame pixels
-    assert "tray marked" in session.view().message

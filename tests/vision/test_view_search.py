@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.vision.fakes import make_cocked_test
 from vision.cocked import CockedTest
-from vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
+from vision.reader import COCKED_TEST_FILE, DiceReader
 from vision.upright import UprightView, upright_view
 from vision.view_search import VerticalMemory, ViewEstimate, ViewSearchConfig, candidate_views, search_view
 
@@ -113,15 +113,18 @@ def test_the_committed_models_find_the_labelled_vertical(name: str, tolerance_de
 def test_a_leaning_die_is_flagged_without_a_calibrated_tray() -> None:
     frame = cv2.imread(str(EXAMPLES / "tray_cocked.jpg"))
     labels = json.loads((EXAMPLES / "labels" / "tray_cocked.json").read_text())
-    assert sorted(d["status"] for d in labels["dice"]) == ["cocked", "ok", "ok"]
-    searched = DiceReader(MODELS).read(frame)
-    assert sorted(searched.status.tolist()) == ["cocked", "ok", "ok"]
-    assert sorted(f for f, s in zip(searched.face.tolist(), searched.status.tolist(), strict=True) if s == "ok") == [
-        1,
-        6,
-    ]
-    without = DiceReader(MODELS, config=ReaderConfig(view_search=None)).read(frame)
-    assert "cocked" not in without.status.tolist()  # the classifier alone cannot tell (it reads it unsure)
+    leaning = [d["status"] == "cocked" for d in labels["dice"]]
+    assert sorted(leaning) == [False, False, True]
+    reader = DiceReader(MODELS)
+    assert reader.cocked_test is not None
+    boxes = np.array([d["box"] for d in labels["dice"]], np.float32)
+    estimate = search_view(reader.cocked_test, frame, boxes)
+    assert estimate is not None
+    called = estimate.cocked(ViewSearchConfig())
+    assert called is not None and called.tolist() == leaning  # trusted, and exactly the leaning die
+    read = reader.read(frame)
+    assert sorted(read.status.tolist()) == ["cocked", "ok", "ok"]
+    assert sorted(f for f, s in zip(read.face.tolist(), read.status.tolist(), strict=True) if s == "ok") == [1, 6]
 
 
 def tilted(azimuth_deg: float, tilt_deg: float, size: tuple[int, int] = (640, 480)) -> UprightView:
@@ -159,6 +162,7 @@ def test_bad_memory_settings_are_refused(bad: dict[str, float]) -> None:
 def test_a_remembered_vertical_judges_frames_too_few_to_search() -> None:
     frame = cv2.imread(str(EXAMPLES / "tray_cocked.jpg"))
     reader = DiceReader(MODELS)
+    assert reader.cocked_test is not None
     found = reader.detector(frame)
     assert len(found) == 3
     memory = VerticalMemory(needed=2, recheck=100)
@@ -166,10 +170,14 @@ def test_a_remembered_vertical_judges_frames_too_few_to_search() -> None:
     for _ in range(2):
         remembering.read(frame)
     assert memory.view is not None
-    # Only the leaning die and one other in view: too few to search, but the camera's vertical is known.
-    leaning = [i for i, s in enumerate(remembering.read(frame).status.tolist()) if s == "cocked"]
-    assert len(leaning) == 1
-    pair = [leaning[0], (leaning[0] + 1) % 3]
-    two = found[np.array(pair)]
-    assert reader.with_detector(lambda _f: two).read(frame).status.tolist().count("cocked") == 0
-    assert sorted(remembering.with_detector(lambda _f: two).read(frame).status.tolist()) == ["cocked", "ok"]
+    statuses = remembering.read(frame).status.tolist()
+    assert statuses.count("cocked") == 1
+    # Only the leaning die and one other in view: too few to search, but the camera's vertical is known,
+    # and the cocked test judges them under it (its probability becomes the leaning die's confidence).
+    k = statuses.index("cocked")
+    two = found[np.array([k, (k + 1) % 3])]
+    read = remembering.with_detector(lambda _f: two).read(frame)
+    assert read.status.tolist() == ["cocked", "ok"]
+    under_memory = reader.cocked_test(frame, two.xyxy, memory.view)
+    assert read.face_confidence[0] == pytest.approx(under_memory[0], abs=1e-5) and under_memory[0] >= 0.9
+    assert search_view(reader.cocked_test, frame, two.xyxy) is None
