@@ -19,13 +19,9 @@ from pathlib import Path
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
 
-from datasets.training_sets import read_synthetic_frame
-from datasets.yolo import COCKED_CLASS, find_images
-from models.cocked import scene_view
+from models.cocked import labelled_scenes
 from vision.detector import DieDetector
-from vision.images import load_image
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,16 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def leaning_found(detector: DieDetector, folder: Path) -> tuple[int, int]:
     """(visible leaning dice, how many of them the detector found)."""
     total = found = 0
-    for path in find_images(folder):
-        frame = read_synthetic_frame(path)
-        if frame is None or len(frame.boxes) == 0:
-            continue
-        scene = scene_view(path, frame.size, len(frame.boxes))
-        visible = ~scene[1] if scene is not None else np.ones(len(frame.boxes), bool)
-        leaning = frame.boxes[(frame.classes == COCKED_CLASS) & visible]
+    for scene in labelled_scenes([folder]):
+        leaning = scene.boxes[scene.cocked]
         if len(leaning) == 0:
             continue
-        boxes = detector(load_image(path)).xyxy
+        boxes = detector(scene.image).xyxy
         centres = (leaning[:, :2] + leaning[:, 2:]) / 2
         inside = (
             (boxes[None, :, 0] <= centres[:, None, 0])

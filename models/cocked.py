@@ -26,7 +26,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +44,16 @@ from vision.upright import UprightView, upright_view
 if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
 
-__all__ = ["CockedBank", "best_threshold", "build_cocked_bank", "main", "scene_view", "train_cocked"]
+__all__ = [
+    "CockedBank",
+    "LabelledScene",
+    "best_threshold",
+    "build_cocked_bank",
+    "labelled_scenes",
+    "main",
+    "scene_view",
+    "train_cocked",
+]
 
 #: Crops banked per flat die and per leaning die (half around the detector's box where it found the die).
 FLAT_COPIES, COCKED_COPIES = 2, 8
@@ -76,6 +85,33 @@ def scene_view(image_path: Path, size: tuple[int, int], n: int) -> tuple[Upright
     if not isinstance(dice, list) or len(dice) != n:
         return view, np.zeros(n, bool)
     return view, np.array([bool(d.get("occluded", False)) for d in dice], bool)
+
+
+@dataclass(frozen=True)
+class LabelledScene:
+    """A generated scene's picture and its visible dice: boxes (n, 4) and which of them lean."""
+
+    path: Path
+    image: npt.NDArray[np.uint8]
+    boxes: npt.NDArray[np.float32]
+    cocked: npt.NDArray[np.bool_]
+
+
+def labelled_scenes(folders: Sequence[Path]) -> Iterator[LabelledScene]:
+    """Every scene of the folders with at least one visible die (occluded dice, per the sidecar, left out)."""
+    from datasets.training_sets import read_synthetic_frame
+    from vision.images import load_image
+
+    for folder in folders:
+        for path in find_images(folder):
+            frame = read_synthetic_frame(path)
+            if frame is None or len(frame.boxes) == 0:
+                continue
+            scene = scene_view(path, frame.size, len(frame.boxes))
+            visible = ~scene[1] if scene is not None else np.ones(len(frame.boxes), bool)
+            if visible.any():
+                cocked = (frame.classes == COCKED_CLASS)[visible]
+                yield LabelledScene(path, load_image(path), frame.boxes[visible], cocked)
 
 
 def build_cocked_bank(

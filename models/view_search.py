@@ -32,22 +32,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from models.cocked import LabelledScene, labelled_scenes
 from vision.cocked import CockedTest
 from vision.view_search import ViewSearchConfig, search_view
 
-__all__ = ["GateCounts", "LabelledFrame", "estimates", "gate_counts", "main"]
+__all__ = ["GateCounts", "estimates", "gate_counts", "main"]
 
 MAX_SCORES = (1.0, 0.1, 0.05, 0.03)
 THRESHOLDS = (0.8, 0.9, 0.95, 0.98)
-
-
-@dataclass(frozen=True)
-class LabelledFrame:
-    """A picture with labelled dice: boxes (n, 4) and which of them lean."""
-
-    image: npt.NDArray[np.uint8]
-    boxes: npt.NDArray[np.float32]
-    cocked: npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -71,7 +63,7 @@ class GateCounts:
 
 
 def estimates(
-    test: CockedTest, frames: Iterable[LabelledFrame], cfg: ViewSearchConfig
+    test: CockedTest, frames: Iterable[LabelledScene], cfg: ViewSearchConfig
 ) -> list[tuple[float, npt.NDArray[np.float32], npt.NDArray[np.bool_]]]:
     """Per frame with enough dice: the search's score, each die's cocked probability, and the truth."""
     rows = []
@@ -96,7 +88,7 @@ def gate_counts(
     return GateCounts(dice, true_calls, false_calls, missed)
 
 
-def _real_training_frames() -> Iterator[LabelledFrame]:
+def _real_training_frames() -> Iterator[LabelledScene]:
     from datasets.real import SOURCES, split
     from vision.images import load_image
 
@@ -104,24 +96,7 @@ def _real_training_frames() -> Iterator[LabelledFrame]:
         train, _holdout = split(source)
         for im in train:
             boxes = np.asarray(im.boxes, np.float32).reshape(-1, 4)
-            yield LabelledFrame(load_image(im.path), boxes, np.zeros(len(boxes), bool))
-
-
-def _scene_frames(folders: Sequence[Path]) -> Iterator[LabelledFrame]:
-    from datasets.training_sets import read_synthetic_frame
-    from datasets.yolo import COCKED_CLASS, find_images
-    from models.cocked import scene_view
-    from vision.images import load_image
-
-    for folder in folders:
-        for path in find_images(folder):
-            frame = read_synthetic_frame(path)
-            if frame is None or len(frame.boxes) == 0:
-                continue
-            scene = scene_view(path, frame.size, len(frame.boxes))
-            visible = ~scene[1] if scene is not None else np.ones(len(frame.boxes), bool)
-            boxes = frame.boxes[visible]
-            yield LabelledFrame(load_image(path), boxes, (frame.classes == COCKED_CLASS)[visible])
+            yield LabelledScene(im.path, load_image(im.path), boxes, np.zeros(len(boxes), bool))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     test, cfg = CockedTest(args.model), ViewSearchConfig()
     real = estimates(test, _real_training_frames(), cfg)
-    scenes = estimates(test, _scene_frames(args.dirs), cfg)
+    scenes = estimates(test, labelled_scenes(args.dirs), cfg)
     for max_score in MAX_SCORES:
         for threshold in THRESHOLDS:
             r, s = gate_counts(real, max_score, threshold), gate_counts(scenes, max_score, threshold)

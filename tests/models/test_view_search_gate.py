@@ -1,0 +1,56 @@
+"""Choosing the view search's gate: the counts behind `python -m models.view_search`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.cocked import LabelledScene
+from models.view_search import estimates, gate_counts
+from tests.vision.fakes import make_cocked_test
+from vision.cocked import CockedTest
+from vision.view_search import ViewSearchConfig
+
+ROWS = [
+    (0.01, np.array([0.02, 0.01, 0.97], np.float32), np.array([False, False, True])),  # agreed: one right call
+    (0.02, np.array([0.01, 0.95, 0.03], np.float32), np.array([False, False, False])),  # agreed: one false call
+    (0.40, np.array([0.99, 0.99, 0.99], np.float32), np.array([True, False, False])),  # not trusted: a miss
+]
+
+
+def test_counts_follow_the_gate() -> None:
+    both = gate_counts(ROWS, max_score=0.03, threshold=0.9)
+    assert (both.dice, both.true_calls, both.false_calls, both.missed) == (9, 1, 1, 1)
+    assert both.recall == 0.5 and both.precision == 0.5
+    strict = gate_counts(ROWS, max_score=0.015, threshold=0.9)  # only the first frame is trusted
+    assert (strict.true_calls, strict.false_calls, strict.missed) == (1, 0, 1)
+    loose = gate_counts(ROWS, max_score=1.0, threshold=0.96)
+    assert (loose.true_calls, loose.false_calls, loose.missed) == (2, 2, 0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 0.5), st.floats(0.0, 0.5))
+def test_a_stricter_gate_never_calls_more(t1: float, t2: float, s1: float, s2: float) -> None:
+    loose = gate_counts(ROWS, max_score=max(s1, s2), threshold=min(t1, t2))
+    strict = gate_counts(ROWS, max_score=min(s1, s2), threshold=max(t1, t2))
+    assert strict.true_calls + strict.false_calls <= loose.true_calls + loose.false_calls
+    assert strict.true_calls + strict.missed == loose.true_calls + loose.missed == 2  # the leaning dice
+
+
+def test_estimates_skip_frames_too_small_to_search(tmp_path: Path) -> None:
+    pytest.importorskip("onnx", reason="the fake cocked test is built with the onnx package (training extra)")
+    test = CockedTest(make_cocked_test(tmp_path / "c.onnx"))
+    image = np.full((480, 640, 3), 90, np.uint8)
+    three = np.array([[40, 40, 80, 80], [560, 60, 600, 100], [300, 400, 340, 440]], np.float32)
+    scenes = [
+        LabelledScene(tmp_path / "a.jpg", image, three, np.array([False, True, False])),
+        LabelledScene(tmp_path / "b.jpg", image, three[:2], np.array([False, False])),
+    ]
+    rows = estimates(test, scenes, ViewSearchConfig())
+    assert len(rows) == 1
+    score, probs, truth = rows[0]
+    assert probs.shape == (3,) and truth.tolist() == [False, True, False] and 0.0 <= score <= 1.0
