@@ -7,10 +7,10 @@ picture does not (its corners are where the floor's colour ends, not the floor's
 corners). But the dice themselves say where down is: under the right vertical
 most of them look flat to the cocked test, under a wrong one their visible sides
 point the wrong way and they look cocked. So this module tries candidate nadirs
-(a camera looking straight down, and tilted up to 40 degrees in every direction,
-then a finer grid around the best) and keeps the one under which the least
-cocked-looking dice (``trim`` of them, so that a leaning die or two do not
-steer it) look flattest. The focal length cannot be told this way; the common
+(a camera looking straight down, and tilted 15 and 30 degrees in 8 directions,
+then a finer grid around the best) and keeps the one under which the dice look
+flattest, leaving the most cocked-looking die out of the score (so that a leaning
+die does not steer it). The focal length cannot be told this way; the common
 webcam's (:data:`vision.upright.DEFAULT_FOCAL`) is assumed.
 
 It needs at least ``min_dice`` dice (three): the most cocked-looking die is
