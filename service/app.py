@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
-from service.deps import FrameReader, ReaderSlot, Tables
+from service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from service.errors import BodySizeLimit, install_error_handlers
 from service.routes import games, health, readings, rules, scoring, ws
 from service.settings import Settings, get_settings
@@ -57,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.games = games_ = Games(store)
         app.state.reader = ReaderSlot(lambda: _reader_factory(settings))
         app.state.tables = Tables(games_)
+        app.state.cameras = Cameras()
         try:
             yield
         finally:

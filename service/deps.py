@@ -26,6 +26,8 @@ from vision.reading import Reading
 from vision.view_search import VerticalMemory
 
 __all__ = [
+    "Cameras",
+    "CamerasDep",
     "FrameReader",
     "GamesDep",
     "LazyReader",
@@ -36,6 +38,7 @@ __all__ = [
     "SettingsDep",
     "Tables",
     "TablesDep",
+    "get_cameras",
     "get_games",
     "get_reader",
     "get_reader_slot",
@@ -153,6 +156,28 @@ class LazyReader:
         return self.slot.get().read(frame, self.tray, self.memory)
 
 
+class Cameras:
+    """The fixed cameras that API clients name (``camera`` on ``POST /api/read``): each learns its vertical once.
+
+    Args:
+        most: cameras remembered (the least recently used are forgotten: they only lose their vertical).
+    """
+
+    def __init__(self, most: int = 64) -> None:
+        self.most = most
+        self._memories: dict[str, VerticalMemory] = {}
+        self._guard = threading.Lock()
+
+    def memory(self, name: str) -> VerticalMemory:
+        """The named camera's memory, made on first use."""
+        with self._guard:
+            memory = self._memories.pop(name, None) or VerticalMemory()
+            self._memories[name] = memory
+            while len(self._memories) > self.most:
+                self._memories.pop(next(iter(self._memories)))
+            return memory
+
+
 class Tables:
     """The live tables: one :class:`~service.table.TableSession` per game with a camera streaming to it.
 
@@ -221,6 +246,12 @@ def get_reader(slot: Annotated[ReaderSlot, Depends(get_reader_slot)]) -> FrameRe
     return slot.get()
 
 
+def get_cameras(conn: HTTPConnection) -> Cameras:
+    """The named fixed cameras of ``POST /api/read``."""
+    cameras: Cameras = conn.app.state.cameras
+    return cameras
+
+
 def get_tables(conn: HTTPConnection) -> Tables:
     """The live tables (camera sessions per game)."""
     tables: Tables = conn.app.state.tables
@@ -232,3 +263,4 @@ GamesDep = Annotated[Games, Depends(get_games)]
 ReaderDep = Annotated[FrameReader, Depends(get_reader)]
 ReaderSlotDep = Annotated[ReaderSlot, Depends(get_reader_slot)]
 TablesDep = Annotated[Tables, Depends(get_tables)]
+CamerasDep = Annotated[Cameras, Depends(get_cameras)]

@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from farklecam.errors import ImageError, InvalidDiceError, InvalidRulesError, RulesError
 from scoring.rules import Rules
 from service.commands.scoring_verbs import score_roll
-from service.deps import ReaderSlotDep, SettingsDep
+from service.deps import CamerasDep, ReaderSlotDep, SettingsDep
 from service.errors import UnsupportedMediaError
 from service.routes.scoring import advice_for
 from service.schemas import ReadPublic, RulesIn
@@ -114,6 +114,7 @@ async def read_picture(
     file: Annotated[UploadFile, File(description="the picture: JPEG, PNG, BMP or WebP")],
     settings: SettingsDep,
     slot: ReaderSlotDep,
+    cameras: CamerasDep,
     preset: Annotated[str | None, Form(max_length=40)] = None,
     options: Annotated[str, Form(max_length=4000, description="rule options as a JSON object")] = "{}",
     turn_total: Annotated[int, Form(ge=0, le=1_000_000)] = 0,
@@ -126,6 +127,16 @@ async def read_picture(
             "[[x, y], [x, y], [x, y], [x, y]]: calibrated corners let the cocked test run (default: found)",
         ),
     ] = None,
+    camera: Annotated[
+        str | None,
+        Form(
+            max_length=64,
+            pattern=r"^[A-Za-z0-9_.-]+$",
+            description="a name for the fixed camera the picture comes from: the server learns its vertical "
+            "from the dice of its pictures once, then judges leaning dice in every picture of it, one or two "
+            "dice too (default: each picture on its own)",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Every die with its face, box and status; the keeps of the faces that score; and the advisor's play."""
     rules = form_rules(preset, options, settings.rules)
@@ -136,6 +147,7 @@ async def read_picture(
         raise UnsupportedMediaError(f"{name}: not a picture the reader takes (JPEG, PNG, BMP or WebP)")
     frame = await run_in_threadpool(decode_image, data, name)
     reader = await run_in_threadpool(slot.get)
-    reading = await run_in_threadpool(reader.read, frame, corners)
+    memory = cameras.memory(camera) if camera else None
+    reading = await run_in_threadpool(reader.read, frame, corners, memory)
     height, width = frame.shape[:2]
     return {"image_size": (width, height), **read_result(reading, rules, turn_total=turn_total, on_board=on_board)}

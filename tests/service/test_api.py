@@ -34,6 +34,12 @@ class FakeReader:
     def __init__(self) -> None:
         self.calls = 0
         self.trays: list[TrayOutline] = []
+        self.memories: list[object] = []
+
+    def with_vertical_memory(self, memory: object) -> FakeReader:
+        """As :meth:`vision.reader.DiceReader.with_vertical_memory`: here, the camera's memory is recorded."""
+        self.memories.append(memory)
+        return self
 
     def with_tray(self, corners: list[list[float]]) -> FakeReader:
         """As :meth:`vision.reader.DiceReader.with_tray`: the corners checked and kept (here: recorded)."""
@@ -192,6 +198,20 @@ def test_read_takes_calibrated_tray_corners_or_refuses_them_clearly(
         response = client.post("/api/read", files={"file": ("r.jpg", jpeg(), "image/jpeg")}, data={"tray": bad})
         assert response.status_code == 422 and detail in response.json()["detail"], (bad, response.text)
     assert fake_reader.calls == 1
+
+
+def test_read_learns_a_named_cameras_vertical_across_pictures(client: TestClient, fake_reader: FakeReader) -> None:
+    def post(**data: str) -> int:
+        return client.post("/api/read", files={"file": ("r.jpg", jpeg(), "image/jpeg")}, data=data).status_code
+
+    assert post(camera="table-1") == post(camera="table-1") == post(camera="table.2") == post() == 200
+    first, again, other = fake_reader.memories
+    assert first is again and other is not first  # one memory per named camera; none for an unnamed picture
+    response = client.post(
+        "/api/read", files={"file": ("r.jpg", jpeg(), "image/jpeg")}, data={"camera": "../etc/passwd"}
+    )
+    assert response.status_code == 422 and "camera" in response.text
+    assert fake_reader.calls == 4
 
 
 @pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="no committed cocked test")
