@@ -11,6 +11,7 @@ spooled, so a huge upload cannot fill memory or disk.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -99,9 +100,24 @@ async def _farkle_error(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
 
 
+def _json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float written as text.
+
+    A body such as ``Infinity`` parses to one, and strict JSON (what the response must be)
+    has no way to write it back: echoing it in the error would turn a 422 into a 500.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = jsonable_encoder(exc.errors(), custom_encoder={Exception: str})
+    errors = _json_safe(jsonable_encoder(exc.errors(), custom_encoder={Exception: str}))
     return JSONResponse({"detail": _validation_message(errors), "errors": errors}, status_code=422)
 
 

@@ -129,6 +129,8 @@ def test_paths_and_queries_fuzz(client: TestClient, segment: str, query: str) ->
     ("method", "path", "kwargs"),
     [
         ("POST", "/api/score", {"content": b"{", "headers": {"Content-Type": "application/json"}}),
+        ("POST", "/api/score", {"content": b"Infinity", "headers": {"Content-Type": "application/json"}}),
+        ("POST", "/api/games", {"content": b'{"players": NaN}', "headers": {"Content-Type": "application/json"}}),
         ("POST", "/api/score", {"content": b'{"dice": [1]}', "headers": {"Content-Type": "text/plain"}}),
         ("POST", "/api/score", {"content": json.dumps({"dice": [1] * 10_000}).encode()}),
         ("POST", "/api/score", {"json": {"dice": [1], "options": {str(i): 1 for i in range(100)}}}),
