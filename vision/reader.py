@@ -67,6 +67,16 @@ def default_model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+@dataclass(frozen=True)
+class _CockedCall:
+    """The cocked test's word on each die: its calls, probabilities and threshold, and whether it decides."""
+
+    cocked: npt.NDArray[np.bool_]
+    probability: npt.NDArray[np.float32]
+    threshold: float
+    decisive: bool
+
+
 @dataclass(frozen=True, slots=True)
 class ReaderConfig:
     """Thresholds of the reader, in one validated place.
@@ -280,11 +290,14 @@ class DiceReader:
         size = (frame.shape[1], frame.shape[0])
         view = upright_view(tray.polygon, size) if tray is not None and tray.has_true_corners else None
         judged = self._cocked_test(frame, found.xyxy, view) if len(found) else None
-        if judged is not None:
+        if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
-            cocked, prob, threshold = judged
-            scores = scores.with_cocked(cocked, prob)
-            cocked_min_conf = min(cocked_min_conf, threshold)
+            scores = scores.with_cocked(judged.cocked, judged.probability)
+            cocked_min_conf = min(cocked_min_conf, judged.threshold)
+        elif judged is not None:
+            # Under a vertical the dice do not clearly agree on, the test only vetoes: a die the
+            # classifier calls cocked and the test does not back is read as lying flat.
+            scores = scores.flat(scores.cocked & ~judged.cocked)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = inside >= self.config.off_tray_min_inside
@@ -303,34 +316,40 @@ class DiceReader:
 
     def _cocked_test(
         self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32], view: UprightView | None
-    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32], float] | None:
-        """Which dice the cocked test calls cocked, their probabilities and the threshold used; None: not run.
+    ) -> _CockedCall | None:
+        """What the cocked test says of each die, and with how much say; None where it cannot run.
 
-        Under the calibrated tray's vertical (``view``) at the test's own threshold; else under
-        the vertical this camera's memory has learned, or one searched for in this frame where
-        the dice agree on it, at the search's stricter threshold (the vertical is estimated).
+        Under the calibrated tray's vertical (``view``) it decides, at its own threshold. Else
+        under the vertical this camera's memory has learned, or one searched for in this frame
+        where the dice agree on it, it decides at the search's stricter threshold (the vertical
+        is estimated). Under the best vertical of a search the dice do not clearly agree on, it
+        only vetoes, at its own threshold (``decisive`` false).
         """
         test, search = self.cocked_test, self.config.view_search
         if test is None:
             return None
         if view is not None:
             prob = test(frame, xyxy, view)
-            return prob >= test.threshold, prob, test.threshold
+            return _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=True)
         if search is None:
             return None
         memory = self.vertical_memory
+        veto = None
         if memory is None or memory.search_due():
             estimate = search_view(test, frame, xyxy, search)
             cocked = None if estimate is None else estimate.cocked(search)
             if estimate is not None and cocked is not None:
                 if memory is not None:
                     memory.learn(estimate.view)
-                return cocked, estimate.probabilities, search.threshold
+                return _CockedCall(cocked, estimate.probabilities, search.threshold, decisive=True)
+            if estimate is not None:
+                prob = estimate.probabilities
+                veto = _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
         known = memory.view if memory is not None else None
         if known is None:
-            return None
+            return veto
         prob = test(frame, xyxy, known)
-        return prob >= search.threshold, prob, search.threshold
+        return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True)
 
     def _decide(
         self,

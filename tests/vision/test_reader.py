@@ -181,7 +181,8 @@ def test_pips_second_opinion() -> None:
 def test_unsure_cocked_is_uncertain() -> None:
     frame, found = _pip_scene()
     probs = [[0.1, 0, 0, 0, 0, 0, 0.9], [0.3, 0, 0, 0, 0, 0.3, 0.4], [0, 0.9, 0.1, 0, 0, 0, 0]]
-    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs))
+    config = ReaderConfig(view_search=None)  # the classifier's own call (the search may veto it: its own tests)
+    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=config)
     assert reader.read(frame).status.tolist() == ["cocked", "uncertain", "ok"]
 
 
@@ -260,7 +261,8 @@ def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> No
     ("test_probs", "statuses"),
     [
         ([0.01, 0.02, 0.97], ["ok", "uncertain", "cocked"]),  # the dice agree on a vertical: the test decides
-        ([0.2, 0.3, 0.97], ["ok", "cocked", "ok"]),  # they do not: the classifier's own call stands
+        ([0.2, 0.3, 0.97], ["ok", "cocked", "ok"]),  # they do not: the classifier's call stands where the test backs it
+        ([0.2, 0.1, 0.97], ["ok", "uncertain", "ok"]),  # ... and is vetoed where it does not (its face is unsure)
         ([0.01, 0.02, 0.85], ["ok", "uncertain", "ok"]),  # agreed, but 0.85 is under the search's threshold
     ],
 )
