@@ -201,8 +201,10 @@ def main() -> int:
         if not args.no_model:
             try:
                 from vision.reader import DiceReader
+                from vision.view_search import VerticalMemory
 
-                readers["DiceReader"] = DiceReader(args.models)
+                # As `farklecam live` builds it: one fixed camera, whose vertical is learned once.
+                readers["DiceReader"] = DiceReader(args.models).with_vertical_memory(VerticalMemory())
             except Exception as exc:  # a benchmark reports what it could not measure
                 print(f"(no DiceReader: {exc})")
         rows = speed(path, sidecars, readers)

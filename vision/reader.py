@@ -342,6 +342,8 @@ class DiceReader:
                 if memory is not None:
                     memory.learn(estimate.view)
                 return _CockedCall(cocked, estimate.probabilities, search.threshold, decisive=True)
+            if memory is not None:
+                memory.miss()
             if estimate is not None:
                 prob = estimate.probabilities
                 veto = _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)

@@ -193,19 +193,29 @@ class VerticalMemory:
     disagrees with the memory (the camera was moved) starts it over. Not thread-safe:
     one memory per camera, whose reads come one at a time.
 
+    A camera whose vertical cannot be learned (its frames hold too few dice, or dice the
+    test cannot agree on) would pay for a search on every read; after ``patience`` such
+    searches in a row it searches only on every ``retry``-th read until one succeeds.
+
     Args:
         needed: agreeing trusted estimates before the vertical is known.
         recheck: with the vertical known, search again on every this many reads.
         tolerance_deg: largest angle between two estimates of the vertical that agree.
+        patience: searches in a row without a trusted estimate before searching less often.
+        retry: then, search on every this many reads.
     """
 
-    def __init__(self, needed: int = 3, recheck: int = 30, tolerance_deg: float = 8.0) -> None:
-        if needed < 1 or recheck < 1 or not 0.0 < tolerance_deg < 90.0:
-            raise ValueError("needed and recheck must be >= 1 and tolerance_deg in (0, 90)")
+    def __init__(
+        self, needed: int = 3, recheck: int = 30, tolerance_deg: float = 8.0, patience: int = 10, retry: int = 5
+    ) -> None:
+        if min(needed, recheck, patience, retry) < 1 or not 0.0 < tolerance_deg < 90.0:
+            raise ValueError("needed, recheck, patience and retry must be >= 1 and tolerance_deg in (0, 90)")
         self.needed, self.recheck, self.tolerance_deg = needed, recheck, tolerance_deg
+        self.patience, self.retry = patience, retry
         self._agreeing: list[UprightView] = []
         self._known: UprightView | None = None
         self._reads = 0
+        self._misses = 0
 
     @property
     def view(self) -> UprightView | None:
@@ -213,12 +223,19 @@ class VerticalMemory:
         return self._known
 
     def search_due(self) -> bool:
-        """Whether this read should search for the vertical (and :meth:`learn` from it); counts reads."""
+        """Whether this read should search for the vertical (then :meth:`learn` or :meth:`miss`); counts reads."""
         self._reads += 1
-        return self._known is None or self._reads % self.recheck == 0
+        if self._known is not None:
+            return self._reads % self.recheck == 0
+        return self._misses < self.patience or self._reads % self.retry == 0
+
+    def miss(self) -> None:
+        """A search of this camera gave no trusted estimate."""
+        self._misses += 1
 
     def learn(self, view: UprightView) -> None:
         """A trusted estimate from one frame."""
+        self._misses = 0
         if self._agreeing and not self._agrees(view, self._agreeing[0]):
             self._agreeing, self._known = [], None  # the camera moved: start over
         self._agreeing = [*self._agreeing[-(self.needed - 1) :], view] if self.needed > 1 else [view]
@@ -227,7 +244,7 @@ class VerticalMemory:
 
     def forget(self) -> None:
         """Start over (a new camera, or one that was moved)."""
-        self._agreeing, self._known, self._reads = [], None, 0
+        self._agreeing, self._known, self._reads, self._misses = [], None, 0, 0
 
     def _agrees(self, a: UprightView, b: UprightView) -> bool:
         cos = float(np.clip(_down_direction(a) @ _down_direction(b), -1.0, 1.0))

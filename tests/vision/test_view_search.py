@@ -152,7 +152,22 @@ def test_the_memory_knows_the_vertical_after_agreeing_estimates_and_forgets_it_w
     assert memory.view is None
 
 
-@pytest.mark.parametrize("bad", [{"needed": 0}, {"recheck": 0}, {"tolerance_deg": 0.0}, {"tolerance_deg": 90.0}])
+def test_a_camera_whose_vertical_cannot_be_learned_searches_less_often() -> None:
+    memory = VerticalMemory(patience=3, retry=4)
+    due = []
+    for _ in range(12):
+        due.append(memory.search_due())
+        if due[-1]:
+            memory.miss()
+    assert due == [True, True, True, True, False, False, False, True, False, False, False, True]  # every 4th read
+    memory.learn(tilted(90.0, 20.0))  # a success: back to searching every read until the vertical is known
+    assert memory.search_due() and memory.search_due()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"needed": 0}, {"recheck": 0}, {"patience": 0}, {"retry": 0}, {"tolerance_deg": 0.0}, {"tolerance_deg": 90.0}],
+)
 def test_bad_memory_settings_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         VerticalMemory(**bad)  # type: ignore[arg-type]
