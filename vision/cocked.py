@@ -10,8 +10,9 @@ ray's angle from the vertical). A flat die then always shows its side, if at
 all, at the bottom of the crop, and about as much of it as the camera's angle
 predicts; a leaning die breaks that pattern.
 
-It runs only where the tray is known: without an outline there is no nadir,
-and the reader keeps the face classifier's own cocked call. The model's
+The nadir comes from the tray's calibrated corners (:mod:`vision.upright`) or,
+without them, from the dice themselves (:mod:`vision.view_search`, which runs
+this test under candidate verticals through :meth:`CockedTest.probabilities`). The model's
 metadata holds its ``names`` (``["flat", "cocked"]``), ``crop_size``,
 ``crop_context`` and the ``threshold`` on the cocked probability chosen on
 calibration scenes (``python -m models.cocked calibrate``).

@@ -123,7 +123,7 @@ async def read_picture(
         str | None,
         Form(
             max_length=400,
-            description="the tray floor's four corners in pixels, in order around it, as JSON "
+            description="the tray floor's four corners in pixels, in any order, as JSON "
             "[[x, y], [x, y], [x, y], [x, y]]: calibrated corners let the cocked test run (default: found)",
         ),
     ] = None,
