@@ -1,6 +1,7 @@
 """How fast is a read? Median and p90 latency of each stage on a 640x480 frame.
 
     python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
+    python bench/read_speed.py --against OTHER_DIR [--models DIR] [--image PATH] [--runs 60] [--rounds 6]
 
 Stages: the detector (letterbox + ONNX + decode), the face classifier on the
 dice found (crops + ONNX), the tray search, the pip counter, the search for the
@@ -12,6 +13,11 @@ labelled tray: the cocked test, and the whole read with that tray calibrated (as
 at a table). The target (issue 3) is a
 whole read in a median of <= 15 ms on 2 cores. A benchmark, not a test: the
 numbers depend on the machine and on what else runs on it.
+
+``--against`` compares two model folders fairly on a shared, noisy machine:
+the whole read (tray calibrated where the image has a labelled one) of each,
+in alternating blocks of ``--runs`` reads, ``--rounds`` times, so that a slow
+minute of the machine slows both alike.
 """
 
 from __future__ import annotations
@@ -74,6 +80,25 @@ def frame_640x480(path: Path | None) -> tuple[np.ndarray, np.ndarray | None]:
     return cv2.resize(image, (640, 480), interpolation=cv2.INTER_AREA), scaled
 
 
+def compare(
+    frame: np.ndarray, corners: np.ndarray | None, folders: dict[str, Path | None], args: argparse.Namespace
+) -> None:
+    """Print the median and p90 whole-read latency of each model folder, timed in alternating blocks."""
+    tray = TrayOutline.from_corners(corners) if corners is not None else None
+    config = ReaderConfig(threads=args.threads, face_views=args.views)
+    readers = {name: DiceReader(folder, config=config).with_tray(tray) for name, folder in folders.items()}
+    times: dict[str, list[float]] = {name: [] for name in readers}
+    for _ in range(args.rounds):
+        for name, reader in readers.items():
+            times[name] += timed(lambda reader=reader: reader.read(frame), args.runs)[0]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    what = "tray calibrated" if tray is not None else "tray found"
+    print(f"whole read ({what}), {args.rounds} alternating blocks of {args.runs} reads, load {load:.1f}")
+    print(f"{'models':<44}{'median ms':>10}{'p90 ms':>9}")
+    for name, wall in times.items():
+        print(f"{name:<44}{statistics.median(wall):>10.2f}{statistics.quantiles(wall, n=10)[-1]:>9.2f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
@@ -83,9 +108,14 @@ def main() -> int:
     ap.add_argument(
         "--views", type=int, choices=(1, 2, 4, 8), default=ReaderConfig().face_views, help="classifier views per die"
     )
+    ap.add_argument("--against", type=Path, default=None, help="compare the whole read with this model folder")
+    ap.add_argument("--rounds", type=int, default=6, help="alternating blocks per folder, with --against")
     args = ap.parse_args()
 
     frame, corners = frame_640x480(args.image)
+    if args.against is not None:
+        compare(frame, corners, {str(args.models or "models"): args.models, str(args.against): args.against}, args)
+        return 0
     reader = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views))
     found = reader.detector(frame)
     boxes = found.xyxy

@@ -235,7 +235,9 @@ def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_])
     """The threshold on the cocked probability with the best F1 (ties: the higher threshold)."""
     best = (0.5, {"f1": -1.0, "recall": 0.0, "precision": 0.0})
     for t in np.round(np.arange(0.05, 0.96, 0.05), 2):
-        called = probs >= t
+        # A Python float, as the reader holds it: compared at the probabilities' precision (float32),
+        # so a die exactly at the threshold counts here as it will at run time.
+        called = probs >= float(t)
         tp = float((called & truth).sum())
         recall = tp / max(1.0, float(truth.sum()))
         precision = tp / max(1.0, float(called.sum()))

@@ -5,6 +5,12 @@ its pre- and post-processing is re-done here in numpy: the same letterbox
 (grey 114, centred), the raw head decoded from ``(1, 4 + nc, N)``, a confidence
 threshold, and non-maximum suppression. The input size and class names come
 from the model's own metadata, never from constants.
+
+A model exported with a dynamic input (height and width free) is fed the
+smallest padded rectangle, as ultralytics' own validation and prediction do
+(``rect``): a 640x480 frame becomes 320x256 instead of 320x320, a 16:9 one
+320x192. The dice are seen at the same scale, so the accuracy is the model's,
+and the grey bands that only cost time are gone (20 % fewer pixels at 4:3).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from vision.reading import DieStatus, Reading
 __all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "decode_yolo", "letterbox", "nms"]
 
 _PAD_VALUE = 114
+#: YOLO's coarsest feature map is 1/32 of the input: the padding granule when the model does not say.
+_DEFAULT_STRIDE = 32
 #: Metadata key in which training may record the detector's recommended threshold.
 CONF_METADATA_KEY = "farklecam_det_conf"
 #: Threshold when neither the caller nor the model says otherwise.
@@ -53,17 +61,29 @@ class Letterbox:
         return out
 
 
-def letterbox(frame: npt.NDArray[np.uint8], size: tuple[int, int]) -> tuple[npt.NDArray[np.uint8], Letterbox]:
+def letterbox(
+    frame: npt.NDArray[np.uint8], size: tuple[int, int], stride: int | None = None
+) -> tuple[npt.NDArray[np.uint8], Letterbox]:
     """Resize keeping the aspect ratio and pad to ``size`` = (height, width), as ultralytics does.
 
+    Args:
+        frame: BGR image.
+        size: (height, width) the frame is scaled to fit.
+        stride: pad only up to the next multiple of this instead of to ``size``
+            (ultralytics' ``auto`` letterbox, for models of dynamic input size).
+
     Returns:
-        The padded BGR image of shape (height, width, 3) and the :class:`Letterbox` used.
+        The padded BGR image and the :class:`Letterbox` used. Its shape is
+        ``size``, or with ``stride`` the scaled frame's rounded up to multiples of it.
     """
     h, w = frame.shape[:2]
     out_h, out_w = size
     scale = min(out_h / h, out_w / w)
-    new_w, new_h = round(w * scale), round(h * scale)
-    dw, dh = (out_w - new_w) / 2, (out_h - new_h) / 2
+    new_w, new_h = max(1, round(w * scale)), max(1, round(h * scale))  # a sliver of a frame still has a pixel
+    dw, dh = out_w - new_w, out_h - new_h
+    if stride is not None:
+        dw, dh = dw % stride, dh % stride
+    dw, dh = dw / 2, dh / 2
     resized = frame if (new_w, new_h) == (w, h) else cv2.resize(frame, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
     top, bottom = round(dh - 0.1), round(dh + 0.1)
     left, right = round(dw - 0.1), round(dw + 0.1)
@@ -171,6 +191,12 @@ class DieDetector:
     ) -> None:
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
         self.imgsz = _imgsz(self.model)
+        stride = self.model.metadata.get("stride")
+        dynamic = self.model.fixed_dim(2) is None and self.model.fixed_dim(3) is None
+        #: Pad to a multiple of this (a model of dynamic input size), or None: pad to ``imgsz``.
+        self.stride: int | None = None
+        if dynamic:
+            self.stride = stride if isinstance(stride, int) and stride > 0 else _DEFAULT_STRIDE
         names = self.model.metadata.get("names", {0: "die"})
         self.names: dict[int, str] = (
             {int(k): str(v) for k, v in names.items()} if isinstance(names, dict) else dict(enumerate(names))
@@ -181,8 +207,12 @@ class DieDetector:
         self.conf, self.iou, self.max_det = conf, iou, max_det
 
     def preprocess(self, frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], Letterbox]:
-        """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1."""
-        padded, box = letterbox(frame, self.imgsz)
+        """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1.
+
+        H and W are ``imgsz``, or for a model of dynamic input size the smallest
+        multiples of its stride that hold the frame scaled to fit ``imgsz``.
+        """
+        padded, box = letterbox(frame, self.imgsz, self.stride)
         tensor = cv2.dnn.blobFromImage(padded, scalefactor=1.0 / 255.0, swapRB=True)
         return np.asarray(tensor, dtype=np.float32), box
 

@@ -194,6 +194,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--views", type=int, choices=(1, 2, 4, 8), default=None, help="classifier views per die")
     parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
     parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="never search for the camera's vertical in the dice (with --no-tray: the classifier's own cocked call)",
+    )
+    parser.add_argument(
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
     )
     parser.add_argument(
@@ -215,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, use_pips=args.pips == "on")
     if args.views is not None:
         config = dataclasses.replace(config, face_views=args.views)
+    if args.no_search:
+        config = dataclasses.replace(config, view_search=None)
     missing = [str(d) for d in args.dirs if not d.is_dir()]
     if missing:
         sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")

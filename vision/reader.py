@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,16 @@ __all__ = [
 DETECTOR_FILE = "die_detector.onnx"
 CLASSIFIER_FILE = "face_classifier.onnx"
 COCKED_TEST_FILE = "cocked_test.onnx"
+
+
+@functools.lru_cache(maxsize=16)
+def _tray_view(corners: bytes, image_size: tuple[int, int]) -> UprightView | None:
+    """The view a calibrated tray gives, from its corners' float32 bytes.
+
+    The corners are the same frame after frame, so the vanishing-point algebra
+    runs once per tray and picture size instead of once per read.
+    """
+    return upright_view(np.frombuffer(corners, np.float32).reshape(-1, 2), image_size)
 
 
 def default_model_dir() -> Path:
@@ -288,7 +299,7 @@ class DiceReader:
         inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
         cocked_min_conf = self.config.cocked_min_conf
         size = (frame.shape[1], frame.shape[0])
-        view = upright_view(tray.polygon, size) if tray is not None and tray.has_true_corners else None
+        view = _tray_view(tray.polygon.tobytes(), size) if tray is not None and tray.has_true_corners else None
         judged = self._cocked_test(frame, found.xyxy, view) if len(found) else None
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.

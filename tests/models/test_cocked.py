@@ -28,7 +28,7 @@ def test_the_chosen_threshold_has_the_best_f1_of_the_grid(dice: list[tuple[float
     probs = np.array([p for p, _ in dice], np.float32)
     truth = np.array([t for _, t in dice], bool)
     threshold, scores = best_threshold(probs, truth)
-    grid = np.round(np.arange(0.05, 0.96, 0.05), 2)
+    grid = np.round(np.arange(0.05, 0.96, 0.05), 2).tolist()  # Python floats, as the reader holds a threshold
     assert threshold in grid
     assert scores["f1"] == pytest.approx(f1_at(probs, truth, threshold))
     assert all(scores["f1"] >= f1_at(probs, truth, t) - 1e-9 for t in grid)

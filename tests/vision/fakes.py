@@ -27,8 +27,11 @@ def _save(graph, path: Path, metadata: dict[str, str]) -> Path:  # type: ignore[
     return path
 
 
-def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64) -> Path:
-    """A "detector" whose output is always ``raw`` (1, 4 + nc, N), plus 0 x the input."""
+def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64, dynamic: bool = False) -> Path:
+    """A "detector" whose output is always ``raw`` (1, 4 + nc, N), plus 0 x the input.
+
+    ``dynamic`` leaves the input's height and width free, as ``export(dynamic=True)`` does.
+    """
     from onnx import TensorProto, helper, numpy_helper
 
     raw = np.asarray(raw, np.float32)
@@ -40,7 +43,11 @@ def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64) -> Path:
     graph = helper.make_graph(
         nodes,
         "fake_detector",
-        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, imgsz, imgsz])],
+        [
+            helper.make_tensor_value_info(
+                "images", TensorProto.FLOAT, [1, 3, "height", "width"] if dynamic else [1, 3, imgsz, imgsz]
+            )
+        ],
         [helper.make_tensor_value_info("output0", TensorProto.FLOAT, list(raw.shape))],
         initializer=[
             numpy_helper.from_array(raw, "raw"),
@@ -49,7 +56,8 @@ def make_detector(path: Path, raw: np.ndarray, imgsz: int = 64) -> Path:
     )
     nc = raw.shape[1] - 4
     names = {i: "die" if nc == 1 else f"c{i}" for i in range(nc)}
-    return _save(graph, path, {"imgsz": f"[{imgsz}, {imgsz}]", "names": repr(names), "task": "detect"})
+    meta = {"imgsz": f"[{imgsz}, {imgsz}]", "names": repr(names), "task": "detect", "stride": "32"}
+    return _save(graph, path, meta)
 
 
 def _linear_on_mean_planes(name: str, weights: np.ndarray, bias: np.ndarray, batch: int | str):  # type: ignore[no-untyped-def]

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_detector, raw_head
@@ -25,6 +27,30 @@ def test_letterbox_portrait_and_back() -> None:
     boxes = np.array([[box.pad_x, 0, box.pad_x + 10, 64]], np.float32)
     back = box.to_frame(boxes, 100, 300)
     assert back[0, 0] == pytest.approx(0, abs=0.5) and back[0, 3] == pytest.approx(300, abs=0.5)
+
+
+def test_letterbox_with_stride_pads_only_to_the_stride() -> None:
+    padded, box = letterbox(np.zeros((480, 640, 3), np.uint8), (320, 320), stride=32)
+    assert padded.shape == (256, 320, 3) and box == Letterbox(0.5, 0.0, 8.0)
+    padded, box = letterbox(np.zeros((720, 1280, 3), np.uint8), (320, 320), stride=32)
+    assert padded.shape == (192, 320, 3) and box == Letterbox(0.25, 0.0, 6.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(8, 2000), st.integers(8, 2000), st.sampled_from([32, 64, 320]))
+def test_letterbox_with_stride_keeps_the_scale_and_maps_back(width: int, height: int, size: int) -> None:
+    """The padded input is the smallest multiple of the stride that holds the frame at the unpadded scale."""
+    frame = np.zeros((height, width, 3), np.uint8)
+    square, square_box = letterbox(frame, (size, size))
+    padded, box = letterbox(frame, (size, size), stride=32)
+    assert box.scale == square_box.scale  # dice are seen at the size the model was trained on
+    out_h, out_w = padded.shape[:2]
+    assert out_h % 32 == 0 and out_w % 32 == 0 and out_h <= square.shape[0] and out_w <= square.shape[1]
+    assert out_h - max(1, round(height * box.scale)) < 32 and out_w - max(1, round(width * box.scale)) < 32
+    corners = np.array([[box.pad_x, box.pad_y, out_w - box.pad_x, out_h - box.pad_y]], np.float32)
+    back = box.to_frame(corners, width, height)[0]
+    assert back[0] == pytest.approx(0, abs=2) and back[1] == pytest.approx(0, abs=2)
+    assert back[2] == pytest.approx(width, abs=2 / box.scale) and back[3] == pytest.approx(height, abs=2 / box.scale)
 
 
 def test_nms_keeps_best_of_overlapping() -> None:
@@ -74,6 +100,19 @@ def test_detector_maps_boxes_to_frame(tmp_path: Path, onnx_available: None) -> N
     reading = DieDetector(path)(np.zeros((128, 256, 3), np.uint8))
     # scale 1/4, pad_y 16: (24..40, 28..36) in input -> (96..160, 48..80) in the frame.
     assert reading.xyxy.tolist() == [[96, 48, 160, 80]]
+
+
+def test_dynamic_detector_is_fed_the_smallest_rectangle(tmp_path: Path, onnx_available: None) -> None:
+    path = make_detector(tmp_path / "d.onnx", raw_head([[32, 16, 16, 8]], [0.9]), imgsz=64, dynamic=True)
+    detector = DieDetector(path)
+    assert detector.stride == 32 and detector.imgsz == (64, 64)
+    frame = np.zeros((128, 256, 3), np.uint8)
+    tensor, box = detector.preprocess(frame)
+    assert tensor.shape == (1, 3, 32, 64) and box == Letterbox(0.25, 0.0, 0.0)
+    # scale 1/4, no padding: (24..40, 12..20) in input -> (96..160, 48..80) in the frame.
+    assert detector(frame).xyxy.tolist() == [[96, 48, 160, 80]]
+    fixed = DieDetector(make_detector(tmp_path / "f.onnx", raw_head([[32, 32, 16, 8]], [0.9]), imgsz=64))
+    assert fixed.stride is None and fixed.preprocess(frame)[0].shape == (1, 3, 64, 64)
 
 
 def test_detector_without_imgsz_uses_fixed_shape(tmp_path: Path, onnx_available: None) -> None:

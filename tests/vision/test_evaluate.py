@@ -10,6 +10,8 @@ import pytest
 from datasets.yolo import YoloBox, write_labels
 from vision.evaluate import format_table, load_labels, main
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def _folder(root: Path) -> Path:
     """Two 128x128 images read by the fake models: one right, one with a misread die and a sidecar."""
@@ -101,3 +103,14 @@ def test_examples_layout_labels_below_images(tmp_path: Path) -> None:
     (tmp_path / "labels" / "x.txt").write_text("0 0.5 0.5 0.1 0.1\n")
     assert label_file(tmp_path / "x.jpg") == tmp_path / "labels" / "x.txt"
     assert label_file(tmp_path / "images" / "y.jpg") == tmp_path / "labels" / "y.txt"
+
+
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
+def test_cli_no_search_leaves_leaning_dice_to_the_classifier(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without calibration the vertical searched in the dice makes the reader surer; ``--no-search`` turns that off."""
+    rates = {}
+    for flags in ((), ("--no-search",)):
+        assert main([str(ROOT / "examples"), "--no-tray", "--json", *flags]) == 0
+        (stats,) = json.loads(capsys.readouterr().out)["folders"].values()
+        rates[flags] = stats["uncertain_rate"]
+    assert rates[()] < rates[("--no-search",)]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from vision.detector import DieDetector
 from vision.evaluate import load_labels
 from vision.images import load_image
 from vision.metrics import COCKED_CLASS, match_by_centre
@@ -69,6 +70,16 @@ def test_every_die_found_and_read(reader: DiceReader, image: Path) -> None:
             assert reading.status[i] != DieStatus.OK, f"die {j} is cocked but read as ok"
         else:
             assert int(reading.face[i]) == cls + 1, f"die {j}: read {reading.face[i]}, labelled {cls + 1}"
+
+
+def test_the_detector_reads_a_webcam_frame_without_grey_bands(reader: DiceReader) -> None:
+    """The committed detector takes any input size: a 4:3 frame is fed as 320x256, not padded to 320x320."""
+    detector = reader.detector
+    assert isinstance(detector, DieDetector) and detector.stride == 32
+    frame = load_image(EXAMPLES[0])
+    assert frame.shape[:2] == (480, 640)
+    tensor, box = detector.preprocess(frame)
+    assert tensor.shape == (1, 3, 256, 320) and box.pad_x == 0 and box.pad_y == 8
 
 
 @pytest.mark.parametrize("image", cases("calibrated_tray"))
