@@ -16,11 +16,21 @@ this test under candidate verticals through :meth:`CockedTest.probabilities`). T
 metadata holds its ``names`` (``["flat", "cocked"]``), ``crop_size``,
 ``crop_context`` and the ``threshold`` on the cocked probability chosen on
 calibration scenes (``python -m models.cocked calibrate``).
+
+Optionally it also holds a ``fusion`` (:class:`CockedFusion`, written by
+``python -m models.cocked fuse``): the test and the face classifier's own
+``cocked`` class see the die differently (the classifier any way up, the test
+with down known), so where the vertical is calibrated their two logits are
+combined by a logistic regression fitted on calibration scenes. It names the
+classifier it was fitted with; under any other classifier it is ignored.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,12 +41,80 @@ from vision.faces import softmax
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.upright import UprightView
 
-__all__ = ["COCKED_TEST_NAMES", "DEFAULT_THRESHOLD", "CockedTest", "upright_angles", "upright_inputs"]
+__all__ = [
+    "COCKED_TEST_NAMES",
+    "DEFAULT_THRESHOLD",
+    "FUSION_METADATA_KEY",
+    "CockedFusion",
+    "CockedTest",
+    "upright_angles",
+    "upright_inputs",
+]
 
 #: The cocked test's classes, in order.
 COCKED_TEST_NAMES = ("flat", "cocked")
 #: Cocked probability above which a die is called cocked, when the model does not say.
 DEFAULT_THRESHOLD = 0.5
+#: Metadata key of the test's :class:`CockedFusion` with the face classifier.
+FUSION_METADATA_KEY = "fusion"
+#: Probabilities are clipped this far from 0 and 1 before taking logits.
+_EPS = 1e-4
+
+
+def logit(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """log(p / (1 - p)), with p clipped to [1e-4, 1 - 1e-4] so a saturated softmax stays finite."""
+    q = np.clip(np.asarray(p, np.float64), _EPS, 1.0 - _EPS)
+    return np.log(q / (1.0 - q))
+
+
+@dataclass(frozen=True, slots=True)
+class CockedFusion:
+    """The cocked test's and the face classifier's cocked probabilities, combined.
+
+    ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + bias)``,
+    a die called cocked at ``threshold``. Fitted on calibration scenes by
+    ``python -m models.cocked fuse``; valid only with the classifier whose
+    ``train_config_sha`` is ``classifier_sha``.
+    """
+
+    test_weight: float
+    classifier_weight: float
+    bias: float
+    threshold: float
+    classifier_sha: str
+
+    def __call__(self, test_prob: npt.ArrayLike, classifier_prob: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """The fused cocked probability of each die."""
+        z = self.test_weight * logit(test_prob) + self.classifier_weight * logit(classifier_prob) + self.bias
+        return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+
+    def to_json(self) -> str:
+        """The metadata value (JSON object)."""
+        return json.dumps(
+            {
+                "test_weight": self.test_weight,
+                "classifier_weight": self.classifier_weight,
+                "bias": self.bias,
+                "threshold": self.threshold,
+                "classifier_sha": self.classifier_sha,
+            }
+        )
+
+    @classmethod
+    def from_metadata(cls, value: Any, source: Path | str) -> CockedFusion:
+        """Parse the metadata value (already decoded from JSON).
+
+        Raises:
+            ModelLoadError: not an object of four finite numbers, a threshold in (0, 1) and a hash.
+        """
+        try:
+            numbers = [float(value[k]) for k in ("test_weight", "classifier_weight", "bias", "threshold")]
+            sha = str(value["classifier_sha"])
+        except (TypeError, KeyError, ValueError) as exc:
+            raise ModelLoadError(f"ONNX model {source} has a malformed fusion {value!r}: {exc}") from exc
+        if not np.isfinite(numbers).all() or not 0.0 < numbers[3] < 1.0:
+            raise ModelLoadError(f"ONNX model {source} has a fusion out of range: {value!r}")
+        return cls(*numbers, classifier_sha=sha)
 
 
 def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:
@@ -78,6 +156,9 @@ class CockedTest:
                 f"ONNX model {self.model.path} has threshold {threshold!r}; expected a number in (0, 1)"
             )
         self.threshold = float(threshold)
+        fusion = meta.get(FUSION_METADATA_KEY)
+        #: How to combine this test with the face classifier (None: the test alone decides).
+        self.fusion = None if fusion is None else CockedFusion.from_metadata(fusion, self.model.path)
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView) -> npt.NDArray[np.float32]:
         """Cocked probability of the die in each box, shape (n,)."""

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
-from vision.cocked import CockedTest
+from vision.cocked import CockedFusion, CockedTest
 from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
@@ -65,6 +65,20 @@ def _tray_view(corners: bytes, image_size: tuple[int, int]) -> UprightView | Non
     runs once per tray and picture size instead of once per read.
     """
     return upright_view(np.frombuffer(corners, np.float32).reshape(-1, 2), image_size)
+
+
+def _fusion_for(test: CockedTest | None, classifier: object) -> CockedFusion | None:
+    """The cocked test's fusion, where it was fitted with this very classifier (same ``train_config_sha``).
+
+    A fusion's weights describe one classifier's cocked probabilities; under a retrained one
+    they would be wrong, so the test then decides alone (as before the fusion existed).
+    """
+    if test is None or test.fusion is None:
+        return None
+    model = getattr(classifier, "model", None)
+    metadata = getattr(model, "metadata", None)
+    sha = metadata.get("train_config_sha") if isinstance(metadata, dict) else None
+    return test.fusion if sha == test.fusion.classifier_sha else None
 
 
 def default_model_dir() -> Path:
@@ -124,6 +138,9 @@ class ReaderConfig:
             where the tray's four corners are known (given or from ArUco markers, not
             an outline found in the picture: see :attr:`TrayOutline.has_true_corners`)
             and the model folder has one.
+        cocked_fusion: where the cocked test decides under a calibrated vertical, combine
+            it with the face classifier's cocked probability as the test's fitted
+            :class:`vision.cocked.CockedFusion` says (if it has one for this classifier).
         view_search: where the tray's corners are not known, find the camera's vertical
             from the dice themselves (:mod:`vision.view_search`) and run the cocked test
             under it; None keeps the face classifier's own cocked call there.
@@ -143,6 +160,7 @@ class ReaderConfig:
     face_views: int = 4
     cocked_needs_support: bool = True
     cocked_test: bool = True
+    cocked_fusion: bool = True
     view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
 
     def __post_init__(self) -> None:
@@ -221,6 +239,7 @@ class DiceReader:
         if cocked_test is None and cfg.cocked_test and (root / COCKED_TEST_FILE).is_file():
             cocked_test = CockedTest(root / COCKED_TEST_FILE, threads=cfg.threads)
         self.cocked_test = cocked_test if cfg.cocked_test else None
+        self.fusion = _fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         self.vertical_memory: VerticalMemory | None = None
 
@@ -300,7 +319,7 @@ class DiceReader:
         cocked_min_conf = self.config.cocked_min_conf
         size = (frame.shape[1], frame.shape[0])
         view = _tray_view(tray.polygon.tobytes(), size) if tray is not None and tray.has_true_corners else None
-        judged = self._cocked_test(frame, found.xyxy, view) if len(found) else None
+        judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
             scores = scores.with_cocked(judged.cocked, judged.probability)
@@ -326,11 +345,17 @@ class DiceReader:
         )
 
     def _cocked_test(
-        self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32], view: UprightView | None
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.NDArray[np.float32],
+        view: UprightView | None,
+        classifier_cocked: npt.NDArray[np.float32],
     ) -> _CockedCall | None:
         """What the cocked test says of each die, and with how much say; None where it cannot run.
 
-        Under the calibrated tray's vertical (``view``) it decides, at its own threshold. Else
+        Under the calibrated tray's vertical (``view``) it decides, at its own threshold, or
+        combined with the classifier's ``classifier_cocked`` probabilities where the test
+        carries a fusion fitted with this classifier (:class:`vision.cocked.CockedFusion`). Else
         under the vertical this camera's memory has learned, or one searched for in this frame
         where the dice agree on it, it decides at the search's stricter threshold (the vertical
         is estimated). Under the best vertical of a search the dice do not clearly agree on, it
@@ -341,6 +366,9 @@ class DiceReader:
             return None
         if view is not None:
             prob = test(frame, xyxy, view)
+            if self.fusion is not None:
+                prob = self.fusion(prob, classifier_cocked)
+                return _CockedCall(prob >= self.fusion.threshold, prob, self.fusion.threshold, decisive=True)
             return _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=True)
         if search is None:
             return None

@@ -109,7 +109,11 @@ def make_classifier(
 
 
 def make_cocked_test(
-    path: Path, names: tuple[str, ...] = ("flat", "cocked"), threshold: str | None = "0.5", planes: int = 4
+    path: Path,
+    names: tuple[str, ...] = ("flat", "cocked"),
+    threshold: str | None = "0.5",
+    planes: int = 4,
+    fusion: str | None = None,
 ) -> Path:
     """A "cocked test": cocked logit = 20 x (mean of the view-sine plane - 0.5) - 20 x mean red, flat logit 0.
 
@@ -125,6 +129,8 @@ def make_cocked_test(
     meta = {"names": json.dumps(list(names)), "crop_size": "64", "crop_context": "0.15"}
     if threshold is not None:
         meta["threshold"] = threshold
+    if fusion is not None:
+        meta["fusion"] = fusion
     return _save(graph, path, meta)
 
 

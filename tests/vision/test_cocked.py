@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_cocked_test
-from vision.cocked import CockedTest, upright_angles, upright_inputs
+from vision.cocked import CockedFusion, CockedTest, upright_angles, upright_inputs
 from vision.crops import extract_crops
 from vision.upright import UprightView
 
@@ -68,6 +71,38 @@ def test_a_steep_view_reads_cocked_and_a_square_one_flat(tmp_path: Path, onnx_av
     assert test(frame, np.zeros((0, 4)), view_with_nadir(320.0, 240.0)).shape == (0,)
 
 
+def _fusion_json(**changes: float) -> str:
+    fusion = {"test_weight": 1.2, "classifier_weight": 0.6, "bias": -1.5, "threshold": 0.35, "classifier_sha": "abc"}
+    return json.dumps({**fusion, **changes})
+
+
+def test_the_fusion_is_read_from_the_metadata(tmp_path: Path, onnx_available: None) -> None:
+    test = CockedTest(make_cocked_test(tmp_path / "c.onnx", fusion=_fusion_json()))
+    assert test.fusion == CockedFusion(1.2, 0.6, -1.5, 0.35, "abc")
+    assert CockedTest(make_cocked_test(tmp_path / "d.onnx")).fusion is None
+    assert CockedFusion.from_metadata(json.loads(test.fusion.to_json()), "x") == test.fusion
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+    st.floats(0.05, 3.0),
+    st.floats(0.05, 3.0),
+    st.floats(-5.0, 5.0),
+)
+def test_the_fused_probability_rises_with_either_network(
+    a: float, b: float, c: float, w_test: float, w_cls: float, bias: float
+) -> None:
+    """With positive weights, more confidence from either network never lowers the fused probability."""
+    fusion = CockedFusion(w_test, w_cls, bias, 0.5, "abc")
+    lo, hi = min(a, b), max(a, b)
+    assert fusion(lo, c) <= fusion(hi, c) + 1e-6 and fusion(c, lo) <= fusion(c, hi) + 1e-6
+    p = float(fusion(a, b))
+    assert 0.0 <= p <= 1.0 and np.isfinite(p)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -75,6 +110,10 @@ def test_a_steep_view_reads_cocked_and_a_square_one_flat(tmp_path: Path, onnx_av
         ({"threshold": "1.5"}, "threshold"),
         ({"threshold": "often"}, "threshold"),
         ({"planes": 3}, "planes"),
+        ({"fusion": '{"test_weight": 1}'}, "malformed fusion"),
+        ({"fusion": "[1, 2, 3]"}, "malformed fusion"),
+        ({"fusion": _fusion_json(threshold=1.0)}, "fusion out of range"),
+        ({"fusion": _fusion_json(bias=float("nan"))}, "fusion out of range"),
     ],
 )
 def test_a_model_breaking_the_contract_is_refused(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from tests.vision.conftest import draw_die
+from vision.cocked import CockedFusion
 from vision.faces import FaceScores
 from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, default_model_dir
 from vision.reading import DieStatus, Reading
@@ -207,9 +209,10 @@ def test_tray_outline_argument() -> None:
 class ScriptedCockedTest:
     """Stands in for :class:`vision.cocked.CockedTest`: fixed probabilities, and records the views it was given."""
 
-    def __init__(self, probs: list[float], threshold: float = 0.5) -> None:
+    def __init__(self, probs: list[float], threshold: float = 0.5, fusion: CockedFusion | None = None) -> None:
         self.probs = np.array(probs, np.float32)
         self.threshold = threshold
+        self.fusion = fusion
         self.views: list[object] = []
 
     def __call__(self, frame: np.ndarray, xyxy: np.ndarray, view: object) -> np.ndarray:
@@ -255,6 +258,41 @@ def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> No
         cocked_test=test,  # type: ignore[arg-type]
     ).read(frame)
     assert off.face[0] == 3 and off.status[0] == "ok" and len(test.views) == 1
+
+
+class ShaClassifier(ScriptedClassifier):
+    """A scripted classifier whose model metadata names the run that trained it."""
+
+    def __init__(self, probs: list[list[float]], sha: str) -> None:
+        super().__init__(probs)
+        self.model = SimpleNamespace(metadata={"train_config_sha": sha})
+
+
+def test_under_a_calibrated_tray_the_fusion_fitted_with_this_classifier_decides() -> None:
+    frame, found = _pip_scene()
+    probs = [
+        [0, 0, 0.25, 0, 0, 0, 0.75],  # the classifier leans towards cocked ...
+        [0, 0, 0, 0, 0.9, 0, 0.1],
+        [0, 0.9, 0, 0, 0, 0, 0.1],
+    ]
+    tray = [[20, 0], [400, 0], [400, 200], [20, 200]]  # the first die is by the wall: it may lean
+    # ... and the test, under its own threshold, too: alone it says flat, together (0.61) cocked.
+    fusion = CockedFusion(1.0, 1.0, 0.0, 0.5, classifier_sha="abc")
+    test = ScriptedCockedTest([0.4, 0.1, 0.1], threshold=0.5, fusion=fusion)
+
+    def read(sha: str, config: ReaderConfig | None = None) -> Reading:
+        classifier = ShaClassifier(probs, sha)
+        reader = DiceReader(
+            detector=lambda _f: found, classifier=classifier, tray=tray, cocked_test=test, config=config
+        )  # type: ignore[arg-type]
+        return reader.read(frame)
+
+    fused = read("abc")
+    assert fused.status.tolist() == ["cocked", "ok", "ok"]
+    assert fused.face_confidence[0] == pytest.approx(float(fusion(0.4, 0.75)), abs=1e-6)
+    # Fitted with another classifier, or switched off: the test decides alone, at its own threshold.
+    assert read("retrained").status[0] != "cocked"
+    assert read("abc", ReaderConfig(cocked_fusion=False)).status[0] != "cocked"
 
 
 @pytest.mark.parametrize(

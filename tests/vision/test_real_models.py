@@ -82,6 +82,13 @@ def test_the_detector_reads_a_webcam_frame_without_grey_bands(reader: DiceReader
     assert tensor.shape == (1, 3, 256, 320) and box.pad_x == 0 and box.pad_y == 8
 
 
+@pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")
+def test_the_committed_fusion_was_fitted_with_the_committed_classifier(reader: DiceReader) -> None:
+    """A retrained classifier needs a refitted fusion (``python -m models.cocked_fusion``); a stale one is ignored."""
+    assert reader.cocked_test is not None and reader.cocked_test.fusion is not None
+    assert reader.fusion is reader.cocked_test.fusion
+
+
 @pytest.mark.parametrize("image", cases("calibrated_tray"))
 def test_scoring_faces_with_calibrated_tray(reader: DiceReader, image: Path) -> None:
     frame = load_image(image)

@@ -1,0 +1,184 @@
+"""Fit how the cocked test and the face classifier's ``cocked`` class are combined.
+
+    python -m models.cocked_fusion data/calib_synth [--models DIR] [--write]
+
+The two networks see a leaning die differently: the cocked test with "down"
+known (the crop turned so the nadir lies below), the classifier in any
+orientation but with its own view of the die's faces. Their mistakes are not
+the same ones, so where the vertical is calibrated the reader combines them
+(:class:`vision.cocked.CockedFusion`): a two-weight logistic regression on
+their logits, fitted here by Newton's method (a few lines of numpy; no
+library is needed for three parameters), with the threshold chosen by cocked
+F1 as ``models.cocked calibrate`` chooses the test's own.
+
+The rows are what the reader sees at run time: every die the shipped detector
+finds in the calibration scenes (never trained on, not a holdout), the tray
+calibrated from the scene's sidecar, dice the support test would hold flat
+never called. ``--write`` stores the fusion, naming the classifier it was
+fitted with, in the cocked test's metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from datasets.yolo import COCKED_CLASS, find_images
+from models.cocked import best_threshold
+from models.onnx_metadata import set_metadata
+from vision.cocked import FUSION_METADATA_KEY, CockedFusion, logit
+
+__all__ = ["FusionRows", "collect_rows", "fit_fusion", "fit_logistic"]
+
+
+@dataclass(frozen=True)
+class FusionRows:
+    """One row per detected die.
+
+    Attributes:
+        test: the cocked test's probability.
+        classifier: the face classifier's ``cocked`` probability.
+        callable: whether the reader may call the die cocked at all (the support test).
+        truth: 1 leaning, 0 lying flat, -1 no labelled die (a false alarm).
+    """
+
+    test: npt.NDArray[np.float32]
+    classifier: npt.NDArray[np.float32]
+    callable: npt.NDArray[np.bool_]
+    truth: npt.NDArray[np.int64]
+
+
+def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows:
+    """Run the shipped detector, classifier and cocked test on every scene with a sidecar tray."""
+    from vision.evaluate import load_labels
+    from vision.images import load_image
+    from vision.metrics import match_by_centre
+    from vision.reader import DiceReader, ReaderConfig
+    from vision.support import may_lean
+    from vision.tray import TrayOutline, footprint_inside
+    from vision.upright import upright_view
+
+    config = ReaderConfig(cocked_fusion=False)
+    reader = DiceReader(models, config=config)
+    test = reader.cocked_test
+    if test is None:
+        raise SystemExit("error: the model folder has no cocked test")
+    cols: dict[str, list[npt.NDArray[np.generic]]] = {"test": [], "classifier": [], "callable": [], "truth": []}
+    for folder in dirs:
+        for path in find_images(folder):
+            frame = load_image(path)
+            size = (frame.shape[1], frame.shape[0])
+            labels = load_labels(path, *size)
+            view = upright_view(labels.tray, size) if labels.tray is not None else None
+            if view is None or labels.tray is None:
+                continue
+            found = reader.detector(frame)
+            scores = reader.classifier(frame, found.xyxy)
+            keep = ~scores.not_die
+            xyxy, scores = found.xyxy[keep], scores[keep]
+            if not len(xyxy):
+                continue
+            tray = TrayOutline.from_corners(labels.tray)
+            on_floor = footprint_inside(xyxy, tray) >= config.off_tray_min_inside
+            truth = np.full(len(xyxy), -1, np.int64)
+            for i, j in match_by_centre(xyxy, labels.xyxy):
+                occluded = labels.occluded is not None and bool(labels.occluded[j])
+                truth[i] = -2 if occluded else int(labels.classes[j] == COCKED_CLASS)
+            scored = truth != -2  # occluded dice are neither right nor wrong (as in vision.evaluate)
+            cols["test"].append(test(frame, xyxy, view)[scored])
+            cols["classifier"].append(scores.cocked_prob[scored])
+            cols["callable"].append((~on_floor | may_lean(xyxy, tray, size))[scored])
+            cols["truth"].append(truth[scored])
+    if not cols["truth"]:
+        raise SystemExit("error: no scene with a sidecar tray in " + ", ".join(map(str, dirs)))
+    return FusionRows(
+        test=np.concatenate(cols["test"]).astype(np.float32),
+        classifier=np.concatenate(cols["classifier"]).astype(np.float32),
+        callable=np.concatenate(cols["callable"]).astype(bool),
+        truth=np.concatenate(cols["truth"]).astype(np.int64),
+    )
+
+
+def fit_logistic(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: float = 1e-2, steps: int = 50
+) -> npt.NDArray[np.float64]:
+    """Weights of ``sigmoid(x @ w)`` by Newton's method with a small L2 penalty (which keeps separable data finite).
+
+    Args:
+        x: (n, k) features; include a column of ones for a bias.
+        y: (n,) targets in {0, 1}.
+        l2: ridge penalty on every weight.
+        steps: most Newton steps (it stops earlier once a step is below 1e-9).
+    """
+    w = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (p - y) + l2 * w
+        hess = x.T @ (x * (p * (1.0 - p))[:, None]) + l2 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return w
+
+
+def fit_fusion(rows: FusionRows, classifier_sha: str) -> tuple[CockedFusion, dict[str, float]]:
+    """The fusion fitted on the labelled dice of ``rows``, its threshold the F1-best over every row.
+
+    Returns:
+        The fusion and its recall, precision and F1 on ``rows``.
+    """
+    dice = rows.truth >= 0
+    x = np.column_stack([logit(rows.test), logit(rows.classifier), np.ones(len(rows.truth))])
+    w = fit_logistic(x[dice], rows.truth[dice].astype(np.float64))
+    fusion = CockedFusion(float(w[0]), float(w[1]), float(w[2]), 0.5, classifier_sha)
+    fused = np.where(rows.callable, fusion(rows.test, rows.classifier), 0.0).astype(np.float32)
+    threshold, scores = best_threshold(fused, rows.truth == 1)
+    return CockedFusion(fusion.test_weight, fusion.classifier_weight, fusion.bias, threshold, classifier_sha), scores
+
+
+def _scores_alone(rows: FusionRows, threshold: float) -> dict[str, float]:
+    """Recall, precision and F1 of the cocked test alone at its own threshold, on the same rows."""
+    called = rows.callable & (rows.test >= threshold)
+    tp = float((called & (rows.truth == 1)).sum())
+    recall, precision = tp / max(1.0, float((rows.truth == 1).sum())), tp / max(1.0, float(called.sum()))
+    return {"recall": recall, "precision": precision, "f1": 2 * recall * precision / max(1e-9, recall + precision)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: fit, print the fusion against the test alone, and optionally store it."""
+    from vision.onnx_runtime import load_onnx
+    from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, default_model_dir
+
+    ap = argparse.ArgumentParser(prog="python -m models.cocked_fusion", description=__doc__.splitlines()[0])
+    ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
+    ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    ap.add_argument("--write", action="store_true", help="store the fusion in the folder's cocked test")
+    args = ap.parse_args(argv)
+    folder = args.models or default_model_dir()
+    sha = str(load_onnx(folder / CLASSIFIER_FILE).metadata.get("train_config_sha", ""))
+    test_threshold = float(load_onnx(folder / COCKED_TEST_FILE).metadata.get("threshold", 0.5))
+    rows = collect_rows(args.dirs, args.models)
+    fusion, fused = fit_fusion(rows, sha)
+    report = {
+        "dice": int((rows.truth >= 0).sum()),
+        "leaning": int((rows.truth == 1).sum()),
+        "false_alarms": int((rows.truth < 0).sum()),
+        "test_alone": {"threshold": test_threshold, **_scores_alone(rows, test_threshold)},
+        "fused": {**json.loads(fusion.to_json()), **fused},
+    }
+    print(json.dumps(report, indent=2))  # noqa: T201
+    if args.write:
+        set_metadata(folder / COCKED_TEST_FILE, FUSION_METADATA_KEY, fusion.to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Fitting the fusion of the cocked test with the face classifier: the regression, the threshold, the command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.cocked_fusion import FusionRows, fit_fusion, fit_logistic
+from vision.cocked import CockedTest, logit
+
+ROOT = Path(__file__).resolve().parents[2]
+GRID = set(np.round(np.arange(0.05, 0.96, 0.05), 2).tolist())
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.floats(-2.0, 2.0), st.floats(-2.0, 2.0), st.floats(-1.0, 1.0), st.integers(0, 2**16))
+def test_newton_recovers_the_weights_that_made_the_data(a: float, b: float, c: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([rng.normal(size=20000), rng.normal(size=20000), np.ones(20000)])
+    y = (rng.random(20000) < 1.0 / (1.0 + np.exp(-(x @ [a, b, c])))).astype(np.float64)
+    np.testing.assert_allclose(fit_logistic(x, y), [a, b, c], atol=0.12)
+
+
+def _rows(seed: int, n: int = 4000) -> FusionRows:
+    """Dice whose leaning shows, noisily, in both networks' probabilities."""
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n) < 0.05).astype(np.int64)
+    sig = lambda z: 1.0 / (1.0 + np.exp(-z))  # noqa: E731
+    test = sig(3.0 * truth - 1.5 + rng.normal(size=n)).astype(np.float32)
+    classifier = sig(2.0 * truth - 1.0 + rng.normal(size=n)).astype(np.float32)
+    callable_ = rng.random(n) < 0.9
+    truth[:20] = -1  # a few false alarms: no die
+    return FusionRows(test, classifier, callable_, truth)
+
+
+def _f1(called: np.ndarray, leaning: np.ndarray) -> float:
+    tp = float((called & leaning).sum())
+    recall, precision = tp / max(1.0, leaning.sum()), tp / max(1.0, called.sum())
+    return 2 * recall * precision / max(1e-9, recall + precision)
+
+
+def test_the_fusion_weighs_both_networks_and_never_calls_a_die_held_flat() -> None:
+    rows = _rows(0)
+    fusion, scores = fit_fusion(rows, "sha-of-the-classifier")
+    assert fusion.test_weight > 0 and fusion.classifier_weight > 0 and fusion.classifier_sha == "sha-of-the-classifier"
+    assert fusion.threshold in GRID
+    called = rows.callable & (fusion(rows.test, rows.classifier) >= fusion.threshold)
+    tp = float((called & (rows.truth == 1)).sum())
+    assert scores["recall"] == pytest.approx(tp / (rows.truth == 1).sum())
+    assert scores["precision"] == pytest.approx(tp / called.sum())
+    # Two noisy views of the truth beat the better one alone at its best threshold.
+    alone = max(_f1(rows.callable & (rows.test >= t), rows.truth == 1) for t in GRID)
+    assert scores["f1"] > alone
+
+
+def test_logit_is_finite_at_the_ends() -> None:
+    assert np.isfinite(logit([0.0, 1.0])).all() and logit(0.5) == pytest.approx(0.0)
+
+
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
+def test_the_command_fits_and_stores_a_fusion_naming_the_classifier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from models.cocked_fusion import main
+    from vision.onnx_runtime import load_onnx
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("die_detector.onnx", "face_classifier.onnx", "cocked_test.onnx"):
+        shutil.copy(ROOT / "models" / name, models / name)
+    assert main([str(ROOT / "examples"), "--models", str(models), "--write"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["leaning"] >= 1 and report["dice"] >= report["leaning"]
+    fusion = CockedTest(models / "cocked_test.onnx").fusion
+    assert fusion is not None and fusion.threshold == report["fused"]["threshold"]
+    assert fusion.classifier_sha == load_onnx(models / "face_classifier.onnx").metadata["train_config_sha"]
