@@ -21,6 +21,7 @@ __all__ = ["ARUCO_DICTIONARY", "detect_tray", "tray_from_aruco"]
 ARUCO_DICTIONARY = "DICT_4X4_50"
 
 _WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, detail is noise
+_MIN_SIDE = 16  # pixels at that width: a thinner strip of picture cannot show a tray
 
 
 def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIONARY) -> TrayOutline | None:
@@ -194,10 +195,13 @@ def detect_tray(
     """
     h, w = frame.shape[:2]
     scale = _WORK_WIDTH / w if w > _WORK_WIDTH else 1.0
+    small_size = (round(w * scale), round(h * scale))
+    if min(small_size) < _MIN_SIDE:
+        return None
     src = frame
     while src.shape[1] >= 2 * _WORK_WIDTH:  # halving first keeps the final resize cheap and alias-free
         src = np.asarray(cv2.pyrDown(src), dtype=np.uint8)
-    small = cv2.resize(src, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_LINEAR)
+    small = cv2.resize(src, small_size, interpolation=cv2.INTER_LINEAR)
     dice = np.asarray(boxes if boxes is not None else np.empty((0, 4)), np.float32).reshape(-1, 4) * scale
     lab = cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32)
     limits = _Limits(tolerance, min_area, max_area, min_solidity)

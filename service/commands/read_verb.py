@@ -165,6 +165,9 @@ def _run(args: argparse.Namespace) -> int:
         except FarkleError as exc:  # per-file problem: report it and go on with the batch
             failures += 1
             show({"image": str(path), "error": str(exc)})
+        except Exception as exc:  # a bug, but one file's bug must not lose the rest of the batch
+            failures += 1
+            show({"image": str(path), "error": f"unexpected error, please report it: {type(exc).__name__}: {exc}"})
     if failures:
         sys.stderr.write(f"farklecam: {failures} input(s) could not be read\n")
     return 1 if failures else 0

@@ -178,7 +178,7 @@ def render_scene(
         cv2.circle(scene, (round(x), round(y)), 6, (15, 196, 241), -1, cv2.LINE_AA)
     if scene.shape[1] <= max_width:
         return scene
-    height = round(scene.shape[0] * max_width / scene.shape[1])
+    height = max(1, round(scene.shape[0] * max_width / scene.shape[1]))
     return np.asarray(cv2.resize(scene, (max_width, height), interpolation=cv2.INTER_AREA), dtype=np.uint8)
 
 

@@ -70,3 +70,42 @@ def test_csv_rows_and_one_camera_for_a_batch(capsys: pytest.CaptureFixture[str])
 def test_json_and_csv_together_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["read", str(EXAMPLES / "tray_ok.jpg"), "--json", "--csv"]) != 0
     assert "one of --json and --csv" in capsys.readouterr().err
+
+
+def test_pictures_of_any_shape_are_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A strip of a picture, a thumbnail, a portrait or a panorama: each gets an answer, none stops the batch."""
+    import numpy as np
+
+    frame = cv2.imread(str(EXAMPLES / "tray_ok.jpg"))
+    cv2.imwrite(str(tmp_path / "strip.png"), np.full((2, 900, 3), 128, np.uint8))
+    cv2.imwrite(str(tmp_path / "column.png"), np.full((900, 1, 3), 128, np.uint8))
+    cv2.imwrite(str(tmp_path / "thumb.png"), cv2.resize(frame, (40, 30)))
+    cv2.imwrite(str(tmp_path / "portrait.jpg"), cv2.rotate(frame, cv2.ROTATE_90_CLOCKWISE))
+    cv2.imwrite(str(tmp_path / "panorama.jpg"), cv2.copyMakeBorder(frame, 0, 0, 400, 400, cv2.BORDER_REPLICATE))
+    assert main(["read", str(tmp_path), "--json", "--out", str(tmp_path / "out")]) == 0
+    results = {Path(str(r["image"])).stem: r for r in json_lines(capsys.readouterr().out)}
+    assert set(results) == {"strip", "column", "thumb", "portrait", "panorama"}
+    assert results["strip"]["dice"] == [] and results["column"]["dice"] == []
+    for name in ("portrait", "panorama"):  # the dice are those of the example, seen at the detector's scale
+        assert sorted(results[name]["faces"]) == labelled_ok_faces("tray_ok"), name  # type: ignore[arg-type]
+
+
+def test_a_bug_on_one_file_is_reported_and_the_batch_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vision.reader import DiceReader
+
+    real_read = DiceReader.read
+
+    def read(self: DiceReader, frame: object, **kwargs: object) -> object:
+        if getattr(frame, "shape", (0, 0))[:2] == (30, 40):
+            raise RuntimeError("a bug in the reader")
+        return real_read(self, frame, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DiceReader, "read", read)
+    cv2.imwrite(str(tmp_path / "a_thumb.png"), cv2.resize(cv2.imread(str(EXAMPLES / "tray_ok.jpg")), (40, 30)))
+    shutil.copy(EXAMPLES / "tray_ok.jpg", tmp_path / "b_good.jpg")
+    assert main(["read", str(tmp_path), "--json"]) == 1
+    results = {Path(str(r["image"])).stem: r for r in json_lines(capsys.readouterr().out)}
+    assert "RuntimeError: a bug in the reader" in str(results["a_thumb"]["error"])
+    assert sorted(results["b_good"]["faces"]) == labelled_ok_faces("tray_ok")  # type: ignore[arg-type]

@@ -9,7 +9,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vision.detector import DieDetector
 from vision.evaluate import load_labels
@@ -127,3 +130,14 @@ def test_the_cocked_test_ranks_leaning_dice_above_flat_ones_on_fresh_scenes() ->
     # Area under the ROC curve: the chance a leaning die outranks a flat one.
     auc = sum((a > b) + 0.5 * (a == b) for a in leaning for b in flat) / (len(leaning) * len(flat))
     assert auc > 0.75, f"AUC {auc:.2f} over {len(leaning)} leaning and {len(flat)} flat dice"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 3000), st.integers(1, 3000), st.integers(0, 255))
+def test_a_frame_of_any_size_gets_a_reading(reader: DiceReader, width: int, height: int, grey: int) -> None:
+    """However thin or small the picture, the reader answers (no dice) instead of failing inside OpenCV."""
+    if width * height > 2_000_000:
+        width = max(1, 2_000_000 // height)
+    frame = np.full((height, width, 3), grey, np.uint8)
+    reading = reader.read(frame)
+    assert reading.image_size == (width, height) and len(reading.status) == len(reading.xyxy)
