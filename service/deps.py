@@ -146,10 +146,16 @@ class LazyReader:
 
     @property
     def vertical(self) -> str:
-        """Where this table's vertical comes from: ``"tray"`` (calibrated), ``"learned"`` or ``"searching"``."""
+        """Where this table's vertical comes from: ``"tray"`` (calibrated), ``"learned"`` or ``"searching"``.
+
+        ``"checking"``: one was learned, but the camera seems to have moved since and no
+        search has confirmed it yet (leaning dice are then judged cautiously).
+        """
         if self.tray is not None:
             return "tray"
-        return "learned" if self.memory.view is not None else "searching"
+        if self.memory.view is None:
+            return "searching"
+        return "checking" if self.memory.doubted else "learned"
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
         """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""

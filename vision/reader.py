@@ -358,8 +358,9 @@ class DiceReader:
         carries a fusion fitted with this classifier (:class:`vision.cocked.CockedFusion`). Else
         under the vertical this camera's memory has learned, or one searched for in this frame
         where the dice agree on it, it decides at the search's stricter threshold (the vertical
-        is estimated). Under the best vertical of a search the dice do not clearly agree on, it
-        only vetoes, at its own threshold (``decisive`` false).
+        is estimated). Under the best vertical of a search the dice do not clearly agree on, or
+        a learned one the memory doubts (the camera seems to have moved since), it only vetoes,
+        at its own threshold (``decisive`` false).
         """
         test, search = self.cocked_test, self.config.view_search
         if test is None:
@@ -374,6 +375,8 @@ class DiceReader:
             return None
         memory = self.vertical_memory
         veto = None
+        if memory is not None:
+            memory.observe(frame)
         if memory is None or memory.search_due():
             estimate = search_view(test, frame, xyxy, search)
             cocked = None if estimate is None else estimate.cocked(search)
@@ -390,6 +393,9 @@ class DiceReader:
         if known is None:
             return veto
         prob = test(frame, xyxy, known)
+        if memory is not None and memory.doubted:
+            # The camera seems to have moved and no search has confirmed the vertical: it only vetoes.
+            return veto or _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
         return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True)
 
     def _decide(

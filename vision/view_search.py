@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from vision.camera_motion import CameraMotion
 from vision.cocked import CockedTest, upright_angles
 from vision.upright import DEFAULT_FOCAL, UprightView
 
@@ -190,8 +191,11 @@ class VerticalMemory:
     (within ``tolerance_deg``), the memory holds their mean and the reader uses it as
     it would a calibrated one: one crop per die, and frames of fewer than three dice
     are judged too. Every ``recheck``-th read searches again; a trusted estimate that
-    disagrees with the memory (the camera was moved) starts it over. Not thread-safe:
-    one memory per camera, whose reads come one at a time.
+    disagrees with the memory (the camera was moved) starts it over. Shown each read's
+    frame (:meth:`observe`), it also notices a picture that shifted since the last
+    read (:class:`vision.camera_motion.CameraMotion`: a bumped camera) and then
+    searches on every read until a trusted estimate confirms or replaces the vertical.
+    Not thread-safe: one memory per camera, whose reads come one at a time.
 
     A camera whose vertical cannot be learned (its frames hold too few dice, or dice the
     test cannot agree on) would pay for a search on every read; after ``patience`` such
@@ -203,10 +207,17 @@ class VerticalMemory:
         tolerance_deg: largest angle between two estimates of the vertical that agree.
         patience: searches in a row without a trusted estimate before searching less often.
         retry: then, search on every this many reads.
+        motion: tells a moved camera from a still one (None: a default :class:`CameraMotion`).
     """
 
     def __init__(
-        self, needed: int = 3, recheck: int = 30, tolerance_deg: float = 8.0, patience: int = 10, retry: int = 5
+        self,
+        needed: int = 3,
+        recheck: int = 30,
+        tolerance_deg: float = 8.0,
+        patience: int = 10,
+        retry: int = 5,
+        motion: CameraMotion | None = None,
     ) -> None:
         if min(needed, recheck, patience, retry) < 1 or not 0.0 < tolerance_deg < 90.0:
             raise ValueError("needed, recheck, patience and retry must be >= 1 and tolerance_deg in (0, 90)")
@@ -216,17 +227,29 @@ class VerticalMemory:
         self._known: UprightView | None = None
         self._reads = 0
         self._misses = 0
+        self.motion = motion or CameraMotion()
+        self._doubted = False
 
     @property
     def view(self) -> UprightView | None:
         """The learned vertical, or None while it is not known yet."""
         return self._known
 
+    @property
+    def doubted(self) -> bool:
+        """Whether the camera seems to have moved since the vertical was learned, and no search has confirmed it."""
+        return self._doubted
+
+    def observe(self, frame: npt.NDArray[np.uint8]) -> None:
+        """Show the memory the frame about to be read: a camera that moved puts the learned vertical in doubt."""
+        if self.motion.moved(frame) and self._known is not None:
+            self._doubted = True
+
     def search_due(self) -> bool:
         """Whether this read should search for the vertical (then :meth:`learn` or :meth:`miss`); counts reads."""
         self._reads += 1
         if self._known is not None:
-            return self._reads % self.recheck == 0
+            return self._doubted or self._reads % self.recheck == 0
         return self._misses < self.patience or self._reads % self.retry == 0
 
     def miss(self) -> None:
@@ -235,7 +258,7 @@ class VerticalMemory:
 
     def learn(self, view: UprightView) -> None:
         """A trusted estimate from one frame."""
-        self._misses = 0
+        self._misses, self._doubted = 0, False
         if self._agreeing and not self._agrees(view, self._agreeing[0]):
             self._agreeing, self._known = [], None  # the camera moved: start over
         self._agreeing = [*self._agreeing[-(self.needed - 1) :], view] if self.needed > 1 else [view]
@@ -244,7 +267,8 @@ class VerticalMemory:
 
     def forget(self) -> None:
         """Start over (a new camera, or one that was moved)."""
-        self._agreeing, self._known, self._reads, self._misses = [], None, 0, 0
+        self._agreeing, self._known, self._reads, self._misses, self._doubted = [], None, 0, 0, False
+        self.motion.reset()
 
     def _agrees(self, a: UprightView, b: UprightView) -> bool:
         cos = float(np.clip(_down_direction(a) @ _down_direction(b), -1.0, 1.0))

@@ -275,14 +275,16 @@ function syncTray(socket) {
 }
 
 // `corners`: what the server reads with (undefined: not heard yet, so the browser's marks are pending);
-// `vertical`: where the server's idea of "down" comes from ("tray", "learned" from the dice, "searching").
+// `vertical`: where the server's idea of "down" comes from ("tray", "learned" from the dice, "searching",
+// "checking": learned, but the camera seems to have moved since).
 function showTrayState(corners, vertical) {
   if (corners === undefined) {
     pill("tray-status", state.tray ? "tray: marked, not sent yet" : "tray: found per frame", state.tray ? "pending" : "off");
   } else if (corners) {
     pill("tray-status", "tray: marked", "ok");
   } else {
-    pill("tray-status", vertical === "learned" ? "tray: found per frame, vertical learned" : "tray: found per frame", "off");
+    const detail = { learned: ", vertical learned", checking: ", camera moved? checking the vertical" }[vertical] || "";
+    pill("tray-status", "tray: found per frame" + detail, "off");
   }
   $("clear-tray").hidden = !state.tray;
   $("mark-tray").textContent = state.tray ? "Mark tray corners again" : "Mark tray corners";

@@ -280,3 +280,21 @@ def test_a_stream_learns_its_cameras_vertical_from_the_dice_with_the_real_models
                 break
         assert answers[0]["vertical"] == "searching" and answers[-1]["vertical"] == "learned", answers[-1]
         assert sorted(d["status"] for d in answers[-1]["reading"]["dice"]) == ["cocked", "ok", "ok"]
+
+
+def test_a_tables_vertical_says_when_the_camera_seems_to_have_moved() -> None:
+    """What the page's tray pill shows: searching, learned, checking (bumped, not yet confirmed), tray."""
+    from service.deps import LazyReader
+    from vision.upright import UprightView
+
+    table = LazyReader(ReaderSlot(lambda: None))  # type: ignore[arg-type, return-value]
+    assert table.vertical == "searching"
+    table.memory = type(table.memory)(needed=1)
+    table.memory.learn(UprightView(nadir=np.array([320.0, 2000.0]), focal=576.0, principal=np.array([320.0, 240.0])))
+    assert table.vertical == "learned"
+    frame = cv2.imread(str(Path(__file__).resolve().parents[2] / "examples" / "tray_cocked.jpg"))
+    table.memory.observe(frame)
+    table.memory.observe(np.roll(frame, 40, axis=1))
+    assert table.vertical == "checking"
+    table.tray = [[0, 0], [600, 0], [600, 400], [0, 400]]
+    assert table.vertical == "tray"

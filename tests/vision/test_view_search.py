@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.vision.fakes import make_cocked_test
 from vision.cocked import CockedTest
-from vision.reader import COCKED_TEST_FILE, DiceReader
+from vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
 from vision.upright import UprightView, upright_view
 from vision.view_search import VerticalMemory, ViewEstimate, ViewSearchConfig, candidate_views, search_view
 
@@ -196,3 +196,41 @@ def test_a_remembered_vertical_judges_frames_too_few_to_search() -> None:
     under_memory = reader.cocked_test(frame, two.xyxy, memory.view)
     assert read.face_confidence[0] == pytest.approx(under_memory[0], abs=1e-5) and under_memory[0] >= 0.9
     assert search_view(reader.cocked_test, frame, two.xyxy) is None
+
+
+def test_a_camera_that_moved_puts_the_learned_vertical_in_doubt_until_a_search_confirms_it() -> None:
+    frame = cv2.imread(str(EXAMPLES / "tray_cocked.jpg"))
+    panned = cv2.warpAffine(frame, np.float32([[1, 0, 30], [0, 1, 0]]), (640, 480), borderMode=cv2.BORDER_REFLECT)
+    memory = VerticalMemory(needed=1, recheck=100)
+    memory.observe(frame)  # before the vertical is known, a move changes nothing
+    memory.observe(panned)
+    assert not memory.doubted
+    memory.learn(tilted(90.0, 20.0))
+    memory.search_due()
+    memory.observe(panned)
+    assert not memory.doubted and not memory.search_due()  # the same picture again: still
+    memory.observe(frame)  # the picture shifted between two reads: bumped
+    assert memory.doubted and memory.view is not None
+    for _ in range(3):  # searched on every read, however the searches go, until one is trusted
+        assert memory.search_due()
+        memory.miss()
+    memory.learn(tilted(91.0, 20.0))  # it agrees: the vertical stands, and is trusted again
+    assert not memory.doubted and memory.view is not None and not memory.search_due()
+
+
+def test_under_a_doubted_vertical_the_cocked_test_only_vetoes() -> None:
+    from tests.vision.test_reader import ScriptedClassifier, ScriptedCockedTest, _pip_scene
+
+    frame, found = _pip_scene()
+    two = found[np.array([0, 1])]  # too few dice to search: the remembered vertical would decide alone
+    classifier = ScriptedClassifier([[0, 0, 0.9, 0, 0, 0, 0.1], [0, 0, 0, 0, 0.9, 0, 0.1]])
+    test = ScriptedCockedTest([0.95, 0.05], threshold=0.5)  # under the remembered vertical the first die leans
+    memory = VerticalMemory(needed=1, recheck=100)
+    memory.learn(tilted(90.0, 20.0))
+    config = ReaderConfig(auto_tray=False, cocked_needs_support=False)
+    reader = DiceReader(detector=lambda _f: two, classifier=classifier, cocked_test=test, config=config)  # type: ignore[arg-type]
+    reader = reader.with_vertical_memory(memory)
+    assert reader.read(frame).status.tolist() == ["cocked", "ok"]
+    moved = np.roll(frame, 40, axis=1)
+    reading = reader.read(moved)  # the camera was bumped, and two dice cannot confirm the vertical
+    assert memory.doubted and reading.status.tolist() == ["ok", "ok"]  # the classifier read a 3, and it stands
