@@ -194,6 +194,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--views", type=int, choices=(1, 2, 4, 8), default=None, help="classifier views per die")
     parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
     parser.add_argument(
+        "--context-offsets",
+        type=_offsets,
+        default=None,
+        help="also cut each die with these context offsets and average, e.g. -0.05,0,0.05",
+    )
+    parser.add_argument(
         "--no-search",
         action="store_true",
         help="never search for the camera's vertical in the dice (with --no-tray: the classifier's own cocked call)",
@@ -212,6 +218,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _offsets(text: str) -> tuple[float, ...]:
+    """``-0.05,0,0.05`` -> a tuple of floats (argparse type)."""
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the evaluation; returns the exit code (2 for a user error such as a missing model)."""
     args = _parse(argv)
@@ -222,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, face_views=args.views)
     if args.no_search:
         config = dataclasses.replace(config, view_search=None)
+    if args.context_offsets is not None:
+        config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
     missing = [str(d) for d in args.dirs if not d.is_dir()]
     if missing:
         sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")

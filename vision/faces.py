@@ -167,9 +167,12 @@ class FaceClassifier:
         threads: int | None = None,
         views: int = 1,
         logit_bias: Sequence[float] | None = None,
+        context_offsets: Sequence[float] = (0.0,),
     ) -> None:
         if views not in _VIEWS:
             raise ValueError(f"views must be one of {sorted(_VIEWS)}, but got {views!r}")
+        if not context_offsets or not all(-0.5 < float(o) < 1.0 for o in context_offsets):
+            raise ValueError(f"context_offsets must be numbers in (-0.5, 1), at least one; got {context_offsets!r}")
         self.views = views
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
         meta = self.model.metadata
@@ -186,12 +189,14 @@ class FaceClassifier:
         self.logit_bias = np.asarray(bias, np.float32)
         self.crop_size = int(meta.get("crop_size", self.model.fixed_dim(2) or CROP_SIZE))
         self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+        #: Crop contexts each die is cut at (the model's own, plus any offsets asked for): averaged like views.
+        self.contexts = tuple(max(0.0, self.crop_context + float(o)) for o in context_offsets)
         # A model exported with a fixed batch of one is run crop by crop.
         self.batch = self.model.fixed_dim(0)
 
     def crops(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> npt.NDArray[np.uint8]:
-        """The classifier's crops of each box, (n, s, s, 3) BGR uint8."""
-        return extract_crops(frame, xyxy, self.crop_size, self.crop_context)
+        """The classifier's crops of each box, (k * n, s, s, 3) BGR uint8: all n dice at each of the k contexts."""
+        return np.concatenate([extract_crops(frame, xyxy, self.crop_size, c) for c in self.contexts])
 
     def _logits(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         n = len(tensor)
@@ -209,18 +214,22 @@ class FaceClassifier:
             )
         return np.asarray(logits, np.float32)
 
-    def classify_crops(self, crops: npt.NDArray[np.uint8]) -> FaceScores:
-        """Classify ready-cut crops of shape (n, s, s, 3), BGR uint8.
+    def classify_crops(self, crops: npt.NDArray[np.uint8], copies: int = 1) -> FaceScores:
+        """Classify ready-cut crops of shape (copies * n, s, s, 3), BGR uint8.
 
         With ``views`` > 1 each crop is also classified turned by quarter turns (and
         mirrored, for 8 views) and the probabilities averaged: a die's face reads the
         same in every view, while a highlight or a neighbour's pip misleads only some.
+        ``copies`` > 1 says the crops hold that many cuts of the same n dice, one block
+        after another (several contexts, see :meth:`crops`); they are averaged too.
         """
-        n = len(crops)
+        if copies < 1 or len(crops) % copies:
+            raise ValueError(f"{len(crops)} crops cannot be {copies} copies of the same dice")
+        n = len(crops) // copies
         tensor = crops_to_tensor(crops)
         views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
         probs = softmax(self._logits(np.concatenate(views)) + self.logit_bias)
-        probs = probs.reshape(len(views), n, len(self.names)).mean(axis=0)
+        probs = probs.reshape(len(views) * copies, n, len(self.names)).mean(axis=0)
         is_die = self.class_faces != _NOT_DIE_FACE
         # The best *die* class: a crop the reader keeps is read as a die even when "not_die"
         # came close; its confidence stays the unrenormalised probability, so a crop that
@@ -244,4 +253,4 @@ class FaceClassifier:
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> FaceScores:
         """Classify the die in each box of a BGR frame."""
-        return self.classify_crops(self.crops(frame, xyxy))
+        return self.classify_crops(self.crops(frame, xyxy), copies=len(self.contexts))

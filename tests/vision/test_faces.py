@@ -103,3 +103,28 @@ def test_logit_bias_shifts_a_class(tmp_path: Path, onnx_available: None) -> None
     np.testing.assert_allclose(biased.face_probs[:2], plain.face_probs[:2], atol=1e-3)
     with pytest.raises(ModelLoadError, match="logit_bias"):
         FaceClassifier(path, logit_bias=[0.0, 1.0])
+
+
+def test_context_offsets_average_wider_and_tighter_cuts(tmp_path: Path, onnx_available: None) -> None:
+    path = make_classifier(tmp_path / "c.onnx")
+    frame, boxes = _frame()
+    one_box = boxes[:1]
+    plain = FaceClassifier(path)
+    assert plain.contexts == (plain.crop_context,) and plain.crops(frame, boxes).shape[0] == len(boxes)
+    # The same cut twice averages to the same probabilities.
+    twice = FaceClassifier(path, context_offsets=(0.0, 0.0))
+    np.testing.assert_allclose(twice(frame, boxes).face_probs, plain(frame, boxes).face_probs, atol=1e-5)
+    # A wider cut sees the frame around the die: its probabilities are averaged with the model's own cut's.
+    frame[:, :100] = (0, 255, 0)
+    frame[25:75, 25:75] = (0, 0, 255)  # a red die on green: the wide cut is half green
+    wide_only = FaceClassifier(path, context_offsets=(0.5,))
+    assert not np.allclose(wide_only(frame, one_box).face_probs, plain(frame, one_box).face_probs, atol=1e-3)
+    both = FaceClassifier(path, context_offsets=(0.0, 0.5))
+    assert both.crops(frame, one_box).shape[0] == 2
+    expected = (plain(frame, one_box).face_probs + wide_only(frame, one_box).face_probs) / 2
+    np.testing.assert_allclose(both(frame, one_box).face_probs, expected, atol=1e-5)
+    assert len(both(frame, np.empty((0, 4), np.float32)).face) == 0
+    with pytest.raises(ValueError, match="context_offsets"):
+        FaceClassifier(path, context_offsets=())
+    with pytest.raises(ValueError, match="copies"):
+        plain.classify_crops(plain.crops(frame, boxes), copies=2)
