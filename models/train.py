@@ -68,6 +68,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--cls-cocked-jitters", type=int, help="crops banked per cocked die (default: ClassifierConfig's)"
     )
+    parser.add_argument("--cls-scale", type=float, help="box size jitter of banked crops: log-normal sigma")
     parser.add_argument("--device", default="cpu", help="'cpu' or a CUDA index such as '0'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -195,7 +196,11 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
         train_classifier,
     )
 
-    jitters = {"real_jitters": args.cls_real_jitters, "cocked_jitters": args.cls_cocked_jitters}
+    jitters = {
+        "real_jitters": args.cls_real_jitters,
+        "cocked_jitters": args.cls_cocked_jitters,
+        "scale": args.cls_scale,
+    }
     config = ClassifierConfig(
         epochs=args.cls_epochs,
         seed=args.seed,
