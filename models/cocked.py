@@ -49,6 +49,7 @@ __all__ = [
     "LabelledScene",
     "best_threshold",
     "build_cocked_bank",
+    "call_scores",
     "labelled_scenes",
     "main",
     "scene_view",
@@ -231,19 +232,23 @@ def train_cocked(
     }
 
 
+def call_scores(called: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> dict[str, float]:
+    """Recall, precision and F1 of cocked calls against the truth (0 where nothing is called or leaning)."""
+    tp = float((called & truth).sum())
+    recall = tp / max(1.0, float(truth.sum()))
+    precision = tp / max(1.0, float(called.sum()))
+    return {"f1": 2 * recall * precision / max(1e-9, recall + precision), "recall": recall, "precision": precision}
+
+
 def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_]) -> tuple[float, dict[str, float]]:
     """The threshold on the cocked probability with the best F1 (ties: the higher threshold)."""
     best = (0.5, {"f1": -1.0, "recall": 0.0, "precision": 0.0})
     for t in np.round(np.arange(0.05, 0.96, 0.05), 2):
         # A Python float, as the reader holds it: compared at the probabilities' precision (float32),
         # so a die exactly at the threshold counts here as it will at run time.
-        called = probs >= float(t)
-        tp = float((called & truth).sum())
-        recall = tp / max(1.0, float(truth.sum()))
-        precision = tp / max(1.0, float(called.sum()))
-        f1 = 2 * recall * precision / max(1e-9, recall + precision)
-        if f1 >= best[1]["f1"]:
-            best = (float(t), {"f1": f1, "recall": recall, "precision": precision})
+        scores = call_scores(probs >= float(t), truth)
+        if scores["f1"] >= best[1]["f1"]:
+            best = (float(t), scores)
     return best
 
 

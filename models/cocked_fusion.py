@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from datasets.yolo import COCKED_CLASS, find_images
-from models.cocked import best_threshold
+from models.cocked import best_threshold, call_scores
 from models.onnx_metadata import set_metadata
 from vision.cocked import FUSION_METADATA_KEY, CockedFusion, logit
 
@@ -144,14 +144,6 @@ def fit_fusion(rows: FusionRows, classifier_sha: str) -> tuple[CockedFusion, dic
     return CockedFusion(fusion.test_weight, fusion.classifier_weight, fusion.bias, threshold, classifier_sha), scores
 
 
-def _scores_alone(rows: FusionRows, threshold: float) -> dict[str, float]:
-    """Recall, precision and F1 of the cocked test alone at its own threshold, on the same rows."""
-    called = rows.callable & (rows.test >= threshold)
-    tp = float((called & (rows.truth == 1)).sum())
-    recall, precision = tp / max(1.0, float((rows.truth == 1).sum())), tp / max(1.0, float(called.sum()))
-    return {"recall": recall, "precision": precision, "f1": 2 * recall * precision / max(1e-9, recall + precision)}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: fit, print the fusion against the test alone, and optionally store it."""
     from vision.onnx_runtime import load_onnx
@@ -167,11 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     test_threshold = float(load_onnx(folder / COCKED_TEST_FILE).metadata.get("threshold", 0.5))
     rows = collect_rows(args.dirs, args.models)
     fusion, fused = fit_fusion(rows, sha)
+    alone = rows.callable & (rows.test >= test_threshold)
     report = {
         "dice": int((rows.truth >= 0).sum()),
         "leaning": int((rows.truth == 1).sum()),
         "false_alarms": int((rows.truth < 0).sum()),
-        "test_alone": {"threshold": test_threshold, **_scores_alone(rows, test_threshold)},
+        "test_alone": {"threshold": test_threshold, **call_scores(alone, rows.truth == 1)},
         "fused": {**json.loads(fusion.to_json()), **fused},
     }
     print(json.dumps(report, indent=2))  # noqa: T201
