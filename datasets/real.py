@@ -14,9 +14,16 @@ part and a held-out part (:func:`split`). The held-out photos are for
 measurement only: no training code may read them, and ``tests/datasets``
 checks that the training sets built from them stay disjoint.
 
+Inside the training part, a further slice is the *validation* photos
+(:func:`validation_split`). They are ordinary training photos unless a run
+holds them back (``python -m models.train --hold-validation``): then they
+choose between recipes on real dice without anyone looking at the held-out
+photos, which must stay a measurement of the one model finally chosen.
+
 Command line::
 
     python -m datasets.real export-holdout OUT   # OUT/<source>/{images,labels} for vision.evaluate
+    python -m datasets.real export-holdout OUT --validation   # the validation photos instead
     python -m datasets.real preview OUT.png      # draws derived matteop boxes for a visual check
 """
 
@@ -43,12 +50,15 @@ __all__ = [
     "HOLDOUT_PERCENT",
     "SIDE_BAND",
     "SOURCES",
+    "VALIDATION_PERCENT",
     "RealImage",
     "export_holdout",
     "is_holdout",
+    "is_validation",
     "load_source",
     "real_data_root",
     "split",
+    "validation_split",
     "whole_die_boxes",
 ]
 
@@ -56,6 +66,8 @@ __all__ = [
 SOURCES: dict[str, bool] = {"byler_d6": False, "matteop65_webcam": True}
 #: Share of each source held out for evaluation (chosen by file-name hash, never trained on).
 HOLDOUT_PERCENT = 20
+#: Share of each source (of all its photos) that is the validation slice of the training part.
+VALIDATION_PERCENT = 15
 #: Whole-die box side over pip-pattern box side for faces 4, 5 and 6, whose pips span most of the face.
 #: Both boxes are axis-aligned bounds of square shapes, so the ratio holds at any rotation. Measured
 #: by drawing matteop photos (``preview``): the pattern of a 4-6 spans about 0.7 of the top face.
@@ -117,14 +129,24 @@ def real_data_root() -> Path:
     return Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "real"
 
 
-def is_holdout(file_name: str, percent: int = HOLDOUT_PERCENT) -> bool:
-    """Whether a photo is held out, decided by a stable hash of its file name alone.
+def _bucket(file_name: str) -> int:
+    """A stable bucket 0-99 from a hash of the file name alone.
 
     A hash rather than a random draw keeps the split identical on every machine
     and when photos are added (existing ones never change side).
     """
     digest = hashlib.sha256(file_name.encode("utf-8")).digest()
-    return int.from_bytes(digest[:4], "big") % 100 < percent
+    return int.from_bytes(digest[:4], "big") % 100
+
+
+def is_holdout(file_name: str, percent: int = HOLDOUT_PERCENT) -> bool:
+    """Whether a photo is held out: its bucket is below ``percent``."""
+    return _bucket(file_name) < percent
+
+
+def is_validation(file_name: str) -> bool:
+    """Whether a training photo is in the validation slice: the buckets just above the held-out ones."""
+    return HOLDOUT_PERCENT <= _bucket(file_name) < HOLDOUT_PERCENT + VALIDATION_PERCENT
 
 
 def whole_die_boxes(
@@ -240,19 +262,31 @@ def split(source: str, root: Path | None = None) -> tuple[list[RealImage], list[
     return train, holdout
 
 
-def export_holdout(out: Path, sources: Sequence[str] = tuple(SOURCES), *, whole_die: bool = True) -> list[Path]:
+def validation_split(source: str, root: Path | None = None) -> tuple[list[RealImage], list[RealImage]]:
+    """The training part of a source as ``(fit, validation)`` (see :func:`is_validation`)."""
+    train, _ = split(source, root)
+    return (
+        [im for im in train if not is_validation(im.path.name)],
+        [im for im in train if is_validation(im.path.name)],
+    )
+
+
+def export_holdout(
+    out: Path, sources: Sequence[str] = tuple(SOURCES), *, whole_die: bool = True, validation: bool = False
+) -> list[Path]:
     """Write each source's held-out photos as a YOLO folder ``out/<source>/{images,labels}``.
 
     Labels keep the face classes (``face - 1``); boxes are whole-die boxes
     unless ``whole_die`` is false. Images are copied (the output is meant to
-    live outside the repository, e.g. under ``data/``).
+    live outside the repository, e.g. under ``data/``). ``validation`` writes
+    the validation photos instead of the held-out ones.
 
     Returns:
         The folders written, one per source.
     """
     folders = []
     for source in sources:
-        _, holdout = split(source)
+        holdout = validation_split(source)[1] if validation else split(source)[1]
         folder = out / source
         for sub in ("images", "labels"):
             shutil.rmtree(folder / sub, ignore_errors=True)
@@ -288,14 +322,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     exp = sub.add_parser("export-holdout", help="write held-out photos as YOLO folders for vision.evaluate")
     exp.add_argument("out", type=Path)
     exp.add_argument("--label-boxes", action="store_true", help="keep the source's boxes (pip patterns)")
+    exp.add_argument("--validation", action="store_true", help="the validation photos instead of the held-out ones")
     pre = sub.add_parser("preview", help="draw derived matteop whole-die boxes")
     pre.add_argument("out", type=Path)
     pre.add_argument("--count", type=int, default=12)
     args = parser.parse_args(argv)
     if args.command == "export-holdout":
-        for folder in export_holdout(args.out, whole_die=not args.label_boxes):
+        which = "validation" if args.validation else "held-out"
+        for folder in export_holdout(args.out, whole_die=not args.label_boxes, validation=args.validation):
             n = len(list((folder / "images").iterdir()))
-            sys.stdout.write(f"{folder}: {n} held-out images\n")
+            sys.stdout.write(f"{folder}: {n} {which} images\n")
     else:
         images = load_source("matteop65_webcam")
         step = max(1, len(images) // args.count)

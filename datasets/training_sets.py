@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from datasets.real import SOURCES, RealImage, is_holdout, split
+from datasets.real import SOURCES, RealImage, is_holdout, split, validation_split
 from datasets.yolo import YoloBox, find_images, label_path_for, read_labels, write_labels
 
 __all__ = [
@@ -88,9 +88,17 @@ class Frame:
         return cls(image.source, image.path, image.faces - 1, image.boxes, (image.width, image.height))
 
 
-def real_frames(sources: Iterable[str] = tuple(SOURCES)) -> list[Frame]:
-    """The training part of each real source (never the held-out photos)."""
-    return [Frame.from_real(im) for source in sources for im in split(source)[0]]
+def real_frames(sources: Iterable[str] = tuple(SOURCES), *, hold_validation: bool = False) -> list[Frame]:
+    """The training part of each real source (never the held-out photos).
+
+    ``hold_validation`` also leaves out the validation photos, for a run whose
+    recipe they are to judge.
+    """
+    frames = []
+    for source in sources:
+        photos = validation_split(source)[0] if hold_validation else split(source)[0]
+        frames += [Frame.from_real(im) for im in photos]
+    return frames
 
 
 def synthetic_split(folder: Path) -> tuple[list[Path], list[Path]]:

@@ -56,6 +56,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--cls-synth-limit", type=int, help="generated scenes per folder for the classifier (default all)"
     )
     parser.add_argument("--real-limit", type=int, help="use only this many real training photos (smoke tests)")
+    parser.add_argument(
+        "--hold-validation",
+        action="store_true",
+        help="leave the real validation photos out (to compare recipes on them: datasets.real --validation)",
+    )
     parser.add_argument("--epochs", type=int, default=12, help="detector epochs (on the full mix)")
     parser.add_argument(
         "--real-epochs", type=int, default=15, help="first detector stage on real photos only (0: one stage)"
@@ -121,7 +126,7 @@ def _counts(frames: Sequence[Any]) -> dict[str, dict[str, int]]:
 def _frames(args: argparse.Namespace, synth_limit: int | None) -> list[Any]:
     from datasets.training_sets import real_frames, synthetic_frames
 
-    real = real_frames()
+    real = real_frames(hold_validation=args.hold_validation)
     if args.real_limit is not None:
         real = real[:: max(1, len(real) // args.real_limit)][: args.real_limit]
     synth = [frame for folder in args.synthetic for frame in synthetic_frames(folder, synth_limit)]
@@ -282,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record["command"] = "python -m models.train " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
     record["wall_seconds_this_sitting"] = round(time.monotonic() - start, 1)
     record["seed"] = args.seed
+    record["real_validation_held_back"] = args.hold_validation
     record["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "device": args.device}
     record["farklecam_version"] = _version()
     record_path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

@@ -10,11 +10,14 @@ import pytest
 from datasets.real import (
     HOLDOUT_PERCENT,
     SOURCES,
+    VALIDATION_PERCENT,
     export_holdout,
     is_holdout,
+    is_validation,
     load_source,
     real_data_root,
     split,
+    validation_split,
     whole_die_boxes,
 )
 from datasets.training_sets import build_detector_dataset, real_frames
@@ -102,3 +105,36 @@ def test_export_holdout_writes_yolo_folders(tmp_path: Path) -> None:
     first = holdout[0]
     labels = read_labels(folders[0] / "labels" / f"{first.path.stem}.txt")
     assert [b.cls + 1 for b in labels] == first.faces.tolist()
+
+
+def test_validation_slice_is_part_of_training_and_sized() -> None:
+    names = [f"img_{i}.jpg" for i in range(4000)]
+    validation = [n for n in names if is_validation(n)]
+    assert not any(is_holdout(n) for n in validation)
+    assert abs(len(validation) / len(names) - VALIDATION_PERCENT / 100) < 0.03
+
+
+@needs_real
+def test_validation_split_partitions_the_training_part() -> None:
+    for source in SOURCES:
+        train, holdout = split(source)
+        fit, validation = validation_split(source)
+        assert fit and validation
+        assert sorted(im.path.name for im in fit + validation) == sorted(im.path.name for im in train)
+        assert not {im.path.name for im in validation} & {im.path.name for im in holdout}
+
+
+@needs_real
+def test_held_validation_leaves_the_frames_out() -> None:
+    validation = {im.path.resolve() for s in SOURCES for im in validation_split(s)[1]}
+    everything = {f.path.resolve() for f in real_frames()}
+    held = {f.path.resolve() for f in real_frames(hold_validation=True)}
+    assert validation <= everything
+    assert held == everything - validation
+
+
+@needs_real
+def test_export_validation_writes_the_validation_photos(tmp_path: Path) -> None:
+    folders = export_holdout(tmp_path, ["byler_d6"], validation=True)
+    names = sorted(p.name for p in (folders[0] / "images").iterdir())
+    assert names == sorted(im.path.name for im in validation_split("byler_d6")[1])

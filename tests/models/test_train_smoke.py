@@ -31,7 +31,8 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
     from models.train import main
 
     out = tmp_path / "models"
-    assert main(["--quick", "--out", str(out), "--runs", str(tmp_path / "runs"), "--name", "smoke"]) == 0
+    args = ["--quick", "--hold-validation", "--out", str(out), "--runs", str(tmp_path / "runs"), "--name", "smoke"]
+    assert main(args) == 0
     assert no_network == []
 
     import onnxruntime as ort
@@ -58,4 +59,5 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
     record = json.loads((out / "training.json").read_text())
     assert record["detector"]["stages"]["single"]["data"]["images"]["train"]
     assert record["classifier"]["steps"] == 3
+    assert record["real_validation_held_back"] is True
     assert no_network == []
