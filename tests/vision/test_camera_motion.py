@@ -1,4 +1,4 @@
-"""A bumped camera is told from rolling dice, a lamp and sensor noise, on the bundled example photos."""
+"""A bumped camera is told from rolling dice, a lamp and sensor noise, on the bundled examples and rendered throws."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.camera_motion import CameraMotion, MotionConfig
+from datasets.synthetic import render_throw_sequence
+from vision.camera_motion import CameraMotion, MotionConfig, log_polar_spectrum, roll_degrees, thumbnail
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jpg"))
 pytestmark = pytest.mark.skipif(not EXAMPLES, reason="needs the bundled examples")
@@ -17,6 +18,12 @@ pytestmark = pytest.mark.skipif(not EXAMPLES, reason="needs the bundled examples
 def shifted(frame: np.ndarray, dx: float, dy: float) -> np.ndarray:
     h, w = frame.shape[:2]
     return cv2.warpAffine(frame, np.float32([[1, 0, dx], [0, 1, dy]]), (w, h), borderMode=cv2.BORDER_REFLECT)
+
+
+def rolled(frame: np.ndarray, degrees: float) -> np.ndarray:
+    h, w = frame.shape[:2]
+    turn = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(frame, turn, (w, h), borderMode=cv2.BORDER_REFLECT)
 
 
 def noisy(frame: np.ndarray, rng: np.random.Generator, sigma: float = 8.0) -> np.ndarray:
@@ -43,6 +50,28 @@ def test_a_panned_camera_moved_and_a_still_one_did_not(path: Path) -> None:
     assert not after(frame, thrown)
 
 
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_a_camera_rolled_about_its_lens_axis_moved(path: Path) -> None:
+    frame = cv2.imread(str(path))
+    for degrees in (2.0, -2.0, 3.0, -5.0):  # the picture barely shifts: the roll itself is measured
+        assert after(frame, rolled(frame, degrees)), degrees
+    assert not after(frame, rolled(frame, 0.3))
+    before, turned = (log_polar_spectrum(thumbnail(f, 128)) for f in (frame, rolled(frame, 2.0)))
+    roll, response = roll_degrees(before, turned)
+    assert roll == pytest.approx(2.0, abs=0.3) and response > 0.5  # counter-clockwise positive, as OpenCV's angle
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dice_thrown_onto_a_fixed_tray_are_no_move(seed: int) -> None:
+    frames = list(render_throw_sequence(seed, width=320, height=240, fps=4.0, settled_seconds=0.5))
+    empty = frames[0][0]
+    settled = [frame for frame, sidecar in frames if sidecar["phase"] == "settled"]
+    assert settled
+    for frame in settled:
+        assert not after(empty, frame)  # the dice appeared: the tray and the table stayed
+    assert after(empty, rolled(settled[-1], 2.5))
+
+
 def test_each_picture_is_compared_with_the_last_one() -> None:
     frame = cv2.imread(str(EXAMPLES[0]))
     motion = CameraMotion()
@@ -63,7 +92,18 @@ def test_a_plain_picture_or_a_strip_cannot_tell_and_a_new_size_is_another_camera
     assert after(frame, cv2.resize(frame, (320, 180)))
 
 
-@pytest.mark.parametrize("bad", [{"width": 8}, {"max_shift": 0.0}, {"max_shift": 1.0}, {"min_response": 1.0}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"width": 8},
+        {"max_shift": 0.0},
+        {"max_shift": 1.0},
+        {"min_response": 1.0},
+        {"max_roll": 0.0},
+        {"max_roll": 90.0},
+        {"min_roll_response": 1.0},
+    ],
+)
 def test_bad_settings_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         MotionConfig(**bad)  # type: ignore[arg-type]
