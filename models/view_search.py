@@ -1,23 +1,30 @@
 """Choose when to trust the view search (:mod:`vision.view_search`): ``python -m models.view_search``.
 
 Without a calibrated tray the reader searches for the camera's vertical that
-lays the dice flat, and then trusts the cocked test only where the dice agree
-clearly (``max_score``) and only for a confident call (``threshold``). Both are
-chosen here, on data the cocked test never trained on:
+lays the dice flat, and then trusts the cocked call only where the dice agree
+clearly (``max_score``) and only when it is confident (``threshold``). Both are
+chosen here, on data the deciding networks never trained on:
 
-* the real photos' *training* part (:func:`datasets.real.split`): every die in
-  them lies flat, so every cocked call is false. The cocked test learned from
-  generated scenes alone, and real dice look different to it: a gate that
-  calls none of them cocked keeps the reader's real-photo accuracy;
+* real photos: every die in them lies flat, so every cocked call is false. The
+  cocked test learned from generated scenes alone, and real dice look
+  different to it: a gate that calls none of them cocked keeps the reader's
+  real-photo accuracy. For the test alone these are the real *training*
+  photos (:func:`datasets.real.split`). The fused call (the test with the face
+  classifier, :class:`vision.cocked.CockedFusion`) also hears the classifier,
+  which did train on them; it is judged on the *validation* photos
+  (``--real validation``) with a classifier trained without them
+  (``python -m models.train --hold-validation``) and its own fusion;
 * calibration scenes (generated, neither trained on nor held out): their
   leaning dice give recall and precision.
 
 Labelled boxes stand in for the detector's, so the gate is judged apart from
-detection. Prints one row per (``max_score``, ``threshold``) pair.
+detection. Prints one row per kind of call (``test``, and ``fused`` where the
+folder's fusion names its classifier), ``max_score`` and ``threshold``.
 
 Example::
 
     python -m models.view_search data/calib_synth
+    python -m models.view_search data/calib_synth --models runs/cls10A_out --real validation
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +43,38 @@ from models.cocked import LabelledScene, labelled_scenes
 from vision.cocked import CockedTest
 from vision.view_search import ViewSearchConfig, search_view
 
-__all__ = ["GateCounts", "estimates", "gate_counts", "main"]
+__all__ = ["GateCounts", "SearchRow", "estimates", "gate_counts", "main"]
 
 MAX_SCORES = (1.0, 0.1, 0.05, 0.03)
 THRESHOLDS = (0.8, 0.9, 0.95, 0.98)
+FUSED_THRESHOLDS = (0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+#: The classifier's and fusion's say in a frame: (picture, boxes, test probabilities) -> fused probabilities.
+Fuse = Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.float32]], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True)
+class SearchRow:
+    """One searched frame: how well the dice agreed, each die's cocked probabilities, and the truth.
+
+    Attributes:
+        score: the search's score (lower: the dice agree better on a flat vertical).
+        test: the cocked test's probability per die under the vertical found.
+        fused: the same fused with the face classifier's, or None without a fusion.
+        truth: which dice lean.
+    """
+
+    score: float
+    test: npt.NDArray[np.float32]
+    fused: npt.NDArray[np.float32] | None
+    truth: npt.NDArray[np.bool_]
+
+    def gate_row(self, call: str) -> tuple[float, npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """``(score, probabilities, truth)`` of one kind of call (``"test"`` or ``"fused"``) for :func:`gate_counts`."""
+        probs = self.fused if call == "fused" else self.test
+        if probs is None:
+            raise ValueError("this row has no fused probabilities")
+        return self.score, probs, self.truth
 
 
 @dataclass(frozen=True)
@@ -63,14 +98,16 @@ class GateCounts:
 
 
 def estimates(
-    test: CockedTest, frames: Iterable[LabelledScene], cfg: ViewSearchConfig
-) -> list[tuple[float, npt.NDArray[np.float32], npt.NDArray[np.bool_]]]:
-    """Per frame with enough dice: the search's score, each die's cocked probability, and the truth."""
+    test: CockedTest, frames: Iterable[LabelledScene], cfg: ViewSearchConfig, fuse: Fuse | None = None
+) -> list[SearchRow]:
+    """One row per frame with enough dice to search (``fuse`` adds the fused probabilities)."""
     rows = []
     for frame in frames:
         estimate = search_view(test, frame.image, frame.boxes, cfg)
         if estimate is not None:
-            rows.append((estimate.score, estimate.probabilities, frame.cocked))
+            probs = estimate.probabilities
+            fused = None if fuse is None else fuse(frame.image, frame.boxes, probs)
+            rows.append(SearchRow(estimate.score, probs, fused, frame.cocked))
     return rows
 
 
@@ -88,39 +125,73 @@ def gate_counts(
     return GateCounts(dice, true_calls, false_calls, missed)
 
 
-def _real_training_frames() -> Iterator[LabelledScene]:
-    from datasets.real import SOURCES, split
+def _real_frames(part: str) -> Iterator[LabelledScene]:
+    """The real photos of one part of the training photos (``training``: all; ``validation``: that slice)."""
+    from datasets.real import SOURCES, split, validation_split
     from vision.images import load_image
 
     for source in SOURCES:
-        train, _holdout = split(source)
-        for im in train:
+        photos = validation_split(source)[1] if part == "validation" else split(source)[0]
+        for im in photos:
             boxes = np.asarray(im.boxes, np.float32).reshape(-1, 4)
             yield LabelledScene(im.path, load_image(im.path), boxes, np.zeros(len(boxes), bool))
 
 
+def _fuse(folder: Path, test: CockedTest) -> Fuse | None:
+    """The folder's classifier and fusion as a :data:`Fuse`, where the fusion was fitted with that classifier."""
+    from vision.faces import FaceClassifier
+    from vision.reader import CLASSIFIER_FILE, fusion_for
+
+    classifier = FaceClassifier(folder / CLASSIFIER_FILE)
+    fusion = fusion_for(test, classifier)
+    if fusion is None:
+        return None
+
+    def fuse(
+        image: npt.NDArray[np.uint8], boxes: npt.NDArray[np.float32], probs: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        return fusion(probs, classifier(image, boxes).cocked_prob)
+
+    return fuse
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: print the gate table as JSON lines."""
+    from vision.reader import COCKED_TEST_FILE, default_model_dir
+
     ap = argparse.ArgumentParser(prog="python -m models.view_search", description=__doc__.splitlines()[0])
     ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
-    ap.add_argument("--model", type=Path, default=Path(__file__).with_name("cocked_test.onnx"))
+    ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    ap.add_argument(
+        "--real",
+        choices=("training", "validation"),
+        default="training",
+        help="real photos whose flat dice count false calls (validation: for a --hold-validation classifier)",
+    )
     args = ap.parse_args(argv)
-    test, cfg = CockedTest(args.model), ViewSearchConfig()
-    real = estimates(test, _real_training_frames(), cfg)
-    scenes = estimates(test, labelled_scenes(args.dirs), cfg)
-    for max_score in MAX_SCORES:
-        for threshold in THRESHOLDS:
-            r, s = gate_counts(real, max_score, threshold), gate_counts(scenes, max_score, threshold)
-            row = {
-                "max_score": max_score,
-                "threshold": threshold,
-                "real_dice": r.dice,
-                "real_false_calls": r.false_calls,
-                "scene_dice": s.dice,
-                "scene_recall": round(s.recall, 3),
-                "scene_precision": round(s.precision, 3),
-            }
-            print(json.dumps(row))  # noqa: T201
+    folder = args.models or default_model_dir()
+    test, cfg = CockedTest(folder / COCKED_TEST_FILE), ViewSearchConfig()
+    fuse = _fuse(folder, test)
+    real = estimates(test, _real_frames(args.real), cfg, fuse)
+    scenes = estimates(test, labelled_scenes(args.dirs), cfg, fuse)
+    kinds = [("test", THRESHOLDS)] + ([("fused", FUSED_THRESHOLDS)] if fuse is not None else [])
+    for kind, thresholds in kinds:
+        real_rows, scene_rows = ([r.gate_row(kind) for r in rows] for rows in (real, scenes))
+        for max_score in MAX_SCORES:
+            for threshold in thresholds:
+                r, s = gate_counts(real_rows, max_score, threshold), gate_counts(scene_rows, max_score, threshold)
+                row = {
+                    "call": kind,
+                    "max_score": max_score,
+                    "threshold": threshold,
+                    "real": args.real,
+                    "real_dice": r.dice,
+                    "real_false_calls": r.false_calls,
+                    "scene_dice": s.dice,
+                    "scene_recall": round(s.recall, 3),
+                    "scene_precision": round(s.precision, 3),
+                }
+                print(json.dumps(row))  # noqa: T201
     return 0
 
 

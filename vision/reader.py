@@ -49,6 +49,7 @@ __all__ = [
     "ReaderConfig",
     "as_bgr_frame",
     "default_model_dir",
+    "fusion_for",
 ]
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
@@ -67,7 +68,7 @@ def _tray_view(corners: bytes, image_size: tuple[int, int]) -> UprightView | Non
     return upright_view(np.frombuffer(corners, np.float32).reshape(-1, 2), image_size)
 
 
-def _fusion_for(test: CockedTest | None, classifier: object) -> CockedFusion | None:
+def fusion_for(test: CockedTest | None, classifier: object) -> CockedFusion | None:
     """The cocked test's fusion, where it was fitted with this very classifier (same ``train_config_sha``).
 
     A fusion's weights describe one classifier's cocked probabilities; under a retrained one
@@ -145,7 +146,8 @@ class ReaderConfig:
             where the tray's four corners are known (given or from ArUco markers, not
             an outline found in the picture: see :attr:`TrayOutline.has_true_corners`)
             and the model folder has one.
-        cocked_fusion: where the cocked test decides under a calibrated vertical, combine
+        cocked_fusion: where the cocked test decides under a calibrated vertical, or a
+            searched one the frame's dice agree on, combine
             it with the face classifier's cocked probability as the test's fitted
             :class:`vision.cocked.CockedFusion` says (if it has one for this classifier).
         view_search: where the tray's corners are not known, find the camera's vertical
@@ -253,7 +255,7 @@ class DiceReader:
         if cocked_test is None and cfg.cocked_test and (root / COCKED_TEST_FILE).is_file():
             cocked_test = CockedTest(root / COCKED_TEST_FILE, threads=cfg.threads)
         self.cocked_test = cocked_test if cfg.cocked_test else None
-        self.fusion = _fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
+        self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         self.vertical_memory: VerticalMemory | None = None
 
@@ -367,12 +369,13 @@ class DiceReader:
     ) -> _CockedCall | None:
         """What the cocked test says of each die, and with how much say; None where it cannot run.
 
-        Under the calibrated tray's vertical (``view``) it decides, at its own threshold, or
-        combined with the classifier's ``classifier_cocked`` probabilities where the test
-        carries a fusion fitted with this classifier (:class:`vision.cocked.CockedFusion`). Else
-        under the vertical this camera's memory has learned, or one searched for in this frame
-        where the dice agree on it, it decides at the search's stricter threshold (the vertical
-        is estimated). Under the best vertical of a search the dice do not clearly agree on, or
+        Under the calibrated tray's vertical (``view``), or one searched for in this frame
+        where the dice agree on it, it decides combined with the classifier's
+        ``classifier_cocked`` probabilities where the test carries a fusion fitted with this
+        classifier (:class:`vision.cocked.CockedFusion`), else alone: at its own threshold
+        under the calibrated vertical, at the search's stricter one under a searched one. Under
+        the vertical this camera's memory has learned it decides alone, at the search's
+        threshold. Under the best vertical of a search the dice do not clearly agree on, or
         a learned one the memory doubts (the camera seems to have moved since), it only vetoes,
         at its own threshold (``decisive`` false).
         """
@@ -380,11 +383,7 @@ class DiceReader:
         if test is None:
             return None
         if view is not None:
-            prob = test(frame, xyxy, view)
-            if self.fusion is not None:
-                prob = self.fusion(prob, classifier_cocked)
-                return _CockedCall(prob >= self.fusion.threshold, prob, self.fusion.threshold, decisive=True)
-            return _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=True)
+            return self._decisive(test(frame, xyxy, view), classifier_cocked, test.threshold)
         if search is None:
             return None
         memory = self.vertical_memory
@@ -397,7 +396,7 @@ class DiceReader:
             if estimate is not None and cocked is not None:
                 if memory is not None:
                     memory.learn(estimate.view)
-                return _CockedCall(cocked, estimate.probabilities, search.threshold, decisive=True)
+                return self._decisive(estimate.probabilities, classifier_cocked, search.threshold)
             if memory is not None:
                 memory.miss()
             if estimate is not None:
@@ -410,7 +409,24 @@ class DiceReader:
         if memory is not None and memory.doubted:
             # The camera seems to have moved and no search has confirmed the vertical: it only vetoes.
             return veto or _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
+        # A learned vertical judges frames no search would trust (a real die the test over-calls raises the
+        # frame's score), so the test alone decides, at the search's strict threshold.
         return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True)
+
+    def _decisive(
+        self, prob: npt.NDArray[np.float32], classifier_cocked: npt.NDArray[np.float32], threshold: float
+    ) -> _CockedCall:
+        """The test's call under a vertical trusted for this frame: fused with the classifier where a fusion fits it.
+
+        The fusion decides at its own threshold, also under a searched vertical the
+        frame's dice agree on: of the real validation photos' flat dice it called none
+        cocked there (``python -m models.view_search --real validation``); else the
+        test decides at ``threshold``.
+        """
+        if self.fusion is not None:
+            fused = self.fusion(prob, classifier_cocked)
+            return _CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True)
+        return _CockedCall(prob >= threshold, prob, threshold, decisive=True)
 
     def _decide(
         self,

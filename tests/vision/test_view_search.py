@@ -127,6 +127,23 @@ def test_a_leaning_die_is_flagged_without_a_calibrated_tray() -> None:
     assert sorted(f for f, s in zip(read.face.tolist(), read.status.tolist(), strict=True) if s == "ok") == [1, 6]
 
 
+@needs_models
+def test_under_a_trusted_searched_vertical_the_fusion_decides() -> None:
+    frame = cv2.imread(str(EXAMPLES / "tray_cocked.jpg"))
+    reader = DiceReader(MODELS)
+    assert reader.cocked_test is not None and reader.fusion is not None  # the committed pair match
+    found = reader.detector(frame)
+    estimate = search_view(reader.cocked_test, frame, found.xyxy)
+    assert estimate is not None and estimate.cocked(ViewSearchConfig()) is not None  # trusted
+    fused = reader.fusion(estimate.probabilities, reader.classifier(frame, found.xyxy).cocked_prob)
+    read = reader.read(frame)
+    k = read.status.tolist().index("cocked")
+    assert read.face_confidence[k] == pytest.approx(fused[k], abs=1e-5) and fused[k] >= reader.fusion.threshold
+    alone = DiceReader(MODELS, config=ReaderConfig(cocked_fusion=False)).read(frame)
+    assert alone.status.tolist() == read.status.tolist()
+    assert alone.face_confidence[k] == pytest.approx(estimate.probabilities[k], abs=1e-5)
+
+
 def tilted(azimuth_deg: float, tilt_deg: float, size: tuple[int, int] = (640, 480)) -> UprightView:
     """A view whose camera is tilted ``tilt_deg`` towards ``azimuth_deg`` (focal 576 px)."""
     a, t = np.radians(azimuth_deg), np.radians(tilt_deg)
