@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.cocked import LabelledScene
-from models.view_search import estimates, gate_counts
+from models.view_search import SearchRow, estimates, gate_counts
 from tests.vision.fakes import make_cocked_test
 from vision.cocked import CockedTest
 from vision.view_search import ViewSearchConfig
@@ -57,3 +57,13 @@ def test_estimates_skip_frames_too_small_to_search(tmp_path: Path) -> None:
     assert row.fused is None
     fused = estimates(test, scenes, ViewSearchConfig(), lambda image, boxes, probs: 1.0 - probs)
     assert fused[0].fused is not None and np.allclose(fused[0].fused, 1.0 - fused[0].test)
+
+
+def test_a_row_gives_the_probabilities_of_the_call_asked_for() -> None:
+    truth = np.array([True, False])
+    test, fused = np.array([0.9, 0.2], np.float32), np.array([0.6, 0.1], np.float32)
+    row = SearchRow(0.02, test, fused, truth)
+    assert row.gate_row("test")[1] is test and row.gate_row("fused")[1] is fused
+    assert gate_counts([row.gate_row("fused")], max_score=0.03, threshold=0.5).true_calls == 1
+    with pytest.raises(ValueError, match="no fused"):
+        SearchRow(0.02, test, None, truth).gate_row("fused")
