@@ -1,0 +1,51 @@
+"""The committed models on real photos of real dice (the shared folder, read in place; never committed).
+
+Every die in these photos lies flat, so none may be called cocked: not read one by
+one (the vertical searched in each photo's dice), nor as one fixed camera (the
+vertical learned once). Held-out photos are used: the models never trained on
+them, and a test only reads them, as ``python -m vision.evaluate`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datasets.real import SOURCES, real_data_root, split
+from vision.images import load_image
+from vision.metrics import match_by_centre
+from vision.reader import COCKED_TEST_FILE, DiceReader
+from vision.reading import DieStatus
+from vision.view_search import VerticalMemory
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+PHOTOS_PER_SOURCE = 12
+
+pytestmark = pytest.mark.skipif(
+    not real_data_root().is_dir() or not (MODELS / COCKED_TEST_FILE).exists(),
+    reason="needs the shared real photos and the committed models",
+)
+
+
+@pytest.fixture(scope="module")
+def reader() -> DiceReader:
+    return DiceReader(MODELS)
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+@pytest.mark.parametrize("fixed_camera", [False, True], ids=["photo_by_photo", "fixed_camera"])
+def test_no_flat_real_die_is_called_cocked_and_scored_dice_are_read_right(
+    reader: DiceReader, source: str, fixed_camera: bool
+) -> None:
+    photos = split(source)[1][:PHOTOS_PER_SOURCE]
+    camera = reader.with_vertical_memory(VerticalMemory()) if fixed_camera else reader
+    dice = right = 0
+    for photo in photos:
+        reading = camera.read(load_image(photo.path))
+        assert DieStatus.COCKED.value not in reading.status.tolist(), photo.path.name
+        for j, i in match_by_centre(reading.xyxy, photo.boxes):
+            if reading.status[j] == DieStatus.OK.value:
+                dice += 1
+                right += int(reading.face[j] == photo.faces[i])
+    assert dice >= 3 * len(photos) and right == dice  # every die scored (status ok) is read right
