@@ -3,7 +3,8 @@
 For each folder (``images/`` + ``labels/``, classes 0-5 = face - 1, 6 = cocked)
 it reads every image with the real reader and prints: per-die face accuracy
 over matched dice, whole-image exact accuracy (every die found and read right,
-nothing extra), the accuracy of the dice given status ok and the share flagged
+nothing extra, and where a sidecar says which dice are off the tray, exactly those
+flagged), the accuracy of the dice given status ok and the share flagged
 uncertain (what the pip second opinion trades), detection recall and precision (matched by box centre, so
 whole-die and pip-pattern boxes both work), cocked and off-tray recall and
 precision where labelled, median read latency, and a 7x7 confusion matrix (as

@@ -196,7 +196,12 @@ class FolderStats:
     confusion: ConfusionMatrix = field(default_factory=ConfusionMatrix)
 
     def add(self, reading: Reading, labels: ImageLabels, latency_ms: float | None = None) -> bool:
-        """Score one image; returns whether it was read exactly (every die found and read right)."""
+        """Score one image; returns whether it was read exactly.
+
+        Exactly: every die found and read right, and where the labels say which dice are
+        off the tray, every one of them flagged ``off_tray`` and no other (a die off the
+        tray must be thrown again, so missing the flag misreads the throw).
+        """
         scored = match_scored(reading, labels)
         pred_cls = predicted_classes(reading)
         right = 0
@@ -209,7 +214,9 @@ class FolderStats:
                 self.ok_correct += int(pred_cls[i] == truth)
             self.uncertain += int(reading.status[i] == DieStatus.UNCERTAIN)
         n, m, matched = len(scored.predictions), len(scored.labels), len(scored.pairs)
-        exact = right == m and n == m and matched == m
+        p_off = reading.status == DieStatus.OFF_TRAY
+        flags_right = labels.off_tray is None or all(p_off[i] == labels.off_tray[j] for i, j in scored.pairs)
+        exact = right == m and n == m and matched == m and flags_right
         self.images += 1
         self.exact += int(exact)
         self.labels += m
@@ -225,7 +232,6 @@ class FolderStats:
         self.cocked_tp += sum(1 for i, j in scored.pairs if p_cocked[i] and g_cocked[j])
         if labels.off_tray is not None:
             self.off_labelled = True
-            p_off = reading.status == DieStatus.OFF_TRAY
             self.off_preds += int(p_off[preds].sum())
             self.off_labels += int(labels.off_tray[labelled].sum())
             self.off_tp += sum(1 for i, j in scored.pairs if p_off[i] and labels.off_tray[j])

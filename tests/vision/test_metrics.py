@@ -57,6 +57,18 @@ def test_folder_stats_on_hand_made_labels() -> None:
     assert stats.confusion.counts[2, 1] == 1 and stats.confusion.counts.sum() == 5
 
 
+def test_an_image_is_exact_only_with_its_off_tray_flags_right() -> None:
+    boxes = [[0, 0, 10, 10], [20, 0, 30, 10]]
+    labels = ImageLabels(np.array(boxes, np.float32), np.array([2, 3]), off_tray=np.array([False, True]))
+    stats = FolderStats()
+    assert stats.add(reading(boxes, [3, 4], ["ok", "off_tray"]), labels)
+    assert not stats.add(reading(boxes, [3, 4], ["ok", "ok"]), labels)  # faces right, the off-tray die not flagged
+    assert not stats.add(reading(boxes, [3, 4], ["off_tray", "off_tray"]), labels)  # a die on the tray flagged
+    unlabelled = ImageLabels(np.array(boxes, np.float32), np.array([2, 3]))
+    assert stats.add(reading(boxes, [3, 4], ["off_tray", "ok"]), unlabelled)  # no off-tray labels: faces decide
+    assert stats.metrics()["exact_accuracy"] == pytest.approx(0.5)
+
+
 def test_metrics_not_applicable_are_none() -> None:
     stats = FolderStats()
     stats.add(reading([], [], []), ImageLabels(np.empty((0, 4), np.float32), np.empty(0, np.int64)))
