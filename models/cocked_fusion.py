@@ -86,7 +86,7 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             if not len(xyxy):
                 continue
             tray = TrayOutline.from_corners(labels.tray)
-            on_floor = footprint_inside(xyxy, tray) >= config.off_tray_min_inside
+            on_floor = footprint_inside(xyxy, tray, view=view) >= config.off_tray_min_inside
             truth = np.full(len(xyxy), -1, np.int64)
             for i, j in match_by_centre(xyxy, labels.xyxy):
                 occluded = labels.occluded is not None and bool(labels.occluded[j])

@@ -331,10 +331,10 @@ class DiceReader:
             if not keep.all():
                 found, scores = found[keep], scores[keep]
         tray = self.find_tray(frame, found.xyxy)
-        inside = footprint_inside(found.xyxy, tray) if tray is not None else np.ones(len(found), np.float32)
-        cocked_min_conf = self.config.cocked_min_conf
         size = (frame.shape[1], frame.shape[0])
         view = _tray_view(tray.polygon.tobytes(), size) if tray is not None and tray.has_true_corners else None
+        inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
+        cocked_min_conf = self.config.cocked_min_conf
         judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from vision.upright import UprightView
+
 __all__ = ["TrayOutline", "classify_off_tray", "footprint_inside", "points_in_polygon"]
 
 
@@ -114,19 +116,34 @@ class TrayOutline:
 
 
 def footprint_inside(
-    xyxy: npt.ArrayLike, outline: TrayOutline, footprint: float = 0.5, grid: int = 5
+    xyxy: npt.ArrayLike,
+    outline: TrayOutline,
+    footprint: float = 0.5,
+    grid: int = 5,
+    view: UprightView | None = None,
 ) -> npt.NDArray[np.float32]:
     """Fraction of each die's footprint inside the outline.
 
-    The footprint is the lower ``footprint`` part of the box: a camera looking down
-    at an angle sees a die's sides above its base, so the bottom of the box is where
-    it rests.
+    Without the camera's vertical, the footprint is the lower ``footprint`` part of
+    the box: a camera looking down at an angle from in front sees a die's sides above
+    its base, so the bottom of the box is where it rests.
+
+    With it (``view``), the footprint is the base itself, wherever the camera is. A
+    vertical edge points at the nadir, so the base lies from the top face towards
+    the nadir by the edge's projected length, about the die's side times the tangent
+    of the camera's tilt there (:meth:`UprightView.view_tilt`); the box spans both,
+    so the base's centre is half that from the box's centre. The footprint is a square
+    of the box's shorter side around it. On the calibration scenes (``python -m
+    vision.evaluate data/calib_synth``) off-tray precision rose from 0.959 to 0.984
+    and recall went from 0.979 to 0.974 (one die): the lower half of a box is wrong
+    for a camera straight above a die at the floor's edge.
 
     Args:
         xyxy: boxes, shape (n, 4), frame pixels.
         outline: the tray.
-        footprint: fraction of the box height, from the bottom, that makes the footprint.
+        footprint: without ``view``: fraction of the box height, from the bottom, that makes the footprint.
         grid: sample points per side of the footprint.
+        view: the camera's vertical in this picture (a calibrated tray's), or None.
 
     Returns:
         Shape (n,), float32 in 0..1.
@@ -136,9 +153,19 @@ def footprint_inside(
         return np.empty(0, np.float32)
     t = (np.arange(grid, dtype=np.float32) + 0.5) / grid
     x1, y1, x2, y2 = boxes.T
-    top = y2 - footprint * (y2 - y1)
-    xs = x1[:, None] + t[None, :] * (x2 - x1)[:, None]  # (n, g)
-    ys = top[:, None] + t[None, :] * (y2 - top)[:, None]
+    if view is None:
+        left, right, top, bottom = x1, x2, y2 - footprint * (y2 - y1), y2
+    else:
+        centre = np.column_stack([(x1 + x2) / 2, (y1 + y2) / 2]).astype(np.float64)
+        side = np.minimum(x2 - x1, y2 - y1).astype(np.float64)
+        towards = view.nadir[None, :] - centre
+        towards /= np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-9)
+        edge = side * np.tan(np.minimum(view.view_tilt(centre).astype(np.float64), np.radians(80.0)))
+        base = centre + (np.minimum(edge, 2 * side) / 2)[:, None] * towards
+        left, top = (base - side[:, None] / 2).T.astype(np.float32)
+        right, bottom = (base + side[:, None] / 2).T.astype(np.float32)
+    xs = left[:, None] + t[None, :] * (right - left)[:, None]  # (n, g)
+    ys = top[:, None] + t[None, :] * (bottom - top)[:, None]
     grid_x = np.repeat(xs[:, None, :], grid, axis=1)  # (n, g, g)
     grid_y = np.repeat(ys[:, :, None], grid, axis=2)
     pts = np.stack([grid_x, grid_y], axis=-1).reshape(-1, 2)

@@ -3,9 +3,12 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vision.tray import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
 from vision.tray_detect import detect_tray, tray_from_aruco
+from vision.upright import UprightView
 
 SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
 
@@ -53,6 +56,42 @@ def test_off_tray_uses_the_footprint() -> None:
     assert classify_off_tray(boxes, outline).tolist() == [False, True, False, True, True]
     inside = footprint_inside(boxes, outline)
     assert inside[0] == 1.0 and inside[1] == 0.0
+
+
+def view_from(nadir: tuple[float, float], focal: float = 500.0) -> UprightView:
+    return UprightView(nadir=np.array(nadir, np.float64), focal=focal, principal=np.array([200.0, 200.0]))
+
+
+def test_with_the_vertical_the_footprint_is_the_base_wherever_the_camera_is() -> None:
+    outline = TrayOutline.from_corners(SQUARE)
+    # A die at the near edge, seen from straight above it (top-down camera, nadir at the die):
+    # its base is the box itself, two thirds on the floor; the lower half of the box is mostly off it.
+    edge = np.array([[150, 270, 180, 310]], np.float32)
+    above = view_from((165.0, 290.0))
+    assert footprint_inside(edge, outline)[0] < 0.5 <= footprint_inside(edge, outline, view=above)[0]
+    # The base lies from the box centre towards the nadir: a die straddling the near (bottom) edge is more
+    # off the floor seen from in front (as without a view) than from behind, and likewise left and right.
+    front, behind = view_from((200.0, 2000.0), focal=800.0), view_from((200.0, -1600.0), focal=800.0)
+    near_edge = np.array([[150, 285, 180, 315]], np.float32)
+    assert footprint_inside(near_edge, outline, view=front)[0] < footprint_inside(near_edge, outline, view=behind)[0]
+    right, left = view_from((2000.0, 200.0), focal=800.0), view_from((-1600.0, 200.0), focal=800.0)
+    right_edge = np.array([[285, 150, 315, 180]], np.float32)
+    assert footprint_inside(right_edge, outline, view=right)[0] < footprint_inside(right_edge, outline, view=left)[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 400), st.floats(0, 400), st.floats(1, 80), st.floats(1, 80)), max_size=6),
+    st.floats(-3000, 3000),
+    st.floats(-3000, 3000),
+    st.floats(100, 3000),
+)
+def test_footprint_fractions_stay_between_0_and_1(
+    boxes: list[tuple[float, float, float, float]], nx: float, ny: float, focal: float
+) -> None:
+    xyxy = np.array([[x, y, x + w, y + h] for x, y, w, h in boxes], np.float32).reshape(-1, 4)
+    inside = footprint_inside(xyxy, TrayOutline.from_corners(SQUARE), view=view_from((nx, ny), focal))
+    assert inside.shape == (len(boxes),) and ((inside >= 0) & (inside <= 1)).all()
 
 
 def test_no_outline_means_nothing_off_tray() -> None:
