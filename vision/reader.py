@@ -95,12 +95,17 @@ def default_model_dir() -> Path:
 
 @dataclass(frozen=True)
 class _CockedCall:
-    """The cocked test's word on each die: its calls, probabilities and threshold, and whether it decides."""
+    """The cocked test's word on each die: its calls, probabilities and threshold, and whether it decides.
+
+    ``view`` is the vertical a decisive call was made under; it also places each die's
+    base for the off-tray test (:func:`vision.tray.footprint_inside`).
+    """
 
     cocked: npt.NDArray[np.bool_]
     probability: npt.NDArray[np.float32]
     threshold: float
     decisive: bool
+    view: UprightView | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,9 +338,11 @@ class DiceReader:
         tray = self.find_tray(frame, found.xyxy)
         size = (frame.shape[1], frame.shape[0])
         view = _tray_view(tray.polygon.tobytes(), size) if tray is not None and tray.has_true_corners else None
-        inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
         cocked_min_conf = self.config.cocked_min_conf
         judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
+        if view is None and judged is not None and judged.decisive:
+            view = judged.view  # a searched or learned vertical the test decided under also places the bases
+        inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
             scores = scores.with_cocked(judged.cocked, judged.probability)
@@ -383,7 +390,7 @@ class DiceReader:
         if test is None:
             return None
         if view is not None:
-            return self._decisive(test(frame, xyxy, view), classifier_cocked, test.threshold)
+            return self._decisive(test(frame, xyxy, view), classifier_cocked, test.threshold, view)
         if search is None:
             return None
         memory = self.vertical_memory
@@ -396,7 +403,7 @@ class DiceReader:
             if estimate is not None and cocked is not None:
                 if memory is not None:
                     memory.learn(estimate.view)
-                return self._decisive(estimate.probabilities, classifier_cocked, search.threshold)
+                return self._decisive(estimate.probabilities, classifier_cocked, search.threshold, estimate.view)
             if memory is not None:
                 memory.miss()
             if estimate is not None:
@@ -411,10 +418,14 @@ class DiceReader:
             return veto or _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
         # A learned vertical judges frames no search would trust (a real die the test over-calls raises the
         # frame's score), so the test alone decides, at the search's strict threshold.
-        return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True)
+        return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True, view=known)
 
     def _decisive(
-        self, prob: npt.NDArray[np.float32], classifier_cocked: npt.NDArray[np.float32], threshold: float
+        self,
+        prob: npt.NDArray[np.float32],
+        classifier_cocked: npt.NDArray[np.float32],
+        threshold: float,
+        view: UprightView,
     ) -> _CockedCall:
         """The test's call under a vertical trusted for this frame: fused with the classifier where a fusion fits it.
 
@@ -425,8 +436,8 @@ class DiceReader:
         """
         if self.fusion is not None:
             fused = self.fusion(prob, classifier_cocked)
-            return _CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True)
-        return _CockedCall(prob >= threshold, prob, threshold, decisive=True)
+            return _CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True, view=view)
+        return _CockedCall(prob >= threshold, prob, threshold, decisive=True, view=view)
 
     def _decide(
         self,
