@@ -115,6 +115,18 @@ def _sha(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _sha_payload(config: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """What a model's ``train_config_sha`` hashes: its config, and the real photos held back if any.
+
+    A run without the validation photos learned from other data than one with them, so
+    their hashes differ (a fusion fitted with one is not taken for the other's).
+    """
+    payload = asdict(config)
+    if args.hold_validation:
+        payload["real_validation_held_back"] = True
+    return payload
+
+
 def _counts(frames: Sequence[Any]) -> dict[str, dict[str, int]]:
     images: Counter[str] = Counter(f.source for f in frames)
     dice: Counter[str] = Counter()
@@ -236,7 +248,7 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
         holdout = holdout[:: max(1, len(holdout) // 8)]
     accuracy = evaluate(model, build_bank(holdout, config, jitter=False))
     out = export_classifier(
-        model, args.out / "face_classifier.onnx", _version(), {"train_config_sha": _sha(asdict(config))}
+        model, args.out / "face_classifier.onnx", _version(), {"train_config_sha": _sha(_sha_payload(config, args))}
     )
     record["classifier"] = {
         "file": out.name,

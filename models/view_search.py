@@ -174,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fuse = _fuse(folder, test)
     real = estimates(test, _real_frames(args.real), cfg, fuse)
     scenes = estimates(test, labelled_scenes(args.dirs), cfg, fuse)
-    kinds = [("test", THRESHOLDS)] + ([("fused", FUSED_THRESHOLDS)] if fuse is not None else [])
+    # The fused call decides at the fusion's own threshold (vision.reader): always on the grid.
+    fused_thresholds = tuple(sorted({*FUSED_THRESHOLDS, test.fusion.threshold})) if test.fusion else FUSED_THRESHOLDS
+    kinds = [("test", THRESHOLDS)] + ([("fused", fused_thresholds)] if fuse is not None else [])
     for kind, thresholds in kinds:
         real_rows, scene_rows = ([r.gate_row(kind) for r in rows] for rows in (real, scenes))
         for max_score in MAX_SCORES:
