@@ -399,8 +399,7 @@ class DiceReader:
             memory.observe(frame)
         if memory is None or memory.search_due():
             estimate = search_view(test, frame, xyxy, search)
-            cocked = None if estimate is None else estimate.cocked(search)
-            if estimate is not None and cocked is not None:
+            if estimate is not None and estimate.trusted(search):
                 if memory is not None:
                     memory.learn(estimate.view)
                 return self._decisive(estimate.probabilities, classifier_cocked, search.threshold, estimate.view)

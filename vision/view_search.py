@@ -100,9 +100,13 @@ class ViewEstimate:
     probabilities: npt.NDArray[np.float32]
     views_tried: int
 
+    def trusted(self, cfg: ViewSearchConfig) -> bool:
+        """Whether the dice agree clearly enough on this vertical to judge them under it (``max_score``)."""
+        return self.score <= cfg.max_score
+
     def cocked(self, cfg: ViewSearchConfig) -> npt.NDArray[np.bool_] | None:
-        """Which dice are cocked under this estimate, or None when it is not to be trusted (``max_score``)."""
-        return None if self.score > cfg.max_score else self.probabilities >= cfg.threshold
+        """Which dice the test alone calls cocked under this estimate, or None when it is not to be trusted."""
+        return self.probabilities >= cfg.threshold if self.trusted(cfg) else None
 
 
 def _view(offset: npt.NDArray[np.float64], size: tuple[int, int], focal: float) -> UprightView:

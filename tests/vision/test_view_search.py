@@ -88,6 +88,7 @@ def test_an_estimate_is_trusted_only_when_the_dice_agree() -> None:
     agreed = ViewEstimate(view, 0.015, probs, 25).cocked(cfg)
     assert agreed is not None and agreed.tolist() == [False, False, True]
     assert ViewEstimate(view, 0.2, probs, 25).cocked(cfg) is None
+    assert ViewEstimate(view, 0.03, probs, 25).trusted(cfg) and not ViewEstimate(view, 0.031, probs, 25).trusted(cfg)
 
 
 @needs_models
