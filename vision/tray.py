@@ -143,7 +143,7 @@ def footprint_inside(
         outline: the tray.
         footprint: without ``view``: fraction of the box height, from the bottom, that makes the footprint.
         grid: sample points per side of the footprint.
-        view: the camera's vertical in this picture (a calibrated tray's), or None.
+        view: the camera's vertical in this picture (a calibrated tray's, or one searched or learned), or None.
 
     Returns:
         Shape (n,), float32 in 0..1.
