@@ -39,6 +39,7 @@ from torch.nn import functional as F
 
 from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
+from models.marbling import add_streaks
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
 from vision.faces import NOT_DIE_NAME
 
@@ -136,6 +137,7 @@ class ClassifierConfig:
         background_boxes: die-sized patches clear of every die banked per frame ("not_die").
         shift: box centre jitter, fraction of the box side (standard deviation).
         scale: box size jitter, log-normal standard deviation.
+        streaks: share of training crops given marble streaks (:mod:`models.marbling`).
         seed: seed for jitter, augmentation, initialisation and batch order.
         max_steps: stop after this many steps (smoke tests); None trains every epoch.
         threads: torch CPU threads.
@@ -152,6 +154,7 @@ class ClassifierConfig:
     background_boxes: int = 1
     shift: float = 0.06
     scale: float = 0.1
+    streaks: float = 0.0
     seed: int = 0
     max_steps: int | None = None
     threads: int = 1
@@ -461,13 +464,15 @@ def train_classifier(
     """Train :class:`FaceNet` on a crop bank with augmentation; returns the model and run stats."""
     torch.manual_seed(config.seed)
     model = FaceNet()
-    return fit(
-        model,
-        bank.labels,
-        lambda idx, rng, gen: augment(to_tensor(_rotate(bank.crops[idx], rng, p=0.7)), gen),
-        config,
-        log,
-    )
+    # Streaks draw from their own stream, so the batches, turns and photometric draws
+    # stay those of the same recipe without them.
+    streak_rng = np.random.default_rng([config.seed, 1])
+
+    def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
+        crops = add_streaks(_rotate(bank.crops[idx], rng, p=0.7), streak_rng, config.streaks)
+        return augment(to_tensor(crops), gen)
+
+    return fit(model, bank.labels, batch, config, log)
 
 
 def fit(
