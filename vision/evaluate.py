@@ -86,16 +86,18 @@ def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
     if not sidecar_path.exists():
         return ImageLabels(xyxy, classes)
     sidecar: dict[str, Any] = json.loads(sidecar_path.read_text())
-    off_tray = None
+    off_tray = tilt = None
     dice = sidecar.get("dice")
     if isinstance(dice, list):
         if len(dice) != len(boxes):
             raise ValueError(f"{sidecar_path}: {len(dice)} dice but {len(boxes)} label lines")
         off_tray = np.array([d.get("status") == "off_tray" for d in dice], bool)
         occluded = np.array([bool(d.get("occluded", False)) for d in dice], bool)
+        if all("tilt_deg" in d for d in dice):
+            tilt = np.array([float(d["tilt_deg"]) for d in dice], np.float32)
     tray = sidecar.get("tray")
     tray_arr = np.asarray(tray, np.float32).reshape(-1, 2) if tray else None
-    return ImageLabels(xyxy, classes, off_tray, tray_arr, occluded if isinstance(dice, list) else None)
+    return ImageLabels(xyxy, classes, off_tray, tray_arr, occluded if isinstance(dice, list) else None, tilt_deg=tilt)
 
 
 def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[npt.NDArray[np.uint8]], Reading]:
@@ -267,13 +269,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"skipped: {problem}\n")
         total.merge(stats)
         results.append((folder, stats))
-        entry: dict[str, Any] = {**stats.metrics(), "confusion": stats.confusion.to_dict(), "problems": problems}
+        entry: dict[str, Any] = {
+            **stats.metrics(),
+            "cocked_recall_by_lean": stats.cocked_recall_by_lean(),
+            "confusion": stats.confusion.to_dict(),
+            "problems": problems,
+        }
         if args.confusion_png:
             png_path = _png_path(args.confusion_png, folder.resolve().name, many)
             entry["confusion_png"] = str(stats.confusion.write_png(png_path, title=str(folder)))
         report["folders"][str(folder)] = entry
     if many:
-        report["all"] = total.metrics()
+        report["all"] = {**total.metrics(), "cocked_recall_by_lean": total.cocked_recall_by_lean()}
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return 0
@@ -281,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = [format_table([*rows, ("all", total.metrics())] if many else rows), ""]
     for folder, stats in results:
         out += [f"confusion ({folder}): rows = label, columns = predicted", stats.confusion.text(), ""]
+        if by_lean := stats.cocked_recall_by_lean():
+            bands = ", ".join(f"{band} deg {v['found']}/{v['dice']}" for band, v in by_lean.items())
+            out += [f"cocked dice called, by lean ({folder}): {bands}", ""]
         if "confusion_png" in report["folders"][str(folder)]:
             out += [f"wrote {report['folders'][str(folder)]['confusion_png']}", ""]
     sys.stdout.write("\n".join(out))

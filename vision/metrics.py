@@ -20,10 +20,13 @@ from vision.reading import DieStatus, Reading
 
 __all__ = [
     "COCKED_CLASS",
+    "LEAN_BANDS_DEG",
     "FolderStats",
     "ImageLabels",
     "ScoredMatch",
     "centre_overlap",
+    "lean_band",
+    "lean_band_name",
     "match_by_centre",
     "match_scored",
     "predicted_classes",
@@ -32,6 +35,25 @@ __all__ = [
 
 #: Class id of a cocked die (faces are 0-5 = face - 1).
 COCKED_CLASS = 6
+#: Lower edges (degrees off vertical) of the lean bands cocked recall is broken down by.
+#: The first is the generator's own cocked threshold (``datasets.synthetic.mesh``); a
+#: die just past it shows most of its top face and is the hardest to call.
+LEAN_BANDS_DEG = (15.0, 25.0, 35.0)
+
+
+def lean_band(tilt_deg: float) -> int:
+    """Index into :data:`LEAN_BANDS_DEG` of a leaning die's tilt.
+
+    The last band is open; a tilt below the first edge (which a cocked label should not
+    have) counts in the first.
+    """
+    return max(0, int(np.searchsorted(LEAN_BANDS_DEG, tilt_deg, side="right")) - 1)
+
+
+def lean_band_name(index: int) -> str:
+    """``"15-25"``, ..., ``"35+"``: a band as the tables print it (degrees)."""
+    low = LEAN_BANDS_DEG[index]
+    return f"{low:.0f}+" if index == len(LEAN_BANDS_DEG) - 1 else f"{low:.0f}-{LEAN_BANDS_DEG[index + 1]:.0f}"
 
 
 def centre_overlap(pred_xyxy: npt.ArrayLike, label_xyxy: npt.ArrayLike) -> npt.NDArray[np.bool_]:
@@ -105,6 +127,8 @@ class ImageLabels:
         tray: labelled tray corners in pixels, shape (k, 2), or None.
         occluded: dice too hidden or cut off to be read, shape (m,), scored like PASCAL
             VOC's "difficult" objects (see :func:`match_scored`); None when unknown.
+        tilt_deg: how far each die's top face leans off vertical, shape (m,); None
+            when unknown (generated scenes know it, photos do not).
     """
 
     xyxy: npt.NDArray[np.float32]
@@ -112,6 +136,7 @@ class ImageLabels:
     off_tray: npt.NDArray[np.bool_] | None = None
     tray: npt.NDArray[np.float32] | None = None
     occluded: npt.NDArray[np.bool_] | None = None
+    tilt_deg: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +219,9 @@ class FolderStats:
     off_labelled: bool = False
     latencies_ms: list[float] = field(default_factory=list)
     confusion: ConfusionMatrix = field(default_factory=ConfusionMatrix)
+    #: Per :data:`LEAN_BANDS_DEG` band: labelled cocked dice with a known tilt, and those called cocked.
+    lean_labels: list[int] = field(default_factory=lambda: [0] * len(LEAN_BANDS_DEG))
+    lean_found: list[int] = field(default_factory=lambda: [0] * len(LEAN_BANDS_DEG))
 
     def add(self, reading: Reading, labels: ImageLabels, latency_ms: float | None = None) -> bool:
         """Score one image; returns whether it was read exactly.
@@ -230,6 +258,12 @@ class FolderStats:
         self.cocked_preds += int(p_cocked[preds].sum())
         self.cocked_labels += int(g_cocked[labelled].sum())
         self.cocked_tp += sum(1 for i, j in scored.pairs if p_cocked[i] and g_cocked[j])
+        if labels.tilt_deg is not None:
+            called = {j for i, j in scored.pairs if p_cocked[i]}
+            for j in labelled[g_cocked[labelled]]:
+                band = lean_band(float(labels.tilt_deg[j]))
+                self.lean_labels[band] += 1
+                self.lean_found[band] += int(j in called)
         if labels.off_tray is not None:
             self.off_labelled = True
             self.off_preds += int(p_off[preds].sum())
@@ -258,10 +292,20 @@ class FolderStats:
             "median_ms": float(np.median(self.latencies_ms)) if self.latencies_ms else None,
         }
 
+    def cocked_recall_by_lean(self) -> dict[str, dict[str, float | int | None]]:
+        """Cocked recall per lean band, where tilts are labelled: ``{band: {dice, found, recall}}``."""
+        return {
+            lean_band_name(k): {"dice": n, "found": f, "recall": ratio(f, n)}
+            for k, (n, f) in enumerate(zip(self.lean_labels, self.lean_found, strict=True))
+            if n
+        }
+
     def merge(self, other: FolderStats) -> None:
         """Add another folder's counts (for a total over folders)."""
         for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.off_labelled = self.off_labelled or other.off_labelled
+        self.lean_labels = [a + b for a, b in zip(self.lean_labels, other.lean_labels, strict=True)]
+        self.lean_found = [a + b for a, b in zip(self.lean_found, other.lean_found, strict=True)]
         self.latencies_ms.extend(other.latencies_ms)
         self.confusion.merge(other.confusion)

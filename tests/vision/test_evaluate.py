@@ -24,7 +24,10 @@ def _folder(root: Path) -> Path:
     wrong = [YoloBox.from_xyxy(4, [26, 26, 38, 38], 128, 128), YoloBox.from_xyxy(6, [72, 72, 88, 88], 128, 128)]
     write_labels(root / "labels" / "a.txt", right)
     write_labels(root / "labels" / "b.txt", wrong)
-    sidecar = {"dice": [{"status": "ok"}, {"status": "off_tray"}], "tray": [[0, 0], [60, 0], [60, 60], [0, 60]]}
+    sidecar = {
+        "dice": [{"status": "ok", "tilt_deg": 0.0}, {"status": "off_tray", "tilt_deg": 27.5}],
+        "tray": [[0, 0], [60, 0], [60, 60], [0, 60]],
+    }
     (root / "labels" / "b.json").write_text(json.dumps(sidecar))
     return root
 
@@ -35,8 +38,11 @@ def test_load_labels_with_sidecar(tmp_path: Path) -> None:
     assert labels.classes.tolist() == [4, 6]
     assert labels.off_tray is not None and labels.off_tray.tolist() == [False, True]
     assert labels.tray is not None and labels.tray.shape == (4, 2)
+    assert labels.tilt_deg is not None and labels.tilt_deg.tolist() == [0.0, 27.5]
     plain = load_labels(root / "images" / "a.png", 128, 128)
-    assert plain.off_tray is None and plain.xyxy.tolist()[0] == pytest.approx([24, 24, 40, 40])
+    assert (
+        plain.off_tray is None and plain.tilt_deg is None and plain.xyxy.tolist()[0] == pytest.approx([24, 24, 40, 40])
+    )
 
 
 def test_sidecar_must_match_labels(tmp_path: Path) -> None:
@@ -57,6 +63,7 @@ def test_cli_json(tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFi
     assert m["recall"] == 1.0 and m["precision"] == 1.0
     assert m["face_accuracy"] == 0.75 and m["exact_accuracy"] == 0.5
     assert m["cocked_recall"] == 1.0  # off the tray in b.png, and still known to be cocked
+    assert m["cocked_recall_by_lean"] == {"25-35": {"dice": 1, "found": 1, "recall": 1.0}}  # only b.png has tilts
     assert m["off_tray_recall"] == 1.0 and m["off_tray_precision"] == 1.0
     assert m["confusion"]["counts"][4][0] == 1
     assert cv2.imread(m["confusion_png"]) is not None

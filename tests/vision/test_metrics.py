@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.vision.fakes import make_reading as reading
-from vision.metrics import FolderStats, ImageLabels, match_by_centre, predicted_classes
+from vision.metrics import FolderStats, ImageLabels, lean_band, lean_band_name, match_by_centre, predicted_classes
 
 
 def test_match_whole_die_against_pip_pattern_boxes() -> None:
@@ -103,3 +103,38 @@ def test_occluded_dice_are_neither_errors_nor_misses() -> None:
     plain = FolderStats()
     assert not plain.add(r, ImageLabels(labels.xyxy, labels.classes))
     assert plain.metrics()["recall"] == pytest.approx(2 / 3) and plain.metrics()["face_accuracy"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("tilt", "band"),
+    [(15.0, "15-25"), (19.9, "15-25"), (25.0, "25-35"), (34.9, "25-35"), (35.0, "35+"), (80.0, "35+"), (3.0, "15-25")],
+)
+def test_lean_bands(tilt: float, band: str) -> None:
+    assert lean_band_name(lean_band(tilt)) == band
+
+
+def test_cocked_recall_by_lean() -> None:
+    boxes = [[0, 0, 10, 10], [20, 0, 30, 10], [40, 0, 50, 10], [60, 0, 70, 10]]
+    labels = ImageLabels(
+        np.array(boxes, np.float32),
+        np.array([6, 6, 6, 2]),
+        tilt_deg=np.array([18.0, 21.0, 40.0, 0.0], np.float32),
+    )
+    # The shallow 21 degree lean is read as a face; the flat three is no leaning die.
+    stats = FolderStats()
+    stats.add(reading(boxes, [0, 2, 0, 3], ["cocked", "ok", "cocked", "ok"]), labels)
+    assert stats.cocked_recall_by_lean() == {
+        "15-25": {"dice": 2, "found": 1, "recall": 0.5},
+        "35+": {"dice": 1, "found": 1, "recall": 1.0},
+    }
+    other = FolderStats()
+    other.add(
+        reading(boxes[:1], [0], ["cocked"]),
+        ImageLabels(labels.xyxy[:1], labels.classes[:1], tilt_deg=labels.tilt_deg[:1]),
+    )
+    stats.merge(other)
+    assert stats.cocked_recall_by_lean()["15-25"] == {"dice": 3, "found": 2, "recall": pytest.approx(2 / 3)}
+    # Photos carry no tilts: no breakdown.
+    plain = FolderStats()
+    plain.add(reading(boxes, [0, 2, 0, 3], ["cocked", "ok", "cocked", "ok"]), ImageLabels(labels.xyxy, labels.classes))
+    assert plain.cocked_recall_by_lean() == {}
