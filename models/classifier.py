@@ -40,6 +40,7 @@ from torch.nn import functional as F
 from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
 from models.marbling import add_streaks
+from models.motion_blur import add_motion_blur
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
 from vision.faces import NOT_DIE_NAME
 
@@ -138,6 +139,7 @@ class ClassifierConfig:
         shift: box centre jitter, fraction of the box side (standard deviation).
         scale: box size jitter, log-normal standard deviation.
         streaks: share of training crops given marble streaks (:mod:`models.marbling`).
+        motion_blur: share of training crops smeared along a line (:mod:`models.motion_blur`).
         seed: seed for jitter, augmentation, initialisation and batch order.
         max_steps: stop after this many steps (smoke tests); None trains every epoch.
         threads: torch CPU threads.
@@ -155,6 +157,7 @@ class ClassifierConfig:
     shift: float = 0.06
     scale: float = 0.1
     streaks: float = 0.0
+    motion_blur: float = 0.0
     seed: int = 0
     max_steps: int | None = None
     threads: int = 1
@@ -464,12 +467,14 @@ def train_classifier(
     """Train :class:`FaceNet` on a crop bank with augmentation; returns the model and run stats."""
     torch.manual_seed(config.seed)
     model = FaceNet()
-    # Streaks draw from their own stream, so the batches, turns and photometric draws
-    # stay those of the same recipe without them.
+    # Streaks and smears draw from their own streams, so the batches, turns and
+    # photometric draws stay those of the same recipe without them.
     streak_rng = np.random.default_rng([config.seed, 1])
+    smear_rng = np.random.default_rng([config.seed, 2])
 
     def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
         crops = add_streaks(_rotate(bank.crops[idx], rng, p=0.7), streak_rng, config.streaks)
+        crops = add_motion_blur(crops, smear_rng, config.motion_blur)
         return augment(to_tensor(crops), gen)
 
     return fit(model, bank.labels, batch, config, log)

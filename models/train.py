@@ -75,6 +75,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--cls-scale", type=float, help="box size jitter of banked crops: log-normal sigma")
     parser.add_argument("--cls-streaks", type=float, help="share of classifier crops given marble streaks")
+    parser.add_argument("--cls-motion-blur", type=float, help="share of classifier crops smeared by motion blur")
     parser.add_argument("--device", default="cpu", help="'cpu' or a CUDA index such as '0'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -123,8 +124,9 @@ def _sha_payload(config: Any, args: argparse.Namespace) -> dict[str, Any]:
     their hashes differ (a fusion fitted with one is not taken for the other's).
     """
     payload = asdict(config)
-    if not payload.get("streaks"):
-        payload.pop("streaks", None)  # recipes from before streaks keep their hash
+    for added in ("streaks", "motion_blur"):
+        if not payload.get(added):
+            payload.pop(added, None)  # recipes from before these options keep their hash
     if args.hold_validation:
         payload["real_validation_held_back"] = True
     return payload
@@ -221,6 +223,7 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
         "cocked_jitters": args.cls_cocked_jitters,
         "scale": args.cls_scale,
         "streaks": args.cls_streaks,
+        "motion_blur": args.cls_motion_blur,
     }
     config = ClassifierConfig(
         epochs=args.cls_epochs,
