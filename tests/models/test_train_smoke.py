@@ -32,6 +32,7 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
 
     out = tmp_path / "models"
     args = ["--quick", "--hold-validation", "--out", str(out), "--runs", str(tmp_path / "runs"), "--name", "smoke"]
+    args += ["--cls-streaks", "0.5", "--cls-motion-blur", "0.5"]  # the shipped recipe's crop effects run too
     assert main(args) == 0
     assert no_network == []
 
@@ -59,5 +60,6 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
     record = json.loads((out / "training.json").read_text())
     assert record["detector"]["stages"]["single"]["data"]["images"]["train"]
     assert record["classifier"]["steps"] == 3
+    assert record["classifier"]["config"]["streaks"] == 0.5 and record["classifier"]["config"]["motion_blur"] == 0.5
     assert record["real_validation_held_back"] is True
     assert no_network == []
