@@ -37,22 +37,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from farklecam.cli_types import share
 from models.offline import go_offline
 
 __all__ = ["main"]
 
 _REPO = Path(__file__).resolve().parents[1]
-
-
-def _share(text: str) -> float:
-    """A share of training crops, 0..1 (argparse type: a bad value is one clear line)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
-    return value
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -85,10 +75,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--cls-cocked-jitters", type=int, help="crops banked per cocked die (default: ClassifierConfig's)"
     )
     parser.add_argument("--cls-scale", type=float, help="box size jitter of banked crops: log-normal sigma")
-    parser.add_argument("--cls-streaks", type=_share, help="share of classifier crops given marble streaks (0..1)")
-    parser.add_argument(
-        "--cls-motion-blur", type=_share, help="share of classifier crops smeared by motion blur (0..1)"
-    )
+    parser.add_argument("--cls-streaks", type=share, help="share of classifier crops given marble streaks (0..1)")
+    parser.add_argument("--cls-motion-blur", type=share, help="share of classifier crops smeared by motion blur (0..1)")
     parser.add_argument("--device", default="cpu", help="'cpu' or a CUDA index such as '0'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(

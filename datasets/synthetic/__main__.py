@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml, write_scene
 from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, generate_scene
+from farklecam.cli_types import share
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -21,16 +22,6 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a rate is a number from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"a rate is a number from 0 to 1, got {text!r}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Generate scenes ``start .. start+count-1`` of ``seed`` into ``out``; READY marks a full run."""
     ap = argparse.ArgumentParser(prog="python -m datasets.synthetic", description=__doc__)
@@ -41,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first scene index (to resume or split a run)")
     ap.add_argument(
         "--lean-rate",
-        type=_rate,
+        type=share,
         default=P_LEAN,
         help=f"chance a scene gets a die placed leaning (cocked); default {P_LEAN}, 1.0 for a cocked-rich batch",
     )
