@@ -104,10 +104,6 @@ class ViewEstimate:
         """Whether the dice agree clearly enough on this vertical to judge them under it (``max_score``)."""
         return self.score <= cfg.max_score
 
-    def cocked(self, cfg: ViewSearchConfig) -> npt.NDArray[np.bool_] | None:
-        """Which dice the test alone calls cocked under this estimate, or None when it is not to be trusted."""
-        return self.probabilities >= cfg.threshold if self.trusted(cfg) else None
-
 
 def _view(offset: npt.NDArray[np.float64], size: tuple[int, int], focal: float) -> UprightView:
     """The view whose nadir lies at ``offset`` (in focal lengths) from the picture's centre."""

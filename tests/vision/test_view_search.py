@@ -83,11 +83,9 @@ def test_the_chosen_view_scores_no_worse_than_any_coarse_candidate(tmp_path: Pat
 
 def test_an_estimate_is_trusted_only_when_the_dice_agree() -> None:
     view = candidate_views((640, 480))[0]
-    cfg = ViewSearchConfig(max_score=0.03, threshold=0.95)
+    cfg = ViewSearchConfig(max_score=0.03)
     probs = np.array([0.01, 0.02, 0.97], np.float32)
-    agreed = ViewEstimate(view, 0.015, probs, 25).cocked(cfg)
-    assert agreed is not None and agreed.tolist() == [False, False, True]
-    assert ViewEstimate(view, 0.2, probs, 25).cocked(cfg) is None
+    assert ViewEstimate(view, 0.015, probs, 25).trusted(cfg) and not ViewEstimate(view, 0.2, probs, 25).trusted(cfg)
     assert ViewEstimate(view, 0.03, probs, 25).trusted(cfg) and not ViewEstimate(view, 0.031, probs, 25).trusted(cfg)
 
 
@@ -121,8 +119,9 @@ def test_a_leaning_die_is_flagged_without_a_calibrated_tray() -> None:
     boxes = np.array([d["box"] for d in labels["dice"]], np.float32)
     estimate = search_view(reader.cocked_test, frame, boxes)
     assert estimate is not None
-    called = estimate.cocked(ViewSearchConfig())
-    assert called is not None and called.tolist() == leaning  # trusted, and exactly the leaning die
+    cfg = ViewSearchConfig()
+    assert estimate.trusted(cfg)
+    assert (estimate.probabilities >= cfg.threshold).tolist() == leaning  # the test alone calls exactly the leaning die
     read = reader.read(frame)
     assert sorted(read.status.tolist()) == ["cocked", "ok", "ok"]
     assert sorted(f for f, s in zip(read.face.tolist(), read.status.tolist(), strict=True) if s == "ok") == [1, 6]
@@ -135,7 +134,7 @@ def test_under_a_trusted_searched_vertical_the_fusion_decides() -> None:
     assert reader.cocked_test is not None and reader.fusion is not None  # the committed pair match
     found = reader.detector(frame)
     estimate = search_view(reader.cocked_test, frame, found.xyxy)
-    assert estimate is not None and estimate.cocked(ViewSearchConfig()) is not None  # trusted
+    assert estimate is not None and estimate.trusted(ViewSearchConfig())
     fused = reader.fusion(estimate.probabilities, reader.classifier(frame, found.xyxy).cocked_prob)
     read = reader.read(frame)
     k = read.status.tolist().index("cocked")
