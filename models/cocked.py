@@ -10,7 +10,7 @@ probability is then chosen by cocked F1 on scenes set apart for calibration,
 as :mod:`models.calibrate` does for the face classifier.
 
 Crops are banked unturned at 1.5x the field of view, as the face classifier's
-are (:data:`models.classifier.BANK_SIZE`), and turned at training time by
+are (:data:`models.crop_bank.BANK_SIZE`), and turned at training time by
 their upright angle plus a little jitter (the nadir's direction is only as
 good as the tray outline), then cut to the run-time crop.
 
@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
+from models.crop_bank import BANK_CONTEXT, BANK_SIZE, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
 from vision.upright import UprightView, upright_view
@@ -119,7 +120,6 @@ def build_cocked_bank(
     frames: Sequence[Frame], seed: int = 0, detected: dict[Path, npt.NDArray[np.float32]] | None = None
 ) -> CockedBank:
     """Bank every visible die of generated frames (leaning ones :data:`COCKED_COPIES` times)."""
-    from models.classifier import _BANK_CONTEXT, BANK_SIZE, jitter_boxes, match_detections
     from vision.crops import extract_crops
 
     rng = np.random.default_rng(seed)
@@ -144,7 +144,7 @@ def build_cocked_bank(
             boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
-            crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=_BANK_CONTEXT))
+            crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=BANK_CONTEXT))
             labels.append(cocked[take].astype(np.int64))
             angles.append(angle[take])
             sines.append(sine[take])
@@ -155,15 +155,8 @@ def build_cocked_bank(
 
 def _turned_centres(bank: CockedBank, idx: npt.NDArray[np.intp], rng: np.random.Generator) -> npt.NDArray[np.uint8]:
     """The run-time crops of banked crops, each turned upright (plus jitter)."""
-    from models.classifier import BANK_SIZE, _centre
-
-    out = np.empty((len(idx), *_centre(bank.crops[:1]).shape[1:]), np.uint8)
-    c = (BANK_SIZE - 1) / 2
-    for k, i in enumerate(idx):
-        turn = float(bank.angles[i] + rng.normal(0.0, ANGLE_JITTER_DEG))
-        m = cv2.getRotationMatrix2D((c, c), turn, 1.0)
-        out[k] = _centre(cv2.warpAffine(bank.crops[i], m, (BANK_SIZE, BANK_SIZE), flags=cv2.INTER_LINEAR)[None])[0]
-    return out
+    jitter = rng.normal(0.0, ANGLE_JITTER_DEG, len(idx)).astype(np.float32)  # float32 sums, as banked
+    return turned_centres(bank.crops[idx], bank.angles[idx] + jitter)
 
 
 def train_cocked(
@@ -186,7 +179,7 @@ def train_cocked(
     import torch
 
     from farklecam import __version__
-    from models.classifier import FaceNet, augment, detect_boxes, export_classifier, fit, to_tensor
+    from models.facenet import FaceNet, augment, export_facenet, fit, to_tensor
 
     start = time.monotonic()
     frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
@@ -206,7 +199,7 @@ def train_cocked(
 
     model, stats = fit(FaceNet(num_classes=2, in_channels=4), bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
-    export_classifier(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4)
+    export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4)
     return {
         "file": out.name,
         "config": {

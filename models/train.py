@@ -208,16 +208,9 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
 def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     from datasets.real import SOURCES, split
     from datasets.training_sets import Frame, synthetic_frames
-    from models.classifier import (
-        MINING_CONF,
-        ClassifierConfig,
-        build_bank,
-        detect_boxes,
-        evaluate,
-        export_classifier,
-        prune_unlabelled_dice,
-        train_classifier,
-    )
+    from models.classifier import ClassifierConfig, evaluate, train_classifier
+    from models.crop_bank import CLASSIFIER_NAMES, MINING_CONF, build_bank, detect_boxes, prune_unlabelled_dice
+    from models.facenet import export_facenet
 
     jitters = {
         "real_jitters": args.cls_real_jitters,
@@ -255,8 +248,12 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     if args.quick:
         holdout = holdout[:: max(1, len(holdout) // 8)]
     accuracy = evaluate(model, build_bank(holdout, config, jitter=False))
-    out = export_classifier(
-        model, args.out / "face_classifier.onnx", _version(), {"train_config_sha": _sha(_sha_payload(config, args))}
+    out = export_facenet(
+        model,
+        args.out / "face_classifier.onnx",
+        _version(),
+        {"train_config_sha": _sha(_sha_payload(config, args))},
+        names=CLASSIFIER_NAMES,
     )
     record["classifier"] = {
         "file": out.name,

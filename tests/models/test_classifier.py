@@ -11,17 +11,17 @@ torch = pytest.importorskip("torch")
 cv2 = pytest.importorskip("cv2")
 
 from datasets.training_sets import Frame  # noqa: E402
-from models.classifier import (  # noqa: E402
+from models.classifier import ClassifierConfig  # noqa: E402
+from models.crop_bank import (  # noqa: E402
     BANK_SIZE,
     CLASSIFIER_NAMES,
-    ClassifierConfig,
-    FaceNet,
     build_bank,
     false_alarms,
     jitter_boxes,
     match_detections,
     negative_boxes,
 )
+from models.facenet import FaceNet  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -103,6 +103,6 @@ def test_bank_adds_false_alarms_and_background_as_not_die(tmp_path: Path) -> Non
 
 
 def test_facenet_shapes() -> None:
-    model = FaceNet().eval()
+    model = FaceNet(num_classes=len(CLASSIFIER_NAMES)).eval()
     with torch.no_grad():
         assert model(torch.zeros(3, 3, 64, 64)).shape == (3, len(CLASSIFIER_NAMES))

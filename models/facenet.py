@@ -1,0 +1,214 @@
+"""The small crop CNN both crop networks use, and how it is trained and exported.
+
+The face classifier (:mod:`models.classifier`: faces, cocked, not a die, from
+an RGB crop) and the cocked test (:mod:`models.cocked`: flat or leaning, from
+the crop turned upright plus a plane of the camera's angle) are the same
+:class:`FaceNet` with different inputs and classes; they share the training
+loop (:func:`fit`), the photometric augmentation (:func:`augment`) and the
+ONNX export (:func:`export_facenet`, per ``docs/model-contract.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from vision.crops import CROP_CONTEXT, CROP_SIZE
+
+if TYPE_CHECKING:
+    from models.classifier import ClassifierConfig
+
+__all__ = ["FaceNet", "augment", "export_facenet", "fit", "to_tensor"]
+
+ModelT = TypeVar("ModelT", bound=nn.Module)
+
+
+class FaceNet(nn.Module):
+    """Five conv blocks (conv 3x3, batch norm, ReLU), global average pool, linear.
+
+    The first conv has stride 2 and the next three end in a 2x2 max-pool
+    (64 -> 32 -> 16 -> 8 -> 4 pixels): about 11 M multiply-adds per crop, so six
+    crops take about a millisecond on a laptop CPU and a training step stays
+    cheap on two cores. A pip (6-8 pixels in a crop) survives the first stride.
+    """
+
+    def __init__(
+        self,
+        num_classes: int,
+        widths: Sequence[int] = (16, 24, 48, 96, 128),
+        in_channels: int = 3,
+    ):
+        super().__init__()
+        layers: list[nn.Module] = []
+        channels = in_channels
+        for i, width in enumerate(widths):
+            stride = 2 if i == 0 else 1
+            layers += [
+                nn.Conv2d(channels, width, 3, stride=stride, padding=1, bias=False),
+                nn.BatchNorm2d(width),
+                nn.ReLU(),
+            ]
+            if 0 < i < len(widths) - 1:
+                layers.append(nn.MaxPool2d(2))
+            channels = width
+        self.features = nn.Sequential(*layers)
+        self.dropout = nn.Dropout(0.2)
+        self.head = nn.Linear(channels, num_classes)
+
+    def forward(self, crops: torch.Tensor) -> torch.Tensor:
+        """RGB crops (n, 3, 64, 64) in 0..1 -> logits (n, classes)."""
+        x = self.features(crops)
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return self.head(self.dropout(x))
+
+
+def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
+    """BGR uint8 crops -> RGB float tensor in 0..1, as :func:`vision.crops.crops_to_tensor`."""
+    return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1])).permute(0, 3, 1, 2).float() / 255.0
+
+
+def augment(x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True) -> torch.Tensor:
+    """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise.
+
+    ``flip_vertical`` False keeps up and down (crops turned so the nadir is below).
+    """
+    n = x.shape[0]
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.rand(*shape, generator=gen)
+
+    flip_h = rand(n) < 0.5
+    x = torch.where(flip_h[:, None, None, None], x.flip(3), x)
+    flip_v = rand(n) < (0.5 if flip_vertical else 0.0)
+    x = torch.where(flip_v[:, None, None, None], x.flip(2), x)
+    # Brightness, contrast, per-channel gain (white balance), saturation.
+    x = x * (0.6 + 0.8 * rand(n, 1, 1, 1)) * (0.85 + 0.3 * rand(n, 3, 1, 1))
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    x = (x - mean) * (0.6 + 0.8 * rand(n, 1, 1, 1)) + mean
+    grey = x.mean(dim=1, keepdim=True)
+    x = grey + (x - grey) * (0.3 + 1.2 * rand(n, 1, 1, 1))
+    # Inverted dice (light pips on dark bodies) exist; a few swapped colours help generalise.
+    invert = rand(n) < 0.05
+    x = torch.where(invert[:, None, None, None], 1 - x, x)
+    # Blur (defocus / motion) on a third of the batch.
+    blur = rand(n) < 0.3
+    if blur.any():
+        k = torch.tensor([1.0, 4.0, 6.0, 4.0, 1.0]) / 16
+        kernel = (k[:, None] * k[None, :]).expand(3, 1, 5, 5)
+        blurred = F.conv2d(F.pad(x[blur], (2, 2, 2, 2), mode="replicate"), kernel, groups=3)
+        x = x.clone()
+        x[blur] = blurred
+    # Sensor noise.
+    x = x + torch.randn(x.shape, generator=gen) * (0.04 * rand(n, 1, 1, 1))
+    return x.clamp(0, 1)
+
+
+def _log(message: str) -> None:
+    print(message, flush=True)  # noqa: T201 (training progress for a person watching, flushed for log files)
+
+
+def fit(
+    model: ModelT,
+    labels_np: npt.NDArray[np.int64],
+    batch: Callable[[npt.NDArray[np.intp], np.random.Generator, torch.Generator], torch.Tensor],
+    config: ClassifierConfig,
+    log: Callable[[str], None] | None = None,
+) -> tuple[ModelT, dict[str, float]]:
+    """The training loop both crop classifiers share: AdamW, one-cycle schedule, label smoothing.
+
+    Args:
+        model: the network to train (in place).
+        labels_np: class id of every banked crop.
+        batch: makes the (augmented) input tensor of the crops at the given indices.
+        config: epochs, batch size, learning rate, seed, threads, step limit.
+        log: progress lines go here (default: printed).
+    """
+    log = log or _log
+    torch.set_num_threads(config.threads)
+    rng = np.random.default_rng(config.seed)
+    gen = torch.Generator().manual_seed(config.seed)
+    steps_per_epoch = max(1, math.ceil(len(labels_np) / config.batch))
+    total = steps_per_epoch * config.epochs
+    if config.max_steps is not None:
+        total = min(total, config.max_steps)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=total, pct_start=0.15)
+    labels = torch.from_numpy(labels_np)
+    start = time.monotonic()
+    step, seen_loss = 0, 0.0
+    model.train()
+    while step < total:
+        order = rng.permutation(len(labels_np))
+        for i in range(0, len(order), config.batch):
+            if step >= total:
+                break
+            idx = order[i : i + config.batch]
+            x = batch(idx, rng, gen)
+            loss = F.cross_entropy(model(x), labels[idx], label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            seen_loss = 0.98 * seen_loss + 0.02 * loss.item() if step > 1 else loss.item()
+            if step % steps_per_epoch == 0 or step == total:
+                log(f"classifier step {step}/{total} loss {seen_loss:.4f} ({time.monotonic() - start:.0f} s)")
+    model.eval()
+    return model, {"steps": float(step), "seconds": time.monotonic() - start, "final_loss": seen_loss}
+
+
+def export_facenet(
+    model: nn.Module,
+    out: Path,
+    version: str,
+    extra: dict[str, str] | None = None,
+    *,
+    names: Sequence[str],
+    channels: int = 3,
+) -> Path:
+    """Export to ONNX per docs/model-contract.md: input ``crops`` (n, channels, 64, 64), output ``logits``.
+
+    The batch axis is dynamic; metadata holds the class ``names`` (JSON),
+    ``crop_size``, ``crop_context`` and ``farklecam_version``.
+    """
+    import onnx
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    model = model.eval()
+    dummy = torch.zeros(2, channels, CROP_SIZE, CROP_SIZE)
+    # The TorchScript exporter needs no onnxscript and handles this plain CNN; torch calls it legacy.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        torch.onnx.export(
+            model,
+            (dummy,),
+            str(out),
+            input_names=["crops"],
+            output_names=["logits"],
+            dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}},
+            dynamo=False,
+            opset_version=17,
+        )
+    proto = onnx.load(str(out))
+    meta = {
+        "names": json.dumps(list(names)),
+        "crop_size": str(CROP_SIZE),
+        "crop_context": str(CROP_CONTEXT),
+        "farklecam_version": version,
+        **(extra or {}),
+    }
+    for key, value in meta.items():
+        proto.metadata_props.add(key=key, value=value)
+    onnx.save(proto, str(out))
+    return out
