@@ -94,3 +94,26 @@ def test_save_image(tmp_path: Path) -> None:
     assert load_image(out).shape == (10, 12, 3)
     with pytest.raises(OSError):
         save_image(tmp_path / "a.unknownformat", img)
+
+
+def _with_exif_orientation(jpeg: bytes, orientation: int) -> bytes:
+    """The JPEG with an APP1 EXIF segment holding only an Orientation tag, as a phone writes it."""
+    ifd = struct.pack("<H", 1) + struct.pack("<HHIHH", 0x0112, 3, 1, orientation, 0) + struct.pack("<I", 0)
+    tiff = b"II*\x00" + struct.pack("<I", 8) + ifd
+    payload = b"Exif\x00\x00" + tiff
+    app1 = b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
+    assert jpeg[:2] == b"\xff\xd8"
+    return jpeg[:2] + app1 + jpeg[2:]
+
+
+def test_a_phone_photo_is_turned_as_its_exif_orientation_says() -> None:
+    # Stored landscape, left half white; orientation 6 says "turn 90 degrees clockwise to view".
+    img = np.zeros((40, 80, 3), np.uint8)
+    img[:, :40] = 255
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    assert ok
+    plain = decode_image(buf.tobytes())
+    turned = decode_image(_with_exif_orientation(buf.tobytes(), 6))
+    assert plain.shape == (40, 80, 3)
+    assert turned.shape == (80, 40, 3)  # upright, as the phone showed it
+    assert turned[:30].mean() > 200 and turned[50:].mean() < 50  # the white half is now on top
