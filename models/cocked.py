@@ -37,9 +37,10 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from models.crop_bank import BANK_CONTEXT, BANK_SIZE, detect_boxes, jitter_boxes, match_detections, turned_centres
+from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
+from vision.crops import CROP_SIZE
 from vision.upright import UprightView, upright_view
 
 if TYPE_CHECKING:
@@ -65,12 +66,13 @@ ANGLE_JITTER_DEG = 6.0
 
 @dataclass(frozen=True)
 class CockedBank:
-    """Banked crops (BANK_SIZE square, unturned) with their label, upright angle and view sine."""
+    """Banked crops (:func:`~models.crop_bank.bank_size` square, unturned): label, upright angle, view sine."""
 
     crops: npt.NDArray[np.uint8]
     labels: npt.NDArray[np.int64]
     angles: npt.NDArray[np.float32]
     sines: npt.NDArray[np.float32]
+    crop_size: int = CROP_SIZE
 
 
 def scene_view(image_path: Path, size: tuple[int, int], n: int) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
@@ -117,9 +119,12 @@ def labelled_scenes(folders: Sequence[Path]) -> Iterator[LabelledScene]:
 
 
 def build_cocked_bank(
-    frames: Sequence[Frame], seed: int = 0, detected: dict[Path, npt.NDArray[np.float32]] | None = None
+    frames: Sequence[Frame],
+    seed: int = 0,
+    detected: dict[Path, npt.NDArray[np.float32]] | None = None,
+    crop_size: int = CROP_SIZE,
 ) -> CockedBank:
-    """Bank every visible die of generated frames (leaning ones :data:`COCKED_COPIES` times)."""
+    """Bank every visible die of generated frames (leaning ones :data:`COCKED_COPIES` times) for ``crop_size`` crops."""
     from vision.crops import extract_crops
 
     rng = np.random.default_rng(seed)
@@ -144,19 +149,21 @@ def build_cocked_bank(
             boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
-            crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=BANK_CONTEXT))
+            crops.append(extract_crops(image, boxes, size=bank_size(crop_size), context=BANK_CONTEXT))
             labels.append(cocked[take].astype(np.int64))
             angles.append(angle[take])
             sines.append(sine[take])
     if not crops:
         raise ValueError("no generated frames with a tray outline and visible dice to learn from")
-    return CockedBank(np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines))
+    return CockedBank(
+        np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines), crop_size
+    )
 
 
 def _turned_centres(bank: CockedBank, idx: npt.NDArray[np.intp], rng: np.random.Generator) -> npt.NDArray[np.uint8]:
     """The run-time crops of banked crops, each turned upright (plus jitter)."""
     jitter = rng.normal(0.0, ANGLE_JITTER_DEG, len(idx)).astype(np.float32)  # float32 sums, as banked
-    return turned_centres(bank.crops[idx], bank.angles[idx] + jitter)
+    return turned_centres(bank.crops[idx], bank.angles[idx] + jitter, bank.crop_size)
 
 
 def train_cocked(
@@ -166,6 +173,7 @@ def train_cocked(
     *,
     detector: Path | None = None,
     limit: int | None = None,
+    crop_size: int = CROP_SIZE,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -175,6 +183,7 @@ def train_cocked(
         config: epochs, steps, seed and threads (the jitter settings are not used).
         detector: an exported die detector; half the copies are cut around its boxes.
         limit: at most this many scenes per folder (smoke runs).
+        crop_size: side of its input crops (the run-time test reads it from the model's metadata).
     """
     import torch
 
@@ -184,7 +193,7 @@ def train_cocked(
     start = time.monotonic()
     frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
     detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
-    bank = build_cocked_bank(frames, config.seed, detected)
+    bank = build_cocked_bank(frames, config.seed, detected, crop_size)
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
@@ -199,7 +208,7 @@ def train_cocked(
 
     model, stats = fit(FaceNet(num_classes=2, in_channels=4), bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
-    export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4)
+    export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size)
     return {
         "file": out.name,
         "config": {
@@ -211,6 +220,7 @@ def train_cocked(
             "flat_copies": FLAT_COPIES,
             "cocked_copies": COCKED_COPIES,
             "angle_jitter_deg": ANGLE_JITTER_DEG,
+            "crop_size": crop_size,
         },
         "data": {
             "crops": len(bank.labels),
@@ -289,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     tr.add_argument("--threads", type=int, default=1)
     tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--crop-size", type=int, default=CROP_SIZE, help=f"input crop side (default {CROP_SIZE})")
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -301,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     go_offline()
     config = ClassifierConfig(epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed)
-    record = train_cocked(args.synthetic, args.out, config, detector=args.detector)
+    record = train_cocked(args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size)
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0
 

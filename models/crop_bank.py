@@ -43,6 +43,7 @@ __all__ = [
     "NOT_DIE_CLASS",
     "UNLABELLED_DIE_CONF",
     "CropBank",
+    "bank_size",
     "build_bank",
     "centre_crops",
     "detect_boxes",
@@ -65,7 +66,7 @@ MINING_CONF = 0.2
 UNLABELLED_DIE_CONF = 0.9
 
 #: Side of the banked crops: 1.5x the run-time field of view at the same pixel scale.
-BANK_SIZE = CROP_SIZE * 3 // 2
+BANK_SIZE = CROP_SIZE * 3 // 2  # bank_size(CROP_SIZE)
 #: Context that makes a BANK_SIZE crop cover 1.5x the run-time crop's field of view.
 BANK_CONTEXT = (1.5 * (1 + 2 * CROP_CONTEXT) - 1) / 2
 
@@ -306,24 +307,34 @@ def build_bank(
     return CropBank(stacked, np.array(labels, dtype=np.int64), sources)
 
 
-def centre_crops(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    """The run-time crop inside banked crops: the centre CROP_SIZE pixels."""
-    o = (BANK_SIZE - CROP_SIZE) // 2
-    return crops[:, o : o + CROP_SIZE, o : o + CROP_SIZE]
+def bank_size(crop_size: int = CROP_SIZE) -> int:
+    """Side of the banked crops for run-time crops of ``crop_size``: 1.5x the field of view, same pixel scale."""
+    return crop_size * 3 // 2
 
 
-def turned_centres(crops: npt.NDArray[np.uint8], angles_deg: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+def centre_crops(crops: npt.NDArray[np.uint8], crop_size: int = CROP_SIZE) -> npt.NDArray[np.uint8]:
+    """The run-time crop inside banked crops: their centre ``crop_size`` pixels."""
+    o = (crops.shape[1] - crop_size) // 2
+    return crops[:, o : o + crop_size, o : o + crop_size]
+
+
+def turned_centres(
+    crops: npt.NDArray[np.uint8], angles_deg: npt.ArrayLike, crop_size: int = CROP_SIZE
+) -> npt.NDArray[np.uint8]:
     """The run-time crops of banked crops, each turned about its centre by its angle first.
 
     Args:
-        crops: banked crops, shape (n, BANK_SIZE, BANK_SIZE, 3).
+        crops: banked crops, shape (n, s, s, 3), ``s`` the :func:`bank_size` of ``crop_size``.
         angles_deg: counter-clockwise turn per crop (as ``cv2.getRotationMatrix2D``),
             shape (n,); NaN leaves a crop unturned.
+        crop_size: side of the run-time crops.
     """
     angles = np.asarray(angles_deg, np.float64).reshape(-1)
-    out = centre_crops(crops).copy()
-    c = (BANK_SIZE - 1) / 2
+    out = centre_crops(crops, crop_size).copy()
+    side = crops.shape[1]
+    c = (side - 1) / 2
     for i in np.flatnonzero(~np.isnan(angles)):
         m = cv2.getRotationMatrix2D((c, c), float(angles[i]), 1.0)
-        out[i] = centre_crops(cv2.warpAffine(crops[i], m, (BANK_SIZE, BANK_SIZE), flags=cv2.INTER_LINEAR)[None])[0]
+        turned = cv2.warpAffine(crops[i], m, (side, side), flags=cv2.INTER_LINEAR)
+        out[i] = centre_crops(turned[None], crop_size)[0]
     return out

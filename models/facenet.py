@@ -176,8 +176,9 @@ def export_facenet(
     *,
     names: Sequence[str],
     channels: int = 3,
+    crop_size: int = CROP_SIZE,
 ) -> Path:
-    """Export to ONNX per docs/model-contract.md: input ``crops`` (n, channels, 64, 64), output ``logits``.
+    """Export to ONNX per docs/model-contract.md: ``crops`` (n, channels, crop_size, crop_size) in, ``logits`` out.
 
     The batch axis is dynamic; metadata holds the class ``names`` (JSON),
     ``crop_size``, ``crop_context`` and ``farklecam_version``.
@@ -186,7 +187,7 @@ def export_facenet(
 
     out.parent.mkdir(parents=True, exist_ok=True)
     model = model.eval()
-    dummy = torch.zeros(2, channels, CROP_SIZE, CROP_SIZE)
+    dummy = torch.zeros(2, channels, crop_size, crop_size)
     # The TorchScript exporter needs no onnxscript and handles this plain CNN; torch calls it legacy.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -203,7 +204,7 @@ def export_facenet(
     proto = onnx.load(str(out))
     meta = {
         "names": json.dumps(list(names)),
-        "crop_size": str(CROP_SIZE),
+        "crop_size": str(crop_size),
         "crop_context": str(CROP_CONTEXT),
         "farklecam_version": version,
         **(extra or {}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.crop_bank import BANK_SIZE, centre_crops, turned_centres
+from models.crop_bank import BANK_SIZE, bank_size, centre_crops, turned_centres
 from vision.crops import CROP_SIZE
 
 
@@ -35,3 +35,13 @@ def test_any_turn_leaves_no_black_corners(angle: float) -> None:
     crop = np.full((1, BANK_SIZE, BANK_SIZE, 3), 200, np.uint8)
     out = turned_centres(crop, [angle])
     assert out.min() == 200 and out.max() == 200
+
+
+@pytest.mark.parametrize("crop_size", [48, 64, 96])
+def test_any_crop_size_has_its_bank(crop_size: int) -> None:
+    side = bank_size(crop_size)
+    crops = np.random.default_rng(1).integers(0, 256, (2, side, side, 3), dtype=np.uint8)
+    out = turned_centres(crops, [np.nan, 90.0], crop_size)
+    assert side == crop_size * 3 // 2 and out.shape == (2, crop_size, crop_size, 3)
+    np.testing.assert_array_equal(out[0], centre_crops(crops, crop_size)[0])
+    np.testing.assert_array_equal(out[1], centre_crops(np.rot90(crops[1:], 1, axes=(1, 2)), crop_size)[0])
