@@ -10,7 +10,7 @@ probability is then chosen by cocked F1 on scenes set apart for calibration,
 as :mod:`models.calibrate` does for the face classifier.
 
 Crops are banked unturned at 1.5x the field of view, as the face classifier's
-are (:data:`models.crop_bank.BANK_SIZE`), and turned at training time by
+are (:func:`models.crop_bank.bank_size`), and turned at training time by
 their upright angle plus a little jitter (the nadir's direction is only as
 good as the tray outline), then cut to the run-time crop.
 
@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
+from farklecam.cli_types import crop_side
 from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
@@ -299,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     tr.add_argument("--threads", type=int, default=1)
     tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--crop-size", type=int, default=CROP_SIZE, help=f"input crop side (default {CROP_SIZE})")
+    tr.add_argument("--crop-size", type=crop_side, default=CROP_SIZE, help=f"input crop side, px (default {CROP_SIZE})")
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)

@@ -1,9 +1,10 @@
-"""models.train's command line: a crop-effect share outside 0..1 is refused with one clear line."""
+"""The training command lines: a value out of range is refused with one clear line, before any work."""
 
 from __future__ import annotations
 
 import pytest
 
+from models.cocked import main as cocked_main
 from models.train import _parse
 
 
@@ -24,6 +25,15 @@ def test_crop_effect_shares_are_read() -> None:
 def test_a_bad_share_is_one_clear_line(flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         _parse([flag, value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("value", "message"), [("8", "outside 32..256"), ("96.5", "is not a whole number")])
+def test_a_bad_cocked_crop_size_is_one_clear_line(value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cocked_main(["train", "--synthetic", "nowhere", "--out", "nowhere.onnx", "--crop-size", value])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
