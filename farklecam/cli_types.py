@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = ["crop_side", "share"]
+
+_N = TypeVar("_N", int, float)
+
+
+def _in_range(text: str, parse: Callable[[str], _N], low: _N, high: _N, not_parsed: str, outside: str) -> _N:
+    """``parse(text)`` if it lies in ``low..high``; else an argparse error from the two message templates."""
+    try:
+        value = parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(not_parsed.format(text=text)) from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(outside.format(text=text, value=value))
+    return value
 
 
 def share(text: str) -> float:
     """A share or rate from 0 to 1 (``--lean-rate``, ``--cls-streaks``, ...)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
-    return value
+    return _in_range(text, float, 0.0, 1.0, "{text!r} is not a number", "{text} is not a share between 0 and 1")
 
 
 def crop_side(text: str) -> int:
     """A network's square input side in pixels: a whole number from 32 to 256 (``--crop-size``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of pixels") from None
-    if not 32 <= value <= 256:
-        raise argparse.ArgumentTypeError(f"{value} px is outside 32..256")
-    return value
+    return _in_range(text, int, 32, 256, "{text!r} is not a whole number of pixels", "{value} px is outside 32..256")
