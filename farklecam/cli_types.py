@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["crop_side", "share"]
+__all__ = ["crop_side", "share", "width_scale"]
 
 _N = TypeVar("_N", int, float)
 
@@ -30,3 +30,8 @@ def share(text: str) -> float:
 def crop_side(text: str) -> int:
     """A network's square input side in pixels: a whole number from 32 to 256 (``--crop-size``)."""
     return _in_range(text, int, 32, 256, "{text!r} is not a whole number of pixels", "{value} px is outside 32..256")
+
+
+def width_scale(text: str) -> float:
+    """A factor on a network's channel widths, from 0.5 to 4 (``--width-scale``)."""
+    return _in_range(text, float, 0.5, 4.0, "{text!r} is not a number", "{text} is outside 0.5..4")

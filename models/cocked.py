@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from farklecam.cli_types import crop_side
+from farklecam.cli_types import crop_side, width_scale
 from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
@@ -175,6 +175,7 @@ def train_cocked(
     detector: Path | None = None,
     limit: int | None = None,
     crop_size: int = CROP_SIZE,
+    width: float = 1.0,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -185,11 +186,12 @@ def train_cocked(
         detector: an exported die detector; half the copies are cut around its boxes.
         limit: at most this many scenes per folder (smoke runs).
         crop_size: side of its input crops (the run-time test reads it from the model's metadata).
+        width: factor on the network's channel widths (:func:`models.facenet.scaled_widths`).
     """
     import torch
 
     from farklecam import __version__
-    from models.facenet import FaceNet, augment, export_facenet, fit, to_tensor
+    from models.facenet import FaceNet, augment, export_facenet, fit, scaled_widths, to_tensor
 
     start = time.monotonic()
     frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
@@ -207,7 +209,8 @@ def train_cocked(
         steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *rgb.shape[2:])
         return torch.cat([rgb, steep], dim=1)
 
-    model, stats = fit(FaceNet(num_classes=2, in_channels=4), bank.labels, batch, config)
+    widths = scaled_widths(width)
+    model, stats = fit(FaceNet(num_classes=2, widths=widths, in_channels=4), bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
     export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size)
     return {
@@ -222,6 +225,7 @@ def train_cocked(
             "cocked_copies": COCKED_COPIES,
             "angle_jitter_deg": ANGLE_JITTER_DEG,
             "crop_size": crop_size,
+            "widths": list(widths),
         },
         "data": {
             "crops": len(bank.labels),
@@ -301,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--threads", type=int, default=1)
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--crop-size", type=crop_side, default=CROP_SIZE, help=f"input crop side, px (default {CROP_SIZE})")
+    tr.add_argument("--width-scale", type=width_scale, default=1.0, help="factor on the channel widths (default 1)")
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -313,7 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     go_offline()
     config = ClassifierConfig(epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed)
-    record = train_cocked(args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size)
+    record = train_cocked(
+        args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size, width=args.width_scale
+    )
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0
 

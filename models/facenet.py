@@ -29,9 +29,17 @@ from vision.crops import CROP_CONTEXT, CROP_SIZE
 if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
 
-__all__ = ["FaceNet", "augment", "export_facenet", "fit", "to_tensor"]
+__all__ = ["FACENET_WIDTHS", "FaceNet", "augment", "export_facenet", "fit", "scaled_widths", "to_tensor"]
 
 ModelT = TypeVar("ModelT", bound=nn.Module)
+
+FACENET_WIDTHS: tuple[int, ...] = (16, 24, 48, 96, 128)
+"""Channels of the five conv blocks of the shipped crop networks."""
+
+
+def scaled_widths(scale: float) -> tuple[int, ...]:
+    """:data:`FACENET_WIDTHS` times ``scale``, rounded: multiply-adds grow about as ``scale`` squared."""
+    return tuple(max(1, round(w * scale)) for w in FACENET_WIDTHS)
 
 
 class FaceNet(nn.Module):
@@ -46,7 +54,7 @@ class FaceNet(nn.Module):
     def __init__(
         self,
         num_classes: int,
-        widths: Sequence[int] = (16, 24, 48, 96, 128),
+        widths: Sequence[int] = FACENET_WIDTHS,
         in_channels: int = 3,
     ):
         super().__init__()

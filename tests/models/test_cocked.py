@@ -44,6 +44,7 @@ def test_a_separable_set_gets_a_threshold_between_the_classes() -> None:
 @pytest.mark.slow
 def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_network: list[Any]) -> None:
     pytest.importorskip("torch")
+    onnx = pytest.importorskip("onnx")
     from datasets.synthetic.__main__ import main as generate
     from models.cocked import main
     from vision.cocked import CockedTest
@@ -51,7 +52,9 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_net
     scenes = tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "4", "--seed", "5", "--size", "160x120", "--lean-rate", "1"]) == 0
     out = tmp_path / "cocked_test.onnx"
-    assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "2"]) == 0
+    assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "2", "--width-scale", "0.5"]) == 0
+    first_conv = next(t for t in onnx.load(str(out)).graph.initializer if len(t.dims) == 4)
+    assert list(first_conv.dims) == [8, 4, 3, 3]  # half of the first block's 16 channels, over RGB + steepness
     test = CockedTest(out)
     assert test.threshold == 0.5
     assert main(["calibrate", str(scenes), "--model", str(out), "--write"]) == 0

@@ -30,10 +30,20 @@ def test_a_bad_share_is_one_clear_line(flag: str, value: str, message: str, caps
     assert message in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("value", "message"), [("8", "outside 32..256"), ("96.5", "is not a whole number")])
-def test_a_bad_cocked_crop_size_is_one_clear_line(value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--crop-size", "8", "outside 32..256"),
+        ("--crop-size", "96.5", "is not a whole number"),
+        ("--width-scale", "8", "outside 0.5..4"),
+        ("--width-scale", "wide", "is not a number"),
+    ],
+)
+def test_a_bad_cocked_network_size_is_one_clear_line(
+    flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        cocked_main(["train", "--synthetic", "nowhere", "--out", "nowhere.onnx", "--crop-size", value])
+        cocked_main(["train", "--synthetic", "nowhere", "--out", "nowhere.onnx", flag, value])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
