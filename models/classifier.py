@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from models.crop_bank import CLASSIFIER_NAMES, CropBank, centre_crops, turned_centres
-from models.facenet import FaceNet, augment, fit, to_tensor
+from models.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
 from models.marbling import add_streaks
 from models.motion_blur import add_motion_blur
 
@@ -46,6 +46,7 @@ class ClassifierConfig:
         scale: box size jitter, log-normal standard deviation.
         streaks: share of training crops given marble streaks (:mod:`models.marbling`).
         motion_blur: share of training crops smeared along a line (:mod:`models.motion_blur`).
+        width: factor on the network's channel widths (:func:`models.facenet.scaled_widths`).
         seed: seed for jitter, augmentation, initialisation and batch order.
         max_steps: stop after this many steps (smoke tests); None trains every epoch.
         threads: torch CPU threads.
@@ -64,6 +65,7 @@ class ClassifierConfig:
     scale: float = 0.1
     streaks: float = 0.0
     motion_blur: float = 0.0
+    width: float = 1.0
     seed: int = 0
     max_steps: int | None = None
     threads: int = 1
@@ -82,7 +84,7 @@ def train_classifier(
 ) -> tuple[FaceNet, dict[str, float]]:
     """Train :class:`FaceNet` on a crop bank with augmentation; returns the model and run stats."""
     torch.manual_seed(config.seed)
-    model = FaceNet(num_classes=len(CLASSIFIER_NAMES))
+    model = FaceNet(num_classes=len(CLASSIFIER_NAMES), widths=scaled_widths(config.width))
     # Streaks and smears draw from their own streams, so the batches, turns and
     # photometric draws stay those of the same recipe without them.
     streak_rng = np.random.default_rng([config.seed, 1])

@@ -175,18 +175,16 @@ def train_cocked(
     detector: Path | None = None,
     limit: int | None = None,
     crop_size: int = CROP_SIZE,
-    width: float = 1.0,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
     Args:
         synthetic: folders of generated scenes (their training part is used).
         out: where the ONNX file goes.
-        config: epochs, steps, seed and threads (the jitter settings are not used).
+        config: epochs, steps, seed, threads and width (the jitter settings are not used).
         detector: an exported die detector; half the copies are cut around its boxes.
         limit: at most this many scenes per folder (smoke runs).
         crop_size: side of its input crops (the run-time test reads it from the model's metadata).
-        width: factor on the network's channel widths (:func:`models.facenet.scaled_widths`).
     """
     import torch
 
@@ -209,7 +207,7 @@ def train_cocked(
         steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *rgb.shape[2:])
         return torch.cat([rgb, steep], dim=1)
 
-    widths = scaled_widths(width)
+    widths = scaled_widths(config.width)
     model, stats = fit(FaceNet(num_classes=2, widths=widths, in_channels=4), bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
     export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size)
@@ -317,10 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from models.offline import go_offline
 
     go_offline()
-    config = ClassifierConfig(epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed)
-    record = train_cocked(
-        args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size, width=args.width_scale
+    config = ClassifierConfig(
+        epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed, width=args.width_scale
     )
+    record = train_cocked(args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size)
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0
 

@@ -37,7 +37,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from farklecam.cli_types import share
+from farklecam.cli_types import share, width_scale
 from models.offline import go_offline
 
 __all__ = ["main"]
@@ -77,6 +77,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--cls-scale", type=float, help="box size jitter of banked crops: log-normal sigma")
     parser.add_argument("--cls-streaks", type=share, help="share of classifier crops given marble streaks (0..1)")
     parser.add_argument("--cls-motion-blur", type=share, help="share of classifier crops smeared by motion blur (0..1)")
+    parser.add_argument("--cls-width-scale", type=width_scale, help="factor on the classifier's channel widths")
     parser.add_argument("--device", default="cpu", help="'cpu' or a CUDA index such as '0'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -212,19 +213,20 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     from models.crop_bank import CLASSIFIER_NAMES, MINING_CONF, build_bank, detect_boxes, prune_unlabelled_dice
     from models.facenet import export_facenet
 
-    jitters = {
+    overrides = {
         "real_jitters": args.cls_real_jitters,
         "cocked_jitters": args.cls_cocked_jitters,
         "scale": args.cls_scale,
         "streaks": args.cls_streaks,
         "motion_blur": args.cls_motion_blur,
+        "width": args.cls_width_scale,
     }
     config = ClassifierConfig(
         epochs=args.cls_epochs,
         seed=args.seed,
         max_steps=args.cls_steps,
         threads=args.threads,
-        **{key: value for key, value in jitters.items() if value is not None},
+        **{key: value for key, value in overrides.items() if value is not None},
     )
     frames = _frames(args, args.cls_synth_limit)
     start = time.monotonic()

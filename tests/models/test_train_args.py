@@ -14,12 +14,18 @@ def test_crop_effect_shares_are_read() -> None:
     assert _parse([]).cls_streaks is None  # unset: ClassifierConfig's default
 
 
+def test_the_classifier_width_is_read() -> None:
+    assert _parse(["--cls-width-scale", "1.5"]).cls_width_scale == 1.5
+    assert _parse([]).cls_width_scale is None  # unset: ClassifierConfig's default
+
+
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
         ("--cls-streaks", "1.5", "is not a share between 0 and 1"),
         ("--cls-motion-blur", "-0.1", "is not a share between 0 and 1"),
         ("--cls-streaks", "lots", "is not a number"),
+        ("--cls-width-scale", "0.1", "outside 0.5..4"),
     ],
 )
 def test_a_bad_share_is_one_clear_line(flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
