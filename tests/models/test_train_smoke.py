@@ -33,6 +33,7 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
     out = tmp_path / "models"
     args = ["--quick", "--hold-validation", "--out", str(out), "--runs", str(tmp_path / "runs"), "--name", "smoke"]
     args += ["--cls-streaks", "0.5", "--cls-motion-blur", "0.5"]  # the shipped recipe's crop effects run too
+    args += ["--cls-width-scale", "1.5"]
     assert main(args) == 0
     assert no_network == []
 
@@ -57,9 +58,13 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
         (logits,) = classifier.run(["logits"], {"crops": np.zeros((n, 3, 64, 64), np.float32)})
         assert logits.shape == (n, len(json.loads(meta["names"])))
 
+    import onnx
+
     record = json.loads((out / "training.json").read_text())
     assert record["detector"]["stages"]["single"]["data"]["images"]["train"]
     assert record["classifier"]["steps"] == 3
     assert record["classifier"]["config"]["streaks"] == 0.5 and record["classifier"]["config"]["motion_blur"] == 0.5
+    first_conv = next(t for t in onnx.load(str(out / "face_classifier.onnx")).graph.initializer if len(t.dims) == 4)
+    assert record["classifier"]["config"]["width"] == 1.5 and list(first_conv.dims) == [24, 3, 3, 3]
     assert record["real_validation_held_back"] is True
     assert no_network == []
