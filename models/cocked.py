@@ -53,6 +53,7 @@ __all__ = [
     "best_threshold",
     "build_cocked_bank",
     "call_scores",
+    "choose_threshold",
     "labelled_scenes",
     "main",
     "scene_view",
@@ -258,15 +259,15 @@ def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_])
     return best
 
 
-def calibrate(args: argparse.Namespace) -> int:
-    """``calibrate``: probabilities of the labelled dice of calibration scenes, then the F1-best threshold."""
+def choose_threshold(model: Path, dirs: Sequence[Path]) -> dict[str, float]:
+    """The cocked F1-best threshold of ``model`` over the labelled dice of calibration scenes, with its scores."""
     from datasets.training_sets import read_synthetic_frame
     from vision.cocked import CockedTest
     from vision.images import load_image
 
-    test = CockedTest(args.model)
+    test = CockedTest(model)
     probs, truth = [], []
-    for folder in args.dirs:
+    for folder in dirs:
         # Every scene of the folder: calibration scenes are neither trained on nor held out.
         for path in find_images(folder):
             frame = read_synthetic_frame(path)
@@ -277,11 +278,19 @@ def calibrate(args: argparse.Namespace) -> int:
             p = test(load_image(path), frame.boxes, view)
             probs.append(p[~occluded])
             truth.append((frame.classes == COCKED_CLASS)[~occluded])
+    if not probs:
+        raise ValueError(f"no generated scene with labelled dice and a tray outline in {', '.join(map(str, dirs))}")
     all_p, all_t = np.concatenate(probs), np.concatenate(truth)
     threshold, scores = best_threshold(all_p, all_t)
-    print(json.dumps({"dice": len(all_t), "cocked": int(all_t.sum()), "threshold": threshold, **scores}))  # noqa: T201
+    return {"dice": len(all_t), "cocked": int(all_t.sum()), "threshold": threshold, **scores}
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    """``calibrate``: print :func:`choose_threshold` and, with ``--write``, store the threshold."""
+    report = choose_threshold(args.model, args.dirs)
+    print(json.dumps(report))  # noqa: T201
     if args.write:
-        write_threshold(args.model, threshold)
+        write_threshold(args.model, report["threshold"])
     return 0
 
 

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +36,7 @@ from models.cocked import best_threshold, call_scores
 from models.onnx_metadata import set_metadata
 from vision.cocked import FUSION_METADATA_KEY, CockedFusion, logit
 
-__all__ = ["FusionRows", "collect_rows", "fit_fusion", "fit_logistic"]
+__all__ = ["FusionRows", "collect_rows", "fit_fusion", "fit_logistic", "refit", "write_fusion"]
 
 
 @dataclass(frozen=True)
@@ -144,20 +145,18 @@ def fit_fusion(rows: FusionRows, classifier_sha: str) -> tuple[CockedFusion, dic
     return CockedFusion(fusion.test_weight, fusion.classifier_weight, fusion.bias, threshold, classifier_sha), scores
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: fit, print the fusion against the test alone, and optionally store it."""
-    from vision.onnx_runtime import load_onnx
-    from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, default_model_dir
+def refit(folder: Path, dirs: Sequence[Path]) -> tuple[CockedFusion, dict[str, Any]]:
+    """Fit the fusion of ``folder``'s cocked test and classifier on calibration scenes; the fusion and a report.
 
-    ap = argparse.ArgumentParser(prog="python -m models.cocked_fusion", description=__doc__.splitlines()[0])
-    ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
-    ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
-    ap.add_argument("--write", action="store_true", help="store the fusion in the folder's cocked test")
-    args = ap.parse_args(argv)
-    folder = args.models or default_model_dir()
+    The report holds the dice, leaning dice and false alarms seen, the test alone
+    at its own threshold, and the fused call (weights, threshold, scores).
+    """
+    from vision.onnx_runtime import load_onnx
+    from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE
+
     sha = str(load_onnx(folder / CLASSIFIER_FILE).metadata.get("train_config_sha", ""))
     test_threshold = float(load_onnx(folder / COCKED_TEST_FILE).metadata.get("threshold", 0.5))
-    rows = collect_rows(args.dirs, args.models)
+    rows = collect_rows(dirs, folder)
     fusion, fused = fit_fusion(rows, sha)
     alone = rows.callable & (rows.test >= test_threshold)
     report = {
@@ -167,9 +166,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "test_alone": {"threshold": test_threshold, **call_scores(alone, rows.truth == 1)},
         "fused": {**json.loads(fusion.to_json()), **fused},
     }
+    return fusion, report
+
+
+def write_fusion(folder: Path, fusion: CockedFusion) -> None:
+    """Store ``fusion`` in the metadata of ``folder``'s cocked test (it names the classifier it was fitted with)."""
+    from vision.reader import COCKED_TEST_FILE
+
+    set_metadata(folder / COCKED_TEST_FILE, FUSION_METADATA_KEY, fusion.to_json())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: fit, print the fusion against the test alone, and optionally store it."""
+    from vision.reader import default_model_dir
+
+    ap = argparse.ArgumentParser(prog="python -m models.cocked_fusion", description=__doc__.splitlines()[0])
+    ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
+    ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    ap.add_argument("--write", action="store_true", help="store the fusion in the folder's cocked test")
+    args = ap.parse_args(argv)
+    folder = args.models or default_model_dir()
+    fusion, report = refit(folder, args.dirs)
     print(json.dumps(report, indent=2))  # noqa: T201
     if args.write:
-        set_metadata(folder / COCKED_TEST_FILE, FUSION_METADATA_KEY, fusion.to_json())
+        write_fusion(folder, fusion)
     return 0
 
 

@@ -35,15 +35,17 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from models.cocked import LabelledScene, labelled_scenes
 from vision.cocked import CockedTest
+from vision.reader import COCKED_TEST_FILE
 from vision.view_search import ViewSearchConfig, search_view
 
-__all__ = ["GateCounts", "SearchRow", "estimates", "gate_counts", "main"]
+__all__ = ["GateCounts", "SearchRow", "estimates", "gate_counts", "gate_table", "main"]
 
 MAX_SCORES = (1.0, 0.1, 0.05, 0.03)
 THRESHOLDS = (0.8, 0.9, 0.95, 0.98)
@@ -155,9 +157,50 @@ def _fuse(folder: Path, test: CockedTest) -> Fuse | None:
     return fuse
 
 
+def gate_table(
+    folder: Path, dirs: Sequence[Path], real: str = "training", gates: Sequence[tuple[str, float, float]] | None = None
+) -> list[dict[str, Any]]:
+    """The gate's calls with ``folder``'s models: one row per kind of call, ``max_score`` and ``threshold``.
+
+    Args:
+        folder: the model folder.
+        dirs: calibration scenes (their leaning dice give recall and precision).
+        real: which real photos' flat dice count false calls (``training`` or ``validation``).
+        gates: ``(call, max_score, threshold)`` to report; None reports the whole grid
+            (``fused`` rows only where the folder's fusion names its classifier).
+    """
+    test, cfg = CockedTest(folder / COCKED_TEST_FILE), ViewSearchConfig()
+    fuse = _fuse(folder, test)
+    real_rows = estimates(test, _real_frames(real), cfg, fuse)
+    scene_rows = estimates(test, labelled_scenes(dirs), cfg, fuse)
+    if gates is None:
+        # The fused call decides at the fusion's own threshold (vision.reader): always on the grid.
+        fused = tuple(sorted({*FUSED_THRESHOLDS, test.fusion.threshold})) if test.fusion else FUSED_THRESHOLDS
+        kinds = [("test", THRESHOLDS)] + ([("fused", fused)] if fuse is not None else [])
+        gates = [(kind, m, t) for kind, thresholds in kinds for m in MAX_SCORES for t in thresholds]
+    table = []
+    for kind, max_score, threshold in gates:
+        r = gate_counts([row.gate_row(kind) for row in real_rows], max_score, threshold)
+        s = gate_counts([row.gate_row(kind) for row in scene_rows], max_score, threshold)
+        table.append(
+            {
+                "call": kind,
+                "max_score": max_score,
+                "threshold": threshold,
+                "real": real,
+                "real_dice": r.dice,
+                "real_false_calls": r.false_calls,
+                "scene_dice": s.dice,
+                "scene_recall": round(s.recall, 3),
+                "scene_precision": round(s.precision, 3),
+            }
+        )
+    return table
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: print the gate table as JSON lines."""
-    from vision.reader import COCKED_TEST_FILE, default_model_dir
+    from vision.reader import default_model_dir
 
     ap = argparse.ArgumentParser(prog="python -m models.view_search", description=__doc__.splitlines()[0])
     ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
@@ -169,31 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="real photos whose flat dice count false calls (validation: for a --hold-validation classifier)",
     )
     args = ap.parse_args(argv)
-    folder = args.models or default_model_dir()
-    test, cfg = CockedTest(folder / COCKED_TEST_FILE), ViewSearchConfig()
-    fuse = _fuse(folder, test)
-    real = estimates(test, _real_frames(args.real), cfg, fuse)
-    scenes = estimates(test, labelled_scenes(args.dirs), cfg, fuse)
-    # The fused call decides at the fusion's own threshold (vision.reader): always on the grid.
-    fused_thresholds = tuple(sorted({*FUSED_THRESHOLDS, test.fusion.threshold})) if test.fusion else FUSED_THRESHOLDS
-    kinds = [("test", THRESHOLDS)] + ([("fused", fused_thresholds)] if fuse is not None else [])
-    for kind, thresholds in kinds:
-        real_rows, scene_rows = ([r.gate_row(kind) for r in rows] for rows in (real, scenes))
-        for max_score in MAX_SCORES:
-            for threshold in thresholds:
-                r, s = gate_counts(real_rows, max_score, threshold), gate_counts(scene_rows, max_score, threshold)
-                row = {
-                    "call": kind,
-                    "max_score": max_score,
-                    "threshold": threshold,
-                    "real": args.real,
-                    "real_dice": r.dice,
-                    "real_false_calls": r.false_calls,
-                    "scene_dice": s.dice,
-                    "scene_recall": round(s.recall, 3),
-                    "scene_precision": round(s.precision, 3),
-                }
-                print(json.dumps(row))  # noqa: T201
+    for row in gate_table(args.models or default_model_dir(), args.dirs, args.real):
+        print(json.dumps(row))  # noqa: T201
     return 0
 
 

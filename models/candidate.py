@@ -1,0 +1,208 @@
+"""Judge a retrained network against another in one command: ``python -m models.candidate``.
+
+A recipe ships by a rule written down before it is trained (see the model
+card), and the rules keep asking the same few numbers: the whole reader on the
+calibration scenes (face and exact accuracy, cocked recall / precision / F1),
+on the real validation photos (dice read right, dice scored wrong as ``ok``),
+and the view search's gate (flat validation dice called cocked at the shipped
+trust). This measures them for two sets of models side by side. Each set is
+the shipped folder with some files swapped, assembled in a working folder and
+made ready as shipping would: a swapped cocked test gets its own threshold, and
+the fusion is refitted for whatever pair of classifier and cocked test the set
+holds.
+
+The gate hears the classifier, so it must be judged with one trained without
+the validation photos (``python -m models.train --hold-validation``):
+``--gate-classifier`` names it for both sets where the set's own classifier
+saw them.
+
+Example (a candidate cocked test, and a candidate classifier against its twin)::
+
+    python -m models.candidate runs/cocked6/cocked_test.onnx --gate-classifier runs/cls12A_out/face_classifier.onnx
+    python -m models.candidate runs/cls13A_out/face_classifier.onnx --baseline runs/cls12A_out/face_classifier.onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, default_model_dir
+
+__all__ = ["ModelSet", "judge", "main"]
+
+_REPO = Path(__file__).resolve().parents[1]
+_MODEL_FILES = (DETECTOR_FILE, CLASSIFIER_FILE, COCKED_TEST_FILE)
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    """The shipped models with some files swapped (each swap is named by its file name)."""
+
+    name: str
+    swaps: tuple[Path, ...] = ()
+    shipped: Path = field(default_factory=default_model_dir)
+
+    def __post_init__(self) -> None:
+        for path in self.swaps:
+            if path.name not in _MODEL_FILES:
+                raise ValueError(f"{path}: a swapped model must be named one of {', '.join(_MODEL_FILES)}")
+            if not path.is_file():
+                raise ValueError(f"{path}: no such file")
+
+    def swapped(self, name: str) -> bool:
+        """Whether this set brings its own ``name`` (one of the three model files)."""
+        return any(p.name == name for p in self.swaps)
+
+    def assemble(self, folder: Path, classifier: Path | None = None) -> Path:
+        """Copy the set into ``folder`` (``classifier`` overriding its classifier); returns the folder."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in _MODEL_FILES:
+            shutil.copyfile(self.shipped / name, folder / name)
+        for path in self.swaps:
+            shutil.copyfile(path, folder / path.name)
+        if classifier is not None:
+            shutil.copyfile(classifier, folder / CLASSIFIER_FILE)
+        return folder
+
+
+def _f1(recall: float | None, precision: float | None) -> float | None:
+    if recall is None or precision is None:
+        return None
+    return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
+
+
+def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool) -> dict[str, Any]:
+    """The whole reader over ``dirs``: metrics plus the dice read right and the dice scored wrong as ``ok``."""
+    from vision.evaluate import evaluate_folder
+    from vision.metrics import FolderStats
+    from vision.reader import DiceReader
+
+    reader, total = DiceReader(folder), FolderStats()
+    for d in dirs:
+        stats, _problems = evaluate_folder(reader, d, sidecar_tray=sidecar_tray)
+        total.merge(stats)
+    metrics = total.metrics()
+    metrics["cocked_f1"] = _f1(metrics["cocked_recall"], metrics["cocked_precision"])
+    metrics["dice_right"] = total.face_correct
+    metrics["wrong_as_ok"] = total.ok_matched - total.ok_correct
+    return metrics
+
+
+def judge(
+    models: ModelSet, work: Path, calib: Sequence[Path], validation: Sequence[Path], gate_classifier: Path | None
+) -> dict[str, Any]:
+    """Make ``models`` ready in ``work`` as shipping would, then measure it; the numbers the rules ask."""
+    from models.cocked import choose_threshold, write_threshold
+    from models.cocked_fusion import refit, write_fusion
+    from models.view_search import gate_table
+    from vision.view_search import ViewSearchConfig
+
+    folder = models.assemble(work / models.name)
+    report: dict[str, Any] = {"models": models.name, "swaps": [str(p) for p in models.swaps]}
+    if models.swapped(COCKED_TEST_FILE):
+        report["cocked_threshold"] = choose_threshold(folder / COCKED_TEST_FILE, calib)
+        write_threshold(folder / COCKED_TEST_FILE, report["cocked_threshold"]["threshold"])
+    if models.swapped(COCKED_TEST_FILE) or models.swapped(CLASSIFIER_FILE):
+        fusion, report["fusion"] = refit(folder, calib)
+        write_fusion(folder, fusion)
+    report["calibration"] = _read(folder, calib, sidecar_tray=True)
+    if validation:
+        report["validation"] = _read(folder, validation, sidecar_tray=False)
+
+    gate_folder = folder
+    if gate_classifier is not None:
+        gate_folder = models.assemble(work / f"{models.name}_gate", classifier=gate_classifier)
+        shutil.copyfile(folder / COCKED_TEST_FILE, gate_folder / COCKED_TEST_FILE)  # its threshold
+        fusion, _ = refit(gate_folder, calib)
+        write_fusion(gate_folder, fusion)
+    cfg = ViewSearchConfig()
+    fused_threshold = _fusion_threshold(gate_folder)
+    gates = [("test", cfg.max_score, cfg.threshold)]
+    if fused_threshold is not None:
+        gates.append(("fused", cfg.max_score, fused_threshold))
+    report["gate"] = gate_table(gate_folder, calib, "validation", gates)
+    return report
+
+
+def _fusion_threshold(folder: Path) -> float | None:
+    """The threshold of the folder's fusion where it was fitted for the folder's classifier, else None."""
+    from vision.cocked import CockedTest
+    from vision.faces import FaceClassifier
+    from vision.reader import fusion_for
+
+    fusion = fusion_for(CockedTest(folder / COCKED_TEST_FILE), FaceClassifier(folder / CLASSIFIER_FILE))
+    return None if fusion is None else fusion.threshold
+
+
+_ROWS = (
+    ("calibration", "face_accuracy", "calib face acc"),
+    ("calibration", "exact_accuracy", "calib exact"),
+    ("calibration", "cocked_recall", "calib cocked R"),
+    ("calibration", "cocked_precision", "calib cocked P"),
+    ("calibration", "cocked_f1", "calib cocked F1"),
+    ("validation", "face_accuracy", "val face acc"),
+    ("validation", "dice_right", "val dice right"),
+    ("validation", "wrong_as_ok", "val wrong as ok"),
+)
+
+
+def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> str:
+    """A plain table: one row per number the rules ask, baseline then candidate."""
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    lines = [f"{'':22}{'baseline':>12}{'candidate':>12}"]
+    for part, key, label in _ROWS:
+        if part in baseline and part in candidate:
+            lines.append(f"{label:22}{cell(baseline[part][key]):>12}{cell(candidate[part][key]):>12}")
+    for b, c in zip(baseline["gate"], candidate["gate"], strict=True):
+        label = f"gate {b['call']} false calls"
+        lines.append(f"{label:22}{cell(b['real_false_calls']):>12}{cell(c['real_false_calls']):>12}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: judge the baseline and the candidate; a table, or ``--json``."""
+    ap = argparse.ArgumentParser(prog="python -m models.candidate", description=__doc__.splitlines()[0])
+    ap.add_argument("candidate", type=Path, nargs="+", help="model files to swap in, named as in models/")
+    ap.add_argument("--baseline", type=Path, nargs="*", default=[], help="files the baseline swaps in (default none)")
+    ap.add_argument("--calib", type=Path, nargs="+", default=[_REPO / "data" / "calib_synth"])
+    ap.add_argument(
+        "--validation",
+        type=Path,
+        nargs="*",
+        default=[_REPO / "data" / "val" / "byler_d6", _REPO / "data" / "val" / "matteop65_webcam"],
+        help="real validation folders (python -m datasets.real export-holdout OUT --validation)",
+    )
+    ap.add_argument("--gate-classifier", type=Path, help="a classifier trained without the validation photos")
+    ap.add_argument("--work", type=Path, default=_REPO / "runs" / "candidate", help="working folder (replaced)")
+    ap.add_argument("--json", action="store_true", help="print both reports as one JSON object")
+    args = ap.parse_args(argv)
+    missing = [str(d) for d in [*args.calib, *args.validation] if not d.is_dir()]
+    if missing:
+        ap.error(f"not a folder: {', '.join(missing)}")
+    try:
+        sets = [ModelSet("baseline", tuple(args.baseline)), ModelSet("candidate", tuple(args.candidate))]
+    except ValueError as exc:
+        ap.error(str(exc))
+    shutil.rmtree(args.work, ignore_errors=True)
+    reports = [judge(s, args.work, args.calib, args.validation, args.gate_classifier) for s in sets]
+    if args.json:
+        print(json.dumps({r["models"]: r for r in reports}, indent=2))  # noqa: T201
+    else:
+        print(format_side_by_side(*reports))  # noqa: T201
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

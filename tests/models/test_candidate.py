@@ -1,0 +1,70 @@
+"""Judging a candidate network: sets are assembled and made ready as shipping would, and measured alike."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from datasets.real import real_data_root
+from datasets.synthetic.__main__ import main as generate
+from models.candidate import ModelSet, format_side_by_side, judge, main
+from vision.cocked import CockedTest
+from vision.onnx_runtime import load_onnx
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"  # generated scenes with sidecars: tray corners and each die's lean
+
+
+@pytest.mark.parametrize(
+    ("swap", "message"),
+    [("model.onnx", "must be named one of die_detector.onnx"), ("nowhere/cocked_test.onnx", "no such file")],
+)
+def test_a_bad_swap_is_one_clear_line(swap: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([swap, "--calib", str(EXAMPLES), "--validation"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_missing_calibration_folder_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(ROOT / "models" / "cocked_test.onnx"), "--calib", "no/such/scenes", "--validation"])
+    assert exit_info.value.code == 2
+    assert "not a folder: no/such/scenes" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not real_data_root().is_dir(), reason="the gate counts false calls on the real validation photos")
+def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path) -> None:
+    swaps = {}
+    for name in ("die_detector.onnx", "cocked_test.onnx"):
+        (tmp_path / name[:3]).mkdir()
+        swaps[name] = shutil.copy(ROOT / "models" / name, tmp_path / name[:3] / name)
+    work, scenes = tmp_path / "work", tmp_path / "scenes"
+    assert generate(["--out", str(scenes), "--count", "6", "--seed", "3", "--size", "320x240", "--lean-rate", "1"]) == 0
+
+    def judged(models: ModelSet) -> dict[str, Any]:
+        return judge(models, work, [scenes], [EXAMPLES], gate_classifier=None)
+
+    baseline = judged(ModelSet("baseline"))
+    same_detector = judged(ModelSet("detector", (Path(swaps["die_detector.onnx"]),)))
+    for report in (baseline, same_detector):
+        report["calibration"].pop("median_ms")
+    # Swapping a file for an identical one changes nothing, and needs no refitting.
+    assert same_detector["calibration"] == baseline["calibration"]
+    assert "fusion" not in same_detector and "cocked_threshold" not in same_detector
+    assert [row["call"] for row in baseline["gate"]] == ["test", "fused"]
+
+    # A swapped cocked test gets its own threshold, and the fusion is refitted for the pair.
+    retested = judged(ModelSet("cocked", (Path(swaps["cocked_test.onnx"]),)))
+    test = CockedTest(work / "cocked" / "cocked_test.onnx")
+    assert test.threshold == retested["cocked_threshold"]["threshold"]
+    shipped_sha = load_onnx(ROOT / "models" / "face_classifier.onnx").metadata["train_config_sha"]
+    assert test.fusion is not None and test.fusion.classifier_sha == shipped_sha
+    assert all(row["real_dice"] > 0 for row in retested["gate"])
+    table = format_side_by_side(baseline, retested)
+    assert "calib cocked F1" in table and "gate fused false calls" in table
