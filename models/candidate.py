@@ -153,6 +153,9 @@ _ROWS = (
 )
 
 
+_GATE_ROWS = (("real_false_calls", "false calls"), ("scene_recall", "scene R"), ("scene_precision", "scene P"))
+
+
 def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> str:
     """A plain table: one row per number the rules ask, baseline then candidate."""
 
@@ -165,9 +168,11 @@ def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> 
     for part, key, label in _ROWS:
         if part in baseline and part in candidate:
             lines.append(f"{label:22}{cell(baseline[part][key]):>12}{cell(candidate[part][key]):>12}")
-    for b, c in zip(baseline["gate"], candidate["gate"], strict=True):
-        label = f"gate {b['call']} false calls"
-        lines.append(f"{label:22}{cell(b['real_false_calls']):>12}{cell(c['real_false_calls']):>12}")
+    gates = [{row["call"]: row for row in report["gate"]} for report in (baseline, candidate)]
+    for call in dict.fromkeys([*gates[0], *gates[1]]):
+        for key, label in _GATE_ROWS:
+            b, c = (g[call][key] if call in g else None for g in gates)
+            lines.append(f"{f'gate {call} {label}':22}{cell(b):>12}{cell(c):>12}")
     return "\n".join(lines)
 
 

@@ -68,3 +68,14 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     assert all(row["real_dice"] > 0 for row in retested["gate"])
     table = format_side_by_side(baseline, retested)
     assert "calib cocked F1" in table and "gate fused false calls" in table
+
+
+def test_the_table_shows_a_gate_only_one_side_has_as_missing_on_the_other() -> None:
+    calib = {"face_accuracy": 0.96, "exact_accuracy": 0.87, "cocked_recall": 0.8, "cocked_precision": 0.8}
+    gate = {"real_false_calls": 1, "scene_recall": 0.6, "scene_precision": 0.9}
+    both = {"calibration": {**calib, "cocked_f1": 0.8}, "gate": [{"call": "test", **gate}, {"call": "fused", **gate}]}
+    test_only = {"calibration": {**calib, "cocked_f1": None}, "gate": [{"call": "test", **gate}]}
+    rows = {line[:22].strip(): line[22:].split() for line in format_side_by_side(both, test_only).splitlines()[1:]}
+    assert rows["calib cocked F1"] == ["0.8000", "-"]
+    assert rows["gate fused false calls"] == ["1", "-"] and rows["gate test false calls"] == ["1", "1"]
+    assert "val face acc" not in rows  # neither side read validation photos
