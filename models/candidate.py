@@ -7,9 +7,9 @@ on the real validation photos (dice read right, dice scored wrong as ``ok``),
 and the view search's gate (flat validation dice called cocked at the shipped
 trust). This measures them for two sets of models side by side. Each set is
 the shipped folder with some files swapped, assembled in a working folder and
-made ready as shipping would: a swapped cocked test gets its own threshold, and
-the fusion is refitted for whatever pair of classifier and cocked test the set
-holds.
+made ready as shipping would: a swapped classifier gets its cocked logit
+offset, a swapped cocked test its own threshold, and the fusion is refitted for
+whatever pair of classifier and cocked test the set holds.
 
 The gate hears the classifier, so it must be judged with one trained without
 the validation photos (``python -m models.train --hold-validation``):
@@ -96,16 +96,35 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool) -> dict[str, A
 
 
 def judge(
-    models: ModelSet, work: Path, calib: Sequence[Path], validation: Sequence[Path], gate_classifier: Path | None
+    models: ModelSet,
+    work: Path,
+    calib: Sequence[Path],
+    validation: Sequence[Path],
+    gate_classifier: Path | None,
+    *,
+    choose_offset: bool = True,
 ) -> dict[str, Any]:
-    """Make ``models`` ready in ``work`` as shipping would, then measure it; the numbers the rules ask."""
+    """Make ``models`` ready in ``work`` as shipping would, then measure it; the numbers the rules ask.
+
+    A swapped classifier gets its cocked logit offset chosen (:mod:`models.calibrate`,
+    nine passes over the calibration scenes) unless ``choose_offset`` is False; the
+    gate's classifier is given the same offset.
+    """
+    from models.calibrate import calibrate, write_logit_bias
     from models.cocked import choose_threshold, write_threshold
     from models.cocked_fusion import refit, write_fusion
     from models.view_search import gate_table
+    from vision.faces import COCKED_NAME, FaceClassifier
     from vision.view_search import ViewSearchConfig
 
     folder = models.assemble(work / models.name)
     report: dict[str, Any] = {"models": models.name, "swaps": [str(p) for p in models.swaps]}
+    bias: list[float] | None = None
+    if choose_offset and models.swapped(CLASSIFIER_FILE):
+        best, rows = calibrate(folder, calib)
+        bias = [best if name == COCKED_NAME else 0.0 for name in FaceClassifier(folder / CLASSIFIER_FILE).names]
+        write_logit_bias(folder / CLASSIFIER_FILE, bias)
+        report["cocked_offset"] = {"value": best, "grid": rows}
     if models.swapped(COCKED_TEST_FILE):
         report["cocked_threshold"] = choose_threshold(folder / COCKED_TEST_FILE, calib)
         write_threshold(folder / COCKED_TEST_FILE, report["cocked_threshold"]["threshold"])
@@ -120,6 +139,8 @@ def judge(
     if gate_classifier is not None:
         gate_folder = models.assemble(work / f"{models.name}_gate", classifier=gate_classifier)
         shutil.copyfile(folder / COCKED_TEST_FILE, gate_folder / COCKED_TEST_FILE)  # its threshold
+        if bias is not None:
+            write_logit_bias(gate_folder / CLASSIFIER_FILE, bias)
         fusion, _ = refit(gate_folder, calib)
         write_fusion(gate_folder, fusion)
     cfg = ViewSearchConfig()
@@ -190,6 +211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="real validation folders (python -m datasets.real export-holdout OUT --validation)",
     )
     ap.add_argument("--gate-classifier", type=Path, help="a classifier trained without the validation photos")
+    ap.add_argument(
+        "--keep-offset",
+        action="store_true",
+        help="keep a swapped classifier's own cocked logit offset (faster; shipping chooses one)",
+    )
     ap.add_argument("--work", type=Path, default=_REPO / "runs" / "candidate", help="working folder (replaced)")
     ap.add_argument("--json", action="store_true", help="print both reports as one JSON object")
     args = ap.parse_args(argv)
@@ -201,7 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         ap.error(str(exc))
     shutil.rmtree(args.work, ignore_errors=True)
-    reports = [judge(s, args.work, args.calib, args.validation, args.gate_classifier) for s in sets]
+    reports = [
+        judge(s, args.work, args.calib, args.validation, args.gate_classifier, choose_offset=not args.keep_offset)
+        for s in sets
+    ]
     if args.json:
         print(json.dumps({r["models"]: r for r in reports}, indent=2))  # noqa: T201
     else:

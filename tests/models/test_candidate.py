@@ -12,6 +12,7 @@ from datasets.real import real_data_root
 from datasets.synthetic.__main__ import main as generate
 from models.candidate import ModelSet, format_side_by_side, judge, main
 from vision.cocked import CockedTest
+from vision.faces import COCKED_NAME, FaceClassifier
 from vision.onnx_runtime import load_onnx
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,18 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     assert all(row["real_dice"] > 0 for row in retested["gate"])
     table = format_side_by_side(baseline, retested)
     assert "calib cocked F1" in table and "gate fused false calls" in table
+
+    # A swapped classifier gets its cocked offset chosen, and the gate's classifier is given the same.
+    (tmp_path / "cls").mkdir()
+    classifier = Path(shutil.copy(ROOT / "models" / "face_classifier.onnx", tmp_path / "cls" / "face_classifier.onnx"))
+    reclassified = judge(ModelSet("classifier", (classifier,)), work, [scenes], [], gate_classifier=classifier)
+    offset = reclassified["cocked_offset"]["value"]
+    assert offset in [row["cocked_bias"] for row in reclassified["cocked_offset"]["grid"]]
+    cocked_index = FaceClassifier(classifier).names.index(COCKED_NAME)
+    for folder in ("classifier", "classifier_gate"):
+        bias = load_onnx(work / folder / "face_classifier.onnx").metadata["logit_bias"]
+        assert bias[cocked_index] == offset and sum(map(abs, bias)) == abs(offset)
+    assert "validation" not in reclassified
 
 
 def test_the_table_shows_a_gate_only_one_side_has_as_missing_on_the_other() -> None:
