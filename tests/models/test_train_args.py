@@ -19,37 +19,30 @@ def test_the_classifier_width_is_read() -> None:
     assert _parse([]).cls_width_scale is None  # unset: ClassifierConfig's default
 
 
-@pytest.mark.parametrize(
-    ("flag", "value", "message"),
-    [
-        ("--cls-streaks", "1.5", "is not a share between 0 and 1"),
-        ("--cls-motion-blur", "-0.1", "is not a share between 0 and 1"),
-        ("--cls-streaks", "lots", "is not a number"),
-        ("--cls-width-scale", "0.1", "outside 0.5..4"),
-    ],
-)
-def test_a_bad_share_is_one_clear_line(flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        _parse([flag, value])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
+_COCKED_TRAIN = ["train", "--synthetic", "nowhere", "--out", "nowhere.onnx"]
 
 
 @pytest.mark.parametrize(
-    ("flag", "value", "message"),
+    ("command", "flag", "value", "message"),
     [
-        ("--crop-size", "8", "outside 32..256"),
-        ("--crop-size", "96.5", "is not a whole number"),
-        ("--width-scale", "8", "outside 0.5..4"),
-        ("--width-scale", "wide", "is not a number"),
+        ("models.train", "--cls-streaks", "1.5", "is not a share between 0 and 1"),
+        ("models.train", "--cls-motion-blur", "-0.1", "is not a share between 0 and 1"),
+        ("models.train", "--cls-streaks", "lots", "is not a number"),
+        ("models.train", "--cls-width-scale", "0.1", "outside 0.5..4"),
+        ("models.cocked", "--crop-size", "8", "outside 32..256"),
+        ("models.cocked", "--crop-size", "96.5", "is not a whole number"),
+        ("models.cocked", "--width-scale", "8", "outside 0.5..4"),
+        ("models.cocked", "--width-scale", "wide", "is not a number"),
     ],
 )
-def test_a_bad_cocked_network_size_is_one_clear_line(
-    flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+def test_a_bad_value_is_one_clear_line(
+    command: str, flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        cocked_main(["train", "--synthetic", "nowhere", "--out", "nowhere.onnx", flag, value])
+        if command == "models.train":
+            _parse([flag, value])
+        else:
+            cocked_main([*_COCKED_TRAIN, flag, value])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
