@@ -21,7 +21,7 @@ from models.crop_bank import (  # noqa: E402
     match_detections,
     negative_boxes,
 )
-from models.facenet import FaceNet  # noqa: E402
+from models.facenet import FACENET_WIDTHS, FaceNet, scaled_widths  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -106,3 +106,14 @@ def test_facenet_shapes() -> None:
     model = FaceNet(num_classes=len(CLASSIFIER_NAMES)).eval()
     with torch.no_grad():
         assert model(torch.zeros(3, 3, 64, 64)).shape == (3, len(CLASSIFIER_NAMES))
+
+
+@pytest.mark.parametrize("scale", [0.5, 1.0, 1.5, 2.0])
+def test_a_wider_facenet_keeps_its_shape_and_grows_as_the_square(scale: float) -> None:
+    widths = scaled_widths(scale)
+    assert widths == tuple(round(f * scale) for f in FACENET_WIDTHS)
+    model, base = FaceNet(num_classes=2, widths=widths).eval(), FaceNet(num_classes=2).eval()
+    with torch.no_grad():
+        assert model(torch.zeros(2, 3, 64, 64)).shape == (2, 2)
+    weights = sum(p.numel() for p in model.parameters()) / sum(p.numel() for p in base.parameters())
+    assert weights == pytest.approx(scale**2, rel=0.15)  # the 3x3 convolutions dominate
