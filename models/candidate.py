@@ -108,7 +108,7 @@ def judge(
 
     A swapped classifier gets its cocked logit offset chosen (:mod:`models.calibrate`,
     nine passes over the calibration scenes) unless ``choose_offset`` is False; the
-    gate's classifier is given the same offset.
+    gate's classifier is given the set's classifier's offset, chosen or shipped.
     """
     from models.calibrate import calibrate, write_logit_bias
     from models.cocked import choose_threshold, write_threshold
@@ -119,7 +119,6 @@ def judge(
 
     folder = models.assemble(work / models.name)
     report: dict[str, Any] = {"models": models.name, "swaps": [str(p) for p in models.swaps]}
-    bias: list[float] | None = None
     if choose_offset and models.swapped(CLASSIFIER_FILE):
         best, rows = calibrate(folder, calib)
         bias = [best if name == COCKED_NAME else 0.0 for name in FaceClassifier(folder / CLASSIFIER_FILE).names]
@@ -139,8 +138,8 @@ def judge(
     if gate_classifier is not None:
         gate_folder = models.assemble(work / f"{models.name}_gate", classifier=gate_classifier)
         shutil.copyfile(folder / COCKED_TEST_FILE, gate_folder / COCKED_TEST_FILE)  # its threshold
-        if bias is not None:
-            write_logit_bias(gate_folder / CLASSIFIER_FILE, bias)
+        # The gate's classifier stands in for the set's: it gets the same offset, chosen or shipped.
+        write_logit_bias(gate_folder / CLASSIFIER_FILE, FaceClassifier(folder / CLASSIFIER_FILE).logit_bias.tolist())
         fusion, _ = refit(gate_folder, calib)
         write_fusion(gate_folder, fusion)
     cfg = ViewSearchConfig()

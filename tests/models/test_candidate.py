@@ -10,6 +10,7 @@ import pytest
 
 from datasets.real import real_data_root
 from datasets.synthetic.__main__ import main as generate
+from models.calibrate import write_logit_bias
 from models.candidate import ModelSet, format_side_by_side, judge, main
 from vision.cocked import CockedTest
 from vision.faces import COCKED_NAME, FaceClassifier
@@ -61,7 +62,13 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     assert [row["call"] for row in baseline["gate"]] == ["test", "fused"]
 
     # A swapped cocked test gets its own threshold, and the fusion is refitted for the pair.
-    retested = judged(ModelSet("cocked", (Path(swaps["cocked_test.onnx"]),)))
+    # Its gate runs with a stand-in classifier (here the shipped one, offset taken off), given the set's offset.
+    (tmp_path / "gate").mkdir()
+    stand_in = Path(shutil.copy(ROOT / "models" / "face_classifier.onnx", tmp_path / "gate" / "face_classifier.onnx"))
+    write_logit_bias(stand_in, [0.0] * len(FaceClassifier(stand_in).names))
+    retested = judge(ModelSet("cocked", (Path(swaps["cocked_test.onnx"]),)), work, [scenes], [EXAMPLES], stand_in)
+    shipped_bias = FaceClassifier(ROOT / "models" / "face_classifier.onnx").logit_bias.tolist()
+    assert FaceClassifier(work / "cocked_gate" / "face_classifier.onnx").logit_bias.tolist() == shipped_bias
     test = CockedTest(work / "cocked" / "cocked_test.onnx")
     assert test.threshold == retested["cocked_threshold"]["threshold"]
     shipped_sha = load_onnx(ROOT / "models" / "face_classifier.onnx").metadata["train_config_sha"]
