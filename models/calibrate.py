@@ -33,7 +33,7 @@ import numpy as np
 
 from models.onnx_metadata import set_metadata
 from vision.faces import COCKED_NAME, FaceClassifier
-from vision.metrics import FolderStats
+from vision.metrics import FolderStats, f1
 from vision.reader import CLASSIFIER_FILE, DiceReader, ReaderConfig, default_model_dir
 
 __all__ = ["DEFAULT_GRID", "calibrate", "main", "write_logit_bias"]
@@ -44,8 +44,7 @@ DEFAULT_GRID = tuple(float(v) for v in np.arange(-3.0, 1.01, 0.5))
 
 def _score(metrics: dict[str, Any]) -> tuple[float, float]:
     recall, precision = metrics.get("cocked_recall") or 0.0, metrics.get("cocked_precision") or 0.0
-    f1 = 2 * recall * precision / (recall + precision) if recall + precision else 0.0
-    return float(metrics.get("face_accuracy") or 0.0), f1
+    return float(metrics.get("face_accuracy") or 0.0), f1(recall, precision)
 
 
 def calibrate(

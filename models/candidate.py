@@ -72,16 +72,10 @@ class ModelSet:
         return folder
 
 
-def _f1(recall: float | None, precision: float | None) -> float | None:
-    if recall is None or precision is None:
-        return None
-    return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
-
-
 def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool) -> dict[str, Any]:
     """The whole reader over ``dirs``: metrics plus the dice read right and the dice scored wrong as ``ok``."""
     from vision.evaluate import evaluate_folder
-    from vision.metrics import FolderStats
+    from vision.metrics import FolderStats, f1
     from vision.reader import DiceReader
 
     reader, total = DiceReader(folder), FolderStats()
@@ -89,7 +83,8 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool) -> dict[str, A
         stats, _problems = evaluate_folder(reader, d, sidecar_tray=sidecar_tray)
         total.merge(stats)
     metrics = total.metrics()
-    metrics["cocked_f1"] = _f1(metrics["cocked_recall"], metrics["cocked_precision"])
+    recall, precision = metrics["cocked_recall"], metrics["cocked_precision"]
+    metrics["cocked_f1"] = None if recall is None or precision is None else f1(recall, precision)
     metrics["dice_right"] = total.face_correct
     metrics["wrong_as_ok"] = total.ok_matched - total.ok_correct
     return metrics

@@ -42,6 +42,7 @@ from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
 from vision.crops import CROP_SIZE
+from vision.metrics import f1
 from vision.upright import UprightView, upright_view
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ def call_scores(called: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> 
     tp = float((called & truth).sum())
     recall = tp / max(1.0, float(truth.sum()))
     precision = tp / max(1.0, float(called.sum()))
-    return {"f1": 2 * recall * precision / max(1e-9, recall + precision), "recall": recall, "precision": precision}
+    return {"f1": f1(recall, precision), "recall": recall, "precision": precision}
 
 
 def best_threshold(probs: npt.NDArray[np.float32], truth: npt.NDArray[np.bool_]) -> tuple[float, dict[str, float]]:

@@ -65,8 +65,14 @@ MINING_CONF = 0.2
 #: Confidence above which an earlier classifier's read of a "false alarm" means an unlabelled die.
 UNLABELLED_DIE_CONF = 0.9
 
-#: Side of the banked crops: 1.5x the run-time field of view at the same pixel scale.
-BANK_SIZE = CROP_SIZE * 3 // 2  # bank_size(CROP_SIZE)
+
+def bank_size(crop_size: int = CROP_SIZE) -> int:
+    """Side of the banked crops for run-time crops of ``crop_size``: 1.5x the field of view, same pixel scale."""
+    return crop_size * 3 // 2
+
+
+#: Side of the banked crops of the run-time crop size.
+BANK_SIZE = bank_size()
 #: Context that makes a BANK_SIZE crop cover 1.5x the run-time crop's field of view.
 BANK_CONTEXT = (1.5 * (1 + 2 * CROP_CONTEXT) - 1) / 2
 
@@ -305,11 +311,6 @@ def build_bank(
             bank(image, patches, [NOT_DIE_CLASS] * len(patches), frame.source)
     stacked = np.concatenate(crops) if crops else np.zeros((0, BANK_SIZE, BANK_SIZE, 3), np.uint8)
     return CropBank(stacked, np.array(labels, dtype=np.int64), sources)
-
-
-def bank_size(crop_size: int = CROP_SIZE) -> int:
-    """Side of the banked crops for run-time crops of ``crop_size``: 1.5x the field of view, same pixel scale."""
-    return crop_size * 3 // 2
 
 
 def centre_crops(crops: npt.NDArray[np.uint8], crop_size: int = CROP_SIZE) -> npt.NDArray[np.uint8]:

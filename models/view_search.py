@@ -178,10 +178,14 @@ def gate_table(
         fused = tuple(sorted({*FUSED_THRESHOLDS, test.fusion.threshold})) if test.fusion else FUSED_THRESHOLDS
         kinds = [("test", THRESHOLDS)] + ([("fused", fused)] if fuse is not None else [])
         gates = [(kind, m, t) for kind, thresholds in kinds for m in MAX_SCORES for t in thresholds]
+    by_kind = {
+        kind: ([row.gate_row(kind) for row in real_rows], [row.gate_row(kind) for row in scene_rows])
+        for kind in dict.fromkeys(kind for kind, _, _ in gates)
+    }
     table = []
     for kind, max_score, threshold in gates:
-        r = gate_counts([row.gate_row(kind) for row in real_rows], max_score, threshold)
-        s = gate_counts([row.gate_row(kind) for row in scene_rows], max_score, threshold)
+        r = gate_counts(by_kind[kind][0], max_score, threshold)
+        s = gate_counts(by_kind[kind][1], max_score, threshold)
         table.append(
             {
                 "call": kind,

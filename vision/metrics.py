@@ -25,6 +25,7 @@ __all__ = [
     "ImageLabels",
     "ScoredMatch",
     "centre_overlap",
+    "f1",
     "lean_band",
     "lean_band_name",
     "match_by_centre",
@@ -174,6 +175,11 @@ def match_scored(reading: Reading, labels: ImageLabels) -> ScoredMatch:
 def ratio(num: int, den: int) -> float | None:
     """``num / den``, or None when there is nothing to divide (a metric that does not apply)."""
     return num / den if den else None
+
+
+def f1(recall: float, precision: float) -> float:
+    """The harmonic mean of recall and precision; 0 where both are 0."""
+    return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
 
 
 _COUNTS = (
