@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from models.offline import go_offline
+from vision.yolo_head import level_strides
 
 __all__ = [
     "DETECTOR_NAMES",
     "DetectorConfig",
     "add_metadata",
+    "cut_head",
     "export_detector",
     "farklecam_metadata",
     "recommend_conf",
@@ -158,7 +161,99 @@ def add_metadata(onnx_path: Path, extra: dict[str, str]) -> None:
     onnx.save(model, str(onnx_path))
 
 
-def export_detector(checkpoint: Path, out: Path, imgsz: int, metadata: dict[str, str]) -> Path:
+#: The last convolution of a level's box (``cv2``) or class (``cv3``) branch in ultralytics' Detect head.
+_BRANCH_CONV = re.compile(r"^/model\.\d+/cv([23])\.(\d+)/cv[23]\.\d+\.2/Conv$")
+
+
+def _map_shapes(model: Any, tensors: list[str], imgsz: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of some of the graph's tensors when it is run on an ``imgsz`` square."""
+    import onnx
+    import onnxruntime as ort
+
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    del probe.graph.output[:]
+    probe.graph.output.extend(onnx.helper.make_empty_tensor_value_info(name) for name in tensors)
+    session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    maps = session.run(tensors, {session.get_inputs()[0].name: np.zeros((1, 3, imgsz, imgsz), np.float32)})
+    return {name: tuple(int(d) for d in m.shape) for name, m in zip(tensors, maps, strict=True)}
+
+
+def cut_head(onnx_path: Path, out: Path | None = None, imgsz: int = DetectorConfig.imgsz) -> Path:
+    """Stop an exported detector's graph at its head's last convolutions (see :mod:`vision.yolo_head`).
+
+    The outputs become ``boxes_S`` (the box branch's raw distributions) and
+    ``logits_S`` (the class logits) for each level of stride ``S``; the in-graph
+    decoding, a fifth of the network's CPU time, is dropped and done by the
+    reader for the few cells over its threshold. Metadata are kept.
+
+    Args:
+        onnx_path: a detector exported by ultralytics with its decoded output.
+        out: where to write the cut model (default: over ``onnx_path``).
+        imgsz: a square input size the model accepts, to measure the levels' strides.
+
+    Returns:
+        The written file.
+
+    Raises:
+        ValueError: no such file, not an ONNX model, already cut, or no ultralytics Detect head in it.
+    """
+    import onnx
+    from onnx import helper
+
+    if not onnx_path.is_file():
+        raise ValueError(f"{onnx_path}: no such file")
+    try:
+        model = onnx.load(str(onnx_path))
+    except Exception as exc:  # protobuf's DecodeError and friends: the file is not a model
+        raise ValueError(f"{onnx_path} is not an ONNX model ({type(exc).__name__})") from exc
+    graph = model.graph
+    if level_strides([o.name for o in graph.output]) is not None:
+        raise ValueError(f"{onnx_path} is already cut before its decoding (its outputs are per level)")
+    branches: dict[tuple[str, int], str] = {}
+    for node in graph.node:
+        match = _BRANCH_CONV.match(node.name)
+        if match is not None:
+            branches[(match.group(1), int(match.group(2)))] = node.output[0]
+    levels = sorted({level for _, level in branches})
+    if not levels or any(("2", lv) not in branches or ("3", lv) not in branches for lv in levels):
+        raise ValueError(f"{onnx_path} has no ultralytics Detect head to cut (its branch convolutions were not found)")
+    shapes = _map_shapes(model, list(branches.values()), imgsz)
+    renamed: dict[str, str] = {}
+    for (branch, _level), tensor in sorted(branches.items(), key=lambda item: (item[0][1], item[0][0])):
+        stride = imgsz // shapes[tensor][2]
+        renamed[f"{'boxes' if branch == '2' else 'logits'}_{stride}"] = tensor
+    graph.node.extend(
+        helper.make_node("Identity", [src], [name], name=f"/farklecam/{name}") for name, src in renamed.items()
+    )
+    del graph.output[:]
+    graph.output.extend(
+        helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [1, shapes[src][1], None, None])
+        for name, src in renamed.items()
+    )
+    needed, kept = set(renamed), []
+    for node in reversed(graph.node):
+        if any(o in needed for o in node.output):
+            kept.append(node)
+            needed.update(node.input)
+    del graph.node[:]
+    graph.node.extend(reversed(kept))
+    initializers = [t for t in graph.initializer if t.name in needed]
+    del graph.initializer[:]
+    graph.initializer.extend(initializers)
+    value_info = [v for v in graph.value_info if v.name in needed]
+    del graph.value_info[:]
+    graph.value_info.extend(value_info)
+    onnx.checker.check_model(model)
+    target = out or onnx_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(target))
+    return target
+
+
+def export_detector(
+    checkpoint: Path, out: Path, imgsz: int, metadata: dict[str, str], *, full_head: bool = False
+) -> Path:
     """Export a checkpoint to ONNX with a dynamic input size, simplified, and add farklecam's metadata.
 
     The input's height and width are left free (``dynamic``), so that
@@ -172,6 +267,9 @@ def export_detector(checkpoint: Path, out: Path, imgsz: int, metadata: dict[str,
     is rewritten as ``{0: 'die'}`` in ultralytics' own format, whatever the
     checkpoint calls its class (``single_cls`` runs call it ``item``).
 
+    The head is then cut before its decoding (:func:`cut_head`) unless
+    ``full_head``: ultralytics can run only the full one, the reader runs both.
+
     Returns:
         ``out``, the exported file.
     """
@@ -184,7 +282,7 @@ def export_detector(checkpoint: Path, out: Path, imgsz: int, metadata: dict[str,
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(exported).replace(out)
     add_metadata(out, {"names": repr(DETECTOR_NAMES), **metadata})
-    return out
+    return out if full_head else cut_head(out, imgsz=imgsz)
 
 
 def farklecam_metadata(onnx_path: Path) -> dict[str, str]:
@@ -198,11 +296,13 @@ def farklecam_metadata(onnx_path: Path) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m models.detector export CHECKPOINT --out FILE [--like FILE]``: export without training.
+    """``python -m models.detector export CHECKPOINT --out FILE [--like FILE] [--full-head]`` or ``cut SRC --out FILE``.
 
-    ``--like`` copies farklecam's metadata (threshold, config hash, version)
-    from an earlier export of the same checkpoint, so a model can be re-exported
-    (a new input layout, a newer exporter) without retraining or re-validating.
+    ``export`` exports without training. ``--like`` copies farklecam's metadata
+    (threshold, config hash, version) from an earlier export of the same
+    checkpoint, so a model can be re-exported (a new input layout, a newer
+    exporter) without retraining or re-validating. ``cut`` turns an export with
+    ultralytics' decoded output into a per-level head (:func:`cut_head`).
     """
     import argparse
 
@@ -215,9 +315,23 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("--out", type=Path, required=True, help="the ONNX file to write")
     export.add_argument("--imgsz", type=int, default=DetectorConfig.imgsz, help="the size it was trained at")
     export.add_argument("--like", type=Path, help="copy farklecam's metadata from this earlier export")
+    export.add_argument(
+        "--full-head", action="store_true", help="keep ultralytics' decoded output (slower; what ultralytics runs)"
+    )
+    cut = sub.add_parser("cut", help="cut an exported detector's head before its decoding")
+    cut.add_argument("source", type=Path, help="an ONNX detector exported by ultralytics")
+    cut.add_argument("--out", type=Path, required=True, help="the ONNX file to write")
     args = parser.parse_args(argv)
+    if args.command == "cut":
+        try:
+            out = cut_head(args.source, args.out)
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}")  # noqa: T201
+            return 2
+        print(f"wrote {out}")  # noqa: T201
+        return 0
     metadata = farklecam_metadata(args.like) if args.like else {}
-    out = export_detector(args.checkpoint, args.out, args.imgsz, metadata)
+    out = export_detector(args.checkpoint, args.out, args.imgsz, metadata, full_head=args.full_head)
     print(f"wrote {out} with {sorted(metadata)}")  # noqa: T201
     return 0
 

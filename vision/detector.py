@@ -2,9 +2,11 @@
 
 ultralytics must never be imported at run time (AGPL, and a 6 GB install), so
 its pre- and post-processing is re-done here in numpy: the same letterbox
-(grey 114, centred), the raw head decoded from ``(1, 4 + nc, N)``, a confidence
-threshold, and non-maximum suppression. The input size and class names come
-from the model's own metadata, never from constants.
+(grey 114, centred), then the head's outputs decoded, a confidence threshold
+and non-maximum suppression (:mod:`vision.yolo_head`: either ultralytics'
+decoded ``(1, 4 + nc, N)`` or farklecam's per-level head, which leaves the
+decoding of the few cells that pass the threshold to numpy). The input size
+and class names come from the model's own metadata, never from constants.
 
 A model exported with a dynamic input (height and width free) is fed the
 smallest padded rectangle, as ultralytics' own validation and prediction do
@@ -25,8 +27,9 @@ import numpy.typing as npt
 from farklecam.errors import ModelLoadError
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.reading import DieStatus, Reading
+from vision.yolo_head import Candidates, candidates_from_decoded, candidates_from_levels, level_strides, select
 
-__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "decode_yolo", "letterbox", "nms"]
+__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "letterbox"]
 
 _PAD_VALUE = 114
 #: YOLO's coarsest feature map is 1/32 of the input: the padding granule when the model does not say.
@@ -93,67 +96,6 @@ def letterbox(
     return np.asarray(padded, dtype=np.uint8), Letterbox(scale, float(left), float(top))
 
 
-def nms(xyxy: npt.NDArray[np.float32], scores: npt.NDArray[np.float32], iou: float) -> npt.NDArray[np.intp]:
-    """Greedy non-maximum suppression; returns kept indices, best score first."""
-    order = np.argsort(-scores, kind="stable")
-    areas = (xyxy[:, 2] - xyxy[:, 0]).clip(0) * (xyxy[:, 3] - xyxy[:, 1]).clip(0)
-    keep: list[int] = []
-    while order.size:
-        i = int(order[0])
-        keep.append(i)
-        rest = order[1:]
-        ix1 = np.maximum(xyxy[i, 0], xyxy[rest, 0])
-        iy1 = np.maximum(xyxy[i, 1], xyxy[rest, 1])
-        ix2 = np.minimum(xyxy[i, 2], xyxy[rest, 2])
-        iy2 = np.minimum(xyxy[i, 3], xyxy[rest, 3])
-        inter = (ix2 - ix1).clip(0) * (iy2 - iy1).clip(0)
-        union = areas[i] + areas[rest] - inter
-        overlap = np.where(union > 0, inter / np.maximum(union, 1e-9), 0.0)
-        order = rest[overlap <= iou]
-    return np.asarray(keep, dtype=np.intp)
-
-
-def decode_yolo(
-    raw: npt.NDArray[np.float32],
-    conf: float = 0.25,
-    iou: float = 0.5,
-    max_det: int = 100,
-    max_candidates: int = 3000,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-    """Decode an ultralytics raw detection head into boxes, scores and classes.
-
-    NMS is class-agnostic: two boxes over the same die are one die whatever their class.
-
-    Args:
-        raw: model output of shape (1, 4 + nc, N): ``cx, cy, w, h`` in input pixels, then class scores.
-        conf: minimum class score kept.
-        iou: boxes overlapping a better one by more than this are dropped.
-        max_det: most boxes returned.
-        max_candidates: most boxes passed to NMS (the best ones).
-
-    Returns:
-        ``xyxy`` (k, 4) in input pixels, ``scores`` (k,), ``classes`` (k,), best first.
-
-    Raises:
-        ValueError: ``raw`` is not of shape (1, 4 + nc, N).
-    """
-    if raw.ndim != 3 or raw.shape[0] != 1 or raw.shape[1] < 5:
-        raise ValueError(f"raw must be a 3D np.ndarray with shape (1, 4 + nc, N), but got shape {raw.shape}")
-    pred = raw[0].T  # (N, 4 + nc)
-    class_scores = pred[:, 4:]
-    classes = class_scores.argmax(axis=1)
-    scores = class_scores[np.arange(len(pred)), classes]
-    mask = scores >= conf
-    pred, scores, classes = pred[mask], scores[mask], classes[mask]
-    if len(scores) > max_candidates:
-        top = np.argpartition(-scores, max_candidates)[:max_candidates]
-        pred, scores, classes = pred[top], scores[top], classes[top]
-    cxcy, wh = pred[:, :2], pred[:, 2:4]
-    xyxy = np.concatenate([cxcy - wh / 2, cxcy + wh / 2], axis=1).astype(np.float32)
-    keep = nms(xyxy, scores, iou)[:max_det]
-    return xyxy[keep], scores[keep].astype(np.float32), classes[keep].astype(np.int64)
-
-
 def _imgsz(model: OnnxModel) -> tuple[int, int]:
     """The input size (height, width): from metadata, else from a fixed input shape."""
     value = model.metadata.get("imgsz")
@@ -205,6 +147,8 @@ class DieDetector:
             meta_conf = self.model.metadata.get(CONF_METADATA_KEY)
             conf = float(meta_conf) if isinstance(meta_conf, (int, float)) else DEFAULT_CONF
         self.conf, self.iou, self.max_det = conf, iou, max_det
+        #: Whether the model is a per-level head (decoded here) rather than ultralytics' decoded one.
+        self.per_level = level_strides(self.model.output_names) is not None
 
     def preprocess(self, frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], Letterbox]:
         """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1.
@@ -216,6 +160,17 @@ class DieDetector:
         tensor = cv2.dnn.blobFromImage(padded, scalefactor=1.0 / 255.0, swapRB=True)
         return np.asarray(tensor, dtype=np.float32), box
 
+    def _candidates(self, tensor: npt.NDArray[np.float32]) -> Candidates:
+        """Run the network on an input tensor and keep the cells over the threshold."""
+        outputs = self.model.run(tensor)
+        if self.per_level:
+            named = dict(zip(self.model.output_names, outputs, strict=True))
+            return candidates_from_levels(named, (tensor.shape[2], tensor.shape[3]), self.conf)
+        raw = outputs[0]
+        if raw.ndim == 3 and raw.shape[1] != 4 + len(self.names) and raw.shape[2] == 4 + len(self.names):
+            raw = raw.transpose(0, 2, 1)  # an export with the boxes axis first
+        return candidates_from_decoded(raw, self.conf)
+
     def __call__(self, frame: npt.NDArray[np.uint8]) -> Reading:
         """Detect dice in a BGR frame.
 
@@ -224,11 +179,8 @@ class DieDetector:
         """
         height, width = frame.shape[:2]
         tensor, box = self.preprocess(frame)
-        raw = self.model.run(tensor)[0]
-        if raw.ndim == 3 and raw.shape[1] != 4 + len(self.names) and raw.shape[2] == 4 + len(self.names):
-            raw = raw.transpose(0, 2, 1)  # an export with the boxes axis first
         try:
-            xyxy, scores, _classes = decode_yolo(raw, self.conf, self.iou, self.max_det)
+            xyxy, scores, _classes = select(self._candidates(tensor), self.iou, self.max_det)
         except ValueError as exc:
             raise ModelLoadError(f"ONNX model {self.model.path} is not a YOLO detector: {exc}") from exc
         n = len(scores)

@@ -46,9 +46,16 @@ def test_quick_training_exports_working_models_offline(tmp_path: Path, no_networ
     (inp,) = detector.get_inputs()
     assert inp.name == "images" and inp.shape[1] == 3 and all(isinstance(d, str) for d in inp.shape[2:])
     rng = np.random.default_rng(0)
+    names = [o.name for o in detector.get_outputs()]
+    assert names == ["boxes_8", "logits_8", "boxes_16", "logits_16", "boxes_32", "logits_32"]  # cut before decoding
     for shape in ((64, 64), (32, 64)):  # exported with a free input size: the reader feeds the smallest rectangle
-        (raw,) = detector.run(None, {"images": rng.random((1, 3, *shape), dtype=np.float32)})
-        assert raw.shape[:2] == (1, 5)  # cx, cy, w, h + one class
+        outputs = dict(
+            zip(names, detector.run(None, {"images": rng.random((1, 3, *shape), dtype=np.float32)}), strict=True)
+        )
+        for stride in (8, 16, 32):
+            cells = (shape[0] // stride, shape[1] // stride)
+            assert outputs[f"boxes_{stride}"].shape == (1, 64, *cells)  # 4 sides x 16 distance bins
+            assert outputs[f"logits_{stride}"].shape == (1, 1, *cells)  # one class
 
     classifier = ort.InferenceSession(str(out / "face_classifier.onnx"), providers=["CPUExecutionProvider"])
     meta = classifier.get_modelmeta().custom_metadata_map

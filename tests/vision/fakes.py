@@ -163,3 +163,51 @@ def make_reading(
         data=data,
         image_size=image_size,
     )
+
+
+def make_level_detector(
+    path: Path,
+    cell: tuple[int, int],
+    sides: tuple[int, int, int, int],
+    logit: float,
+    imgsz: int = 64,
+    dynamic: bool = False,
+) -> Path:
+    """A fixed-size "detector" with a per-level head (``boxes_S``, ``logits_S`` for strides 8, 16, 32).
+
+    One cell of the stride-8 level, ``cell`` = (row, column), has class logit ``logit`` and a box
+    whose distance to each side (left, top, right, bottom) is ``sides`` grid units; every other cell
+    has logit -20. ``dynamic`` frees the input's height and width (the outputs stay sized for ``imgsz``).
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    reg_max = 16
+    nodes = [
+        helper.make_node("ReduceMean", ["images"], ["mean"], axes=[1, 2, 3], keepdims=0),
+        helper.make_node("Mul", ["mean", "zero"], ["nothing"]),
+    ]
+    initializers, outputs = [numpy_helper.from_array(np.zeros(1, np.float32), "zero")], []
+    for stride in (8, 16, 32):
+        n = imgsz // stride
+        boxes = np.full((1, 4 * reg_max, n, n), -20.0, np.float32)
+        boxes[0, [side * reg_max + d for side, d in enumerate(sides)]] = 20.0
+        logits = np.full((1, 1, n, n), -20.0, np.float32)
+        if stride == 8:
+            logits[0, 0, cell[0], cell[1]] = logit
+        for name, value in ((f"boxes_{stride}", boxes), (f"logits_{stride}", logits)):
+            initializers.append(numpy_helper.from_array(value, f"{name}_value"))
+            nodes.append(helper.make_node("Add", [f"{name}_value", "nothing"], [name]))
+            outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(value.shape)))
+    graph = helper.make_graph(
+        nodes,
+        "fake_level_detector",
+        [
+            helper.make_tensor_value_info(
+                "images", TensorProto.FLOAT, [1, 3, "height", "width"] if dynamic else [1, 3, imgsz, imgsz]
+            )
+        ],
+        outputs,
+        initializer=initializers,
+    )
+    meta = {"imgsz": f"[{imgsz}, {imgsz}]", "names": repr({0: "die"}), "task": "detect", "stride": "32"}
+    return _save(graph, path, meta)

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
-from tests.vision.fakes import make_detector, raw_head
-from vision.detector import DieDetector, Letterbox, decode_yolo, letterbox, nms
+from tests.vision.fakes import make_detector, make_level_detector, raw_head
+from vision.detector import DieDetector, Letterbox, letterbox
 
 
 def test_letterbox_landscape_matches_ultralytics() -> None:
@@ -51,38 +51,6 @@ def test_letterbox_with_stride_keeps_the_scale_and_maps_back(width: int, height:
     back = box.to_frame(corners, width, height)[0]
     assert back[0] == pytest.approx(0, abs=2) and back[1] == pytest.approx(0, abs=2)
     assert back[2] == pytest.approx(width, abs=2 / box.scale) and back[3] == pytest.approx(height, abs=2 / box.scale)
-
-
-def test_nms_keeps_best_of_overlapping() -> None:
-    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10.5]], np.float32)
-    scores = np.array([0.8, 0.9, 0.5, 0.1], np.float32)
-    assert nms(boxes, scores, 0.5).tolist() == [1, 2]
-    assert nms(boxes, scores, 0.99).tolist() == [1, 0, 2, 3]
-    assert nms(np.empty((0, 4), np.float32), np.empty(0, np.float32), 0.5).tolist() == []
-
-
-def test_decode_threshold_nms_and_order() -> None:
-    raw = raw_head([[10, 10, 4, 4], [11, 10, 4, 4], [30, 30, 6, 8], [50, 50, 4, 4]], [0.6, 0.9, 0.5, 0.1])
-    xyxy, scores, classes = decode_yolo(raw, conf=0.25, iou=0.5)
-    assert scores.tolist() == pytest.approx([0.9, 0.5])
-    assert xyxy.tolist() == [[9, 8, 13, 12], [27, 26, 33, 34]]
-    assert classes.tolist() == [0, 0]
-    assert len(decode_yolo(raw, conf=0.95)[0]) == 0
-    assert len(decode_yolo(raw, conf=0.05, max_det=1)[0]) == 1
-
-
-def test_decode_multi_class_is_class_agnostic() -> None:
-    raw = np.zeros((1, 6, 3), np.float32)
-    raw[0, :4] = [[10, 10.5, 40], [10, 10, 40], [4, 4, 4], [4, 4, 4]]
-    raw[0, 4:] = [[0.9, 0.1, 0.0], [0.2, 0.8, 0.7]]
-    _, scores, classes = decode_yolo(raw, conf=0.25, iou=0.5)
-    assert scores.tolist() == pytest.approx([0.9, 0.7]) and classes.tolist() == [0, 1]
-
-
-@pytest.mark.parametrize("shape", [(5, 10), (2, 5, 10), (1, 4, 10)])
-def test_decode_rejects_bad_shape(shape: tuple[int, ...]) -> None:
-    with pytest.raises(ValueError, match="shape"):
-        decode_yolo(np.zeros(shape, np.float32))
 
 
 def test_detector_on_fake_model(fake_model_dir: Path) -> None:
@@ -143,3 +111,21 @@ def test_threshold_from_metadata(tmp_path: Path, onnx_available: None) -> None:
     onnx.save(model, str(path))
     assert DieDetector(path).conf == 0.6 and len(DieDetector(path)(np.zeros((64, 64, 3), np.uint8))) == 1
     assert DieDetector(load_onnx(path), conf=0.1).conf == 0.1
+
+
+def test_detector_decodes_a_per_level_head(tmp_path: Path, onnx_available: None) -> None:
+    """A cell at column 4, row 3 of the stride-8 level, 2 grid units to each side: (20..52, 12..44) in input pixels."""
+    detector = DieDetector(make_level_detector(tmp_path / "d.onnx", cell=(3, 4), sides=(2, 2, 2, 2), logit=3.0))
+    assert detector.per_level
+    reading = detector(np.zeros((128, 256, 3), np.uint8))
+    # scale 1/4, pad_y 16: (20..52, 12..44) in input -> (80..208, -16..112) in the frame, clipped at the top.
+    np.testing.assert_allclose(reading.xyxy, [[80, 0, 208, 112]], atol=1e-3)
+    assert reading.confidence.tolist() == pytest.approx([1 / (1 + np.exp(-3.0))])
+    assert len(DieDetector(detector.model, conf=0.96)(np.zeros((64, 64, 3), np.uint8))) == 0
+
+
+def test_detector_rejects_a_per_level_head_of_the_wrong_size(tmp_path: Path, onnx_available: None) -> None:
+    path = make_level_detector(tmp_path / "d.onnx", cell=(0, 0), sides=(1, 1, 1, 1), logit=3.0, dynamic=True)
+    detector = DieDetector(path)  # fed 32 x 64 for a 2:1 frame, its levels sized for 64 x 64
+    with pytest.raises(ModelLoadError, match=r"not a YOLO detector.*do not fit"):
+        detector(np.zeros((128, 256, 3), np.uint8))
