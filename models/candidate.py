@@ -9,7 +9,7 @@ trust). This measures them for two sets of models side by side. Each set is
 the shipped folder with some files swapped, assembled in a working folder and
 made ready as shipping would: a swapped classifier gets its cocked logit
 offset, a swapped cocked test its own threshold, and the fusion is refitted for
-whatever pair of classifier and cocked test the set holds.
+whatever set of detector, classifier and cocked test it holds.
 
 The gate hears the classifier, so it must be judged with one trained without
 the validation photos (``python -m models.train --hold-validation``):
@@ -25,6 +25,7 @@ Example (a candidate cocked test, and a candidate classifier against its twin)::
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import shutil
 import sys
@@ -57,8 +58,11 @@ class ModelSet:
                 raise ValueError(f"{path}: no such file")
 
     def swapped(self, name: str) -> bool:
-        """Whether this set brings its own ``name`` (one of the three model files)."""
-        return any(p.name == name for p in self.swaps)
+        """Whether this set brings its own ``name`` (one of the three model files), other than the shipped one.
+
+        A swap for a byte-identical copy is no change: it needs no offset, threshold or refitted fusion.
+        """
+        return any(p.name == name and not filecmp.cmp(p, self.shipped / name, shallow=False) for p in self.swaps)
 
     def assemble(self, folder: Path, classifier: Path | None = None) -> Path:
         """Copy the set into ``folder`` (``classifier`` overriding its classifier); returns the folder."""
@@ -122,7 +126,7 @@ def judge(
     if models.swapped(COCKED_TEST_FILE):
         report["cocked_threshold"] = choose_threshold(folder / COCKED_TEST_FILE, calib)
         write_threshold(folder / COCKED_TEST_FILE, report["cocked_threshold"]["threshold"])
-    if models.swapped(COCKED_TEST_FILE) or models.swapped(CLASSIFIER_FILE):
+    if any(models.swapped(name) for name in _MODEL_FILES):  # fitted on the dice the detector finds
         fusion, report["fusion"] = refit(folder, calib)
         write_fusion(folder, fusion)
     report["calibration"] = _read(folder, calib, sidecar_tray=True)
@@ -157,11 +161,14 @@ def _fusion_threshold(folder: Path) -> float | None:
 
 
 _ROWS = (
+    ("calibration", "recall", "calib det recall"),
+    ("calibration", "precision", "calib det precision"),
     ("calibration", "face_accuracy", "calib face acc"),
     ("calibration", "exact_accuracy", "calib exact"),
     ("calibration", "cocked_recall", "calib cocked R"),
     ("calibration", "cocked_precision", "calib cocked P"),
     ("calibration", "cocked_f1", "calib cocked F1"),
+    ("validation", "recall", "val det recall"),
     ("validation", "face_accuracy", "val face acc"),
     ("validation", "dice_right", "val dice right"),
     ("validation", "wrong_as_ok", "val wrong as ok"),
@@ -182,7 +189,7 @@ def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> 
     lines = [f"{'':22}{'baseline':>12}{'candidate':>12}"]
     for part, key, label in _ROWS:
         if part in baseline and part in candidate:
-            lines.append(f"{label:22}{cell(baseline[part][key]):>12}{cell(candidate[part][key]):>12}")
+            lines.append(f"{label:22}{cell(baseline[part].get(key)):>12}{cell(candidate[part].get(key)):>12}")
     gates = [{row["call"]: row for row in report["gate"]} for report in (baseline, candidate)]
     for call in dict.fromkeys([*gates[0], *gates[1]]):
         for key, label in _GATE_ROWS:

@@ -1,15 +1,17 @@
-"""Post-training int8 quantization of the die detector: the step that makes a read fit 15 ms on 2 cores.
+"""Post-training int8 quantization of the die detector (static, QDQ, per-channel weights).
 
-The fp32 yolov8n detector takes about 27 ms of CPU per 320 px frame here; static
-int8 quantization (onnxruntime, QDQ, per-channel weights) roughly halves that.
-The backbone and the head's convolutions are quantized; the head's box decoding
-(DFL softmax, anchor arithmetic, the final concatenations) stays in float,
-because those few cheap nodes turn small rounding errors into shifted boxes.
 Calibration frames are letterboxed by the run-time detector's own
 ``preprocess``, so the ranges are measured on exactly what the model will see.
+On a detector cut before its decoding (the shipped one, :func:`models.detector.cut_head`)
+every node is quantized and the decoding stays in float, in numpy
+(:mod:`vision.yolo_head`). On one with ultralytics' decoded head, its decoding
+nodes (DFL softmax, anchor arithmetic, the final concatenations) are kept in
+float: those few cheap nodes turn small rounding errors into shifted boxes, and
+the quantize / dequantize pairs around them cost about what int8 saved
+(``models/HISTORY.md``).
 
 ``python -m models.quantize SRC.onnx DST.onnx IMAGE_DIR...`` (training extra: needs ``onnx``);
-held-out real photos (``datasets.real.is_holdout``) are never used for calibration.
+held-out and validation real photos (``datasets.real``) are never used for calibration.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def quantize_detector(src: Path, dst: Path, calibration_images: Sequence[Path]) 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: quantize SRC into DST with calibration frames sampled from the given folders."""
-    from datasets.real import is_holdout
+    from datasets.real import is_holdout, is_validation
     from datasets.yolo import find_images
 
     parser = argparse.ArgumentParser(prog="python -m models.quantize", description=__doc__.split("\n\n")[0])
@@ -108,8 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=200, help="calibration frames (default 200)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    # Calibration is a kind of training: frames of the held-out real photos never take part.
-    pool = [p for root in args.images for p in find_images(root) if not is_holdout(p.name)]
+    # Calibration is a kind of training: the held-out real photos never take part, nor the
+    # validation photos that judge the quantized model (models.candidate).
+    pool = [p for root in args.images for p in find_images(root) if not (is_holdout(p.name) or is_validation(p.name))]
     random.Random(args.seed).shuffle(pool)
     quantize_detector(args.src, args.dst, pool[: args.count])
     print(f"wrote {args.dst} ({args.dst.stat().st_size / 1e6:.1f} MB) from {min(args.count, len(pool))} frames")

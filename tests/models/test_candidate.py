@@ -12,6 +12,7 @@ from datasets.real import real_data_root
 from datasets.synthetic.__main__ import main as generate
 from models.calibrate import write_logit_bias
 from models.candidate import ModelSet, format_side_by_side, judge, main
+from models.detector import add_metadata
 from vision.cocked import CockedTest
 from vision.faces import COCKED_NAME, FaceClassifier
 from vision.onnx_runtime import load_onnx
@@ -46,6 +47,7 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     for name in ("die_detector.onnx", "cocked_test.onnx"):
         (tmp_path / name[:3]).mkdir()
         swaps[name] = shutil.copy(ROOT / "models" / name, tmp_path / name[:3] / name)
+    add_metadata(Path(swaps["cocked_test.onnx"]), {"farklecam_note": "a retrained file"})  # differs from shipped
     work, scenes = tmp_path / "work", tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "6", "--seed", "3", "--size", "320x240", "--lean-rate", "1"]) == 0
 
@@ -59,6 +61,11 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     # Swapping a file for an identical one changes nothing, and needs no refitting.
     assert same_detector["calibration"] == baseline["calibration"]
     assert "fusion" not in same_detector and "cocked_threshold" not in same_detector
+    # A different detector (here: the same network, its file changed) gets the fusion refitted for it.
+    add_metadata(Path(swaps["die_detector.onnx"]), {"farklecam_note": "changed"})
+    other_detector = judged(ModelSet("detector2", (Path(swaps["die_detector.onnx"]),)))
+    assert "fusion" in other_detector and "cocked_threshold" not in other_detector
+    assert CockedTest(work / "detector2" / "cocked_test.onnx").fusion is not None
     assert [row["call"] for row in baseline["gate"]] == ["test", "fused"]
 
     # A swapped cocked test gets its own threshold, and the fusion is refitted for the pair.
@@ -80,6 +87,7 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     # A swapped classifier gets its cocked offset chosen, and the gate's classifier is given the same.
     (tmp_path / "cls").mkdir()
     classifier = Path(shutil.copy(ROOT / "models" / "face_classifier.onnx", tmp_path / "cls" / "face_classifier.onnx"))
+    add_metadata(classifier, {"farklecam_note": "a retrained file"})
     reclassified = judge(ModelSet("classifier", (classifier,)), work, [scenes], [], gate_classifier=classifier)
     offset = reclassified["cocked_offset"]["value"]
     assert offset in [row["cocked_bias"] for row in reclassified["cocked_offset"]["grid"]]
