@@ -25,6 +25,7 @@ __all__ = [
     "DETECTOR_NAMES",
     "DetectorConfig",
     "add_metadata",
+    "branch_convs",
     "cut_head",
     "export_detector",
     "farklecam_metadata",
@@ -165,6 +166,20 @@ def add_metadata(onnx_path: Path, extra: dict[str, str]) -> None:
 _BRANCH_CONV = re.compile(r"^/model\.\d+/cv([23])\.(\d+)/cv[23]\.\d+\.2/Conv$")
 
 
+def branch_convs(graph: Any) -> dict[tuple[str, int], Any]:
+    """The last convolution of each level's box (``"2"``) and class (``"3"``) branch, keyed by (branch, level).
+
+    These produce what the decoding reads: :func:`cut_head` makes their outputs the
+    graph's, and :mod:`models.quantize` keeps them in float.
+    """
+    found: dict[tuple[str, int], Any] = {}
+    for node in graph.node:
+        match = _BRANCH_CONV.match(node.name)
+        if match is not None:
+            found[(match.group(1), int(match.group(2)))] = node
+    return found
+
+
 def _map_shapes(model: Any, tensors: list[str], imgsz: int) -> dict[str, tuple[int, ...]]:
     """The shapes of some of the graph's tensors when it is run on an ``imgsz`` square."""
     import onnx
@@ -210,11 +225,7 @@ def cut_head(onnx_path: Path, out: Path | None = None, imgsz: int = DetectorConf
     graph = model.graph
     if level_strides([o.name for o in graph.output]) is not None:
         raise ValueError(f"{onnx_path} is already cut before its decoding (its outputs are per level)")
-    branches: dict[tuple[str, int], str] = {}
-    for node in graph.node:
-        match = _BRANCH_CONV.match(node.name)
-        if match is not None:
-            branches[(match.group(1), int(match.group(2)))] = node.output[0]
+    branches = {key: node.output[0] for key, node in branch_convs(graph).items()}
     levels = sorted({level for _, level in branches})
     if not levels or any(("2", lv) not in branches or ("3", lv) not in branches for lv in levels):
         raise ValueError(f"{onnx_path} has no ultralytics Detect head to cut (its branch convolutions were not found)")

@@ -6,9 +6,8 @@ On a detector cut before its decoding (the shipped one, :func:`models.detector.c
 every node is quantized and the decoding stays in float, in numpy
 (:mod:`vision.yolo_head`). On one with ultralytics' decoded head, its decoding
 nodes (DFL softmax, anchor arithmetic, the final concatenations) are kept in
-float: those few cheap nodes turn small rounding errors into shifted boxes, and
-the quantize / dequantize pairs around them cost about what int8 saved
-(``models/HISTORY.md``).
+float: those few cheap nodes turn small rounding errors into shifted boxes.
+Either way the head's last convolutions stay in float (:func:`float_nodes`).
 
 ``python -m models.quantize SRC.onnx DST.onnx IMAGE_DIR...`` (training extra: needs ``onnx``);
 held-out and validation real photos (``datasets.real``) are never used for calibration.
@@ -25,19 +24,29 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["decode_nodes", "quantize_detector"]
+__all__ = ["float_nodes", "quantize_detector"]
 
 
-def decode_nodes(model_path: Path) -> list[str]:
-    """Names of the detect head's decoding nodes (everything in the last module but its conv branches)."""
+def float_nodes(model_path: Path) -> list[str]:
+    """Names of the nodes kept in float: the head's decoding, if the graph has one, and its branches' last convolutions.
+
+    The decoding is everything in the last module but its conv branches (absent
+    from a cut detector). The branches' last convolutions produce the numbers the
+    decoding reads (box distance bins, class logits): rounding them shifted boxes
+    (mean IoU with the float boxes 0.966 with them quantized, 0.975 in float, at
+    the same speed, on 150 unseen generated frames).
+    """
     import onnx
+
+    from models.detector import branch_convs
 
     graph = onnx.load(str(model_path)).graph
     heads = sorted(
         {n.name.split("/")[1] for n in graph.node if n.name.startswith("/model.")}, key=lambda s: int(s.split(".")[1])
     )
     last = f"/{heads[-1]}/"
-    return [n.name for n in graph.node if n.name.startswith(last) and "/cv2." not in n.name and "/cv3." not in n.name]
+    decoding = [n.name for n in graph.node if n.name.startswith(last) and not ("/cv2." in n.name or "/cv3." in n.name)]
+    return decoding + [node.name for node in branch_convs(graph).values()]
 
 
 def _calibration_tensors(model_path: Path, images: Sequence[Path]) -> Iterator[npt.NDArray[np.float32]]:
@@ -86,7 +95,7 @@ def quantize_detector(src: Path, dst: Path, calibration_images: Sequence[Path]) 
         per_channel=True,
         activation_type=QuantType.QUInt8,
         weight_type=QuantType.QInt8,
-        nodes_to_exclude=decode_nodes(src),
+        nodes_to_exclude=float_nodes(src),
     )
     prepared.unlink(missing_ok=True)
     # quantize_static drops the metadata the run time reads (names, imgsz, threshold): copy it over.
