@@ -126,6 +126,9 @@ class ReaderConfig:
             :func:`vision.pips.pip_posterior`).
         off_tray_min_inside: share of a die's footprint that must lie inside the tray.
         auto_tray: look for the tray in every frame when no outline was given.
+        tray_sides: fit a found tray's sides at full resolution and, where they can be
+            trusted, draw the camera's vertical from them as from calibrated corners
+            (:mod:`vision.tray_sides`).
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
@@ -148,9 +151,9 @@ class ReaderConfig:
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
         cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
-            where the tray's four corners are known (given or from ArUco markers, not
-            an outline found in the picture: see :attr:`TrayOutline.has_true_corners`)
-            and the model folder has one.
+            where the camera's vertical is known from the tray (its corners given or from
+            ArUco markers, or the sides of an outline found in the picture fitted at full
+            resolution: see :attr:`TrayOutline.vertical_corners`) and the model folder has one.
         cocked_fusion: where the cocked test decides under a calibrated vertical, or a
             searched one the frame's dice agree on, combine
             it with the face classifier's cocked probability as the test's fitted
@@ -168,6 +171,7 @@ class ReaderConfig:
     pip_reliability: float = 0.6
     off_tray_min_inside: float = 0.5
     auto_tray: bool = True
+    tray_sides: bool = True
     aruco: bool = False
     threads: int | None = None
     drop_not_die: bool = True
@@ -297,7 +301,9 @@ class DiceReader:
             VisionError: no tray could be found in the frame.
         """
         frame = as_bgr_frame(frame)
-        outline = tray_from_aruco(frame) or detect_tray(frame, self.detector(frame).xyxy)
+        outline = tray_from_aruco(frame) or detect_tray(
+            frame, self.detector(frame).xyxy, find_sides=self.config.tray_sides
+        )
         if outline is None:
             raise VisionError("no tray found in the calibration frame; give its four corners instead")
         return self.with_tray(outline)
@@ -308,7 +314,7 @@ class DiceReader:
             return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
         if outline is None and self.config.auto_tray:
-            outline = detect_tray(frame, xyxy)
+            outline = detect_tray(frame, xyxy, find_sides=self.config.tray_sides)
         return outline
 
     def read(
@@ -337,7 +343,8 @@ class DiceReader:
                 found, scores = found[keep], scores[keep]
         tray = self.find_tray(frame, found.xyxy)
         size = (frame.shape[1], frame.shape[0])
-        view = _tray_view(tray.polygon.tobytes(), size) if tray is not None and tray.has_true_corners else None
+        corners = tray.vertical_corners if tray is not None else None
+        view = _tray_view(corners.tobytes(), size) if corners is not None else None
         cocked_min_conf = self.config.cocked_min_conf
         judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
         if view is None and judged is not None and judged.decisive:

@@ -51,10 +51,16 @@ class TrayOutline:
     Attributes:
         polygon: vertices, shape (k >= 3, 2), float32, in order around the tray.
         source: where it came from: ``"corners"``, ``"aruco"`` or ``"auto"``.
+        sides: for an outline found in the picture, the quadrilateral (4, 2) along the tray's
+            edges fitted at full resolution (:mod:`vision.tray_sides`), or None where they
+            could not be trusted. Its corners need not be the floor's (a side may run along
+            a wall's rim), but its sides are parallel to the floor's: the camera's vertical
+            drawn from it is the floor's.
     """
 
     polygon: npt.NDArray[np.float32]
     source: str = "corners"
+    sides: npt.NDArray[np.float32] | None = None
 
     def __post_init__(self) -> None:
         poly = np.array(self.polygon, dtype=np.float32)
@@ -64,6 +70,12 @@ class TrayOutline:
             raise ValueError("polygon must hold finite coordinates")
         poly.setflags(write=False)
         object.__setattr__(self, "polygon", poly)
+        if self.sides is not None:
+            sides = np.array(self.sides, dtype=np.float32)
+            if sides.shape != (4, 2) or not np.isfinite(sides).all():
+                raise ValueError(f"sides must be 4 finite corners of shape (4, 2), but got shape {sides.shape}")
+            sides.setflags(write=False)
+            object.__setattr__(self, "sides", sides)
         if self.area <= 1.0:
             raise ValueError(f"polygon must enclose an area, but its area is {self.area:.1f} px²")
 
@@ -78,6 +90,11 @@ class TrayOutline:
         scenes: the cocked test then called flat dice cocked).
         """
         return self.source != "auto"
+
+    @property
+    def vertical_corners(self) -> npt.NDArray[np.float32] | None:
+        """Corners the camera's vertical may be drawn from: the floor's own, else the fitted sides, else None."""
+        return self.polygon if self.has_true_corners else self.sides
 
     @classmethod
     def from_corners(cls, corners: Sequence[Sequence[float]] | npt.ArrayLike, source: str = "corners") -> TrayOutline:
@@ -108,7 +125,8 @@ class TrayOutline:
 
     def scaled(self, sx: float, sy: float) -> TrayOutline:
         """The outline for the same view at another resolution (``x * sx``, ``y * sy``)."""
-        return TrayOutline(self.polygon * np.array([sx, sy], np.float32), self.source)
+        scale = np.array([sx, sy], np.float32)
+        return TrayOutline(self.polygon * scale, self.source, None if self.sides is None else self.sides * scale)
 
     def to_list(self) -> list[list[float]]:
         """JSON form: ``[[x, y], ...]`` rounded to 0.1 px."""

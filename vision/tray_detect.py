@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.tray import TrayOutline, points_in_polygon
+from vision.tray_sides import tray_sides
 
 __all__ = ["ARUCO_DICTIONARY", "detect_tray", "tray_from_aruco"]
 
@@ -170,6 +171,7 @@ def detect_tray(
     min_area: float = 0.08,
     max_area: float = 0.95,
     min_solidity: float = 0.85,
+    find_sides: bool = True,
 ) -> TrayOutline | None:
     """Find the tray floor: the uniform region of colour the dice lie on.
 
@@ -189,6 +191,8 @@ def detect_tray(
         min_area: smallest outline accepted, as a fraction of the frame.
         max_area: largest outline accepted, as a fraction of the frame.
         min_solidity: region area over its hull's area, below which it is not a tray.
+        find_sides: also fit the tray's sides at full resolution (:func:`vision.tray_sides.tray_sides`),
+            from which the reader may draw the camera's vertical.
 
     Returns:
         The outline in frame pixels, or None.
@@ -217,7 +221,10 @@ def detect_tray(
         area = float(cv2.contourArea(poly))
         if best is None or (inside, area) > (best[0], best[1]):
             best = (inside, area, poly)
-    return None if best is None else TrayOutline(best[2] / scale, source="auto")
+    if best is None:
+        return None
+    polygon = best[2] / scale
+    return TrayOutline(polygon, source="auto", sides=tray_sides(frame, polygon) if find_sides else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,82 @@
+"""How well does a tray found in the picture give the camera's vertical? Against the scenes' true corners.
+
+    python bench/tray_sides.py DIR... [--limit N]
+
+For each generated scene (YOLO folder with sidecars holding the floor's true
+corners), the tray is looked for as the reader does (``detect_tray``, the
+labelled dice as anchors) and the vertical drawn (``vision.upright``) from the
+colour outline's corners, and from its sides fitted at full resolution
+(``vision.tray_sides``), is compared with the one the true corners give: the
+angle between the two vertical directions in the camera's frame, in degrees.
+Prints how many scenes each gives a vertical for, and the error's median, 90th
+percentile and largest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from datasets.yolo import find_images
+from vision.images import load_image
+from vision.tray_detect import detect_tray
+from vision.upright import UprightView, upright_view
+
+
+def _direction(view: UprightView) -> np.ndarray:
+    """The vertical as a unit vector in the camera's frame."""
+    d = np.append(view.nadir - view.principal, view.focal)
+    return d / np.linalg.norm(d)
+
+
+def vertical_error(view: UprightView, truth: UprightView) -> float:
+    """Degrees between two verticals (directions in the camera's frame; sign ignored)."""
+    return float(np.degrees(np.arccos(np.clip(abs(_direction(view) @ _direction(truth)), 0.0, 1.0))))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dirs", type=Path, nargs="+", help="generated scenes with sidecars")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many scenes per folder")
+    args = parser.parse_args(argv)
+    scenes, errors = 0, {"colour outline": [], "fitted sides": []}
+    for folder in args.dirs:
+        for path in find_images(folder / "images")[: args.limit]:
+            sidecar = path.parent.parent / "labels" / f"{path.stem}.json"
+            if not sidecar.is_file():
+                continue
+            labels = json.loads(sidecar.read_text())
+            frame = load_image(path)
+            size = (frame.shape[1], frame.shape[0])
+            truth = upright_view(np.asarray(labels["tray"], np.float64), size) if labels.get("tray") else None
+            if truth is None:
+                continue
+            scenes += 1
+            boxes = np.asarray([d["box"] for d in labels.get("dice", [])], np.float32).reshape(-1, 4)
+            outline = detect_tray(frame, boxes)
+            if outline is None:
+                continue
+            for name, corners in (("colour outline", outline.polygon), ("fitted sides", outline.sides)):
+                view = upright_view(corners, size) if corners is not None and len(corners) == 4 else None
+                if view is not None:
+                    errors[name].append(vertical_error(view, truth))
+    print(f"{scenes} scenes with true corners")
+    print(f"{'vertical from':16} {'scenes':>7} {'median deg':>11} {'p90 deg':>8} {'max deg':>8}")
+    for name, errs in errors.items():
+        e = np.asarray(errs)
+        row = f"{np.median(e):11.2f} {np.percentile(e, 90):8.2f} {e.max():8.2f}" if len(e) else f"{'-':>11}"
+        print(f"{name:16} {len(e):7d} {row}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
