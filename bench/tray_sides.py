@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             scenes += 1
             boxes = np.asarray([d["box"] for d in labels.get("dice", [])], np.float32).reshape(-1, 4)
-            outline = detect_tray(frame, boxes)
+            outline = detect_tray(frame, boxes, find_sides=True)
             if outline is None:
                 continue
             for name, corners in (("colour outline", outline.polygon), ("fitted sides", outline.sides)):

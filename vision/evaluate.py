@@ -208,9 +208,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="never search for the camera's vertical in the dice (with --no-tray: the classifier's own cocked call)",
     )
     parser.add_argument(
-        "--no-tray-sides",
+        "--tray-sides",
         action="store_true",
-        help="with --no-tray: never draw the camera's vertical from a found tray's fitted sides",
+        help="with --no-tray: draw the camera's vertical from a found tray's fitted sides (ReaderConfig.tray_sides)",
     )
     parser.add_argument(
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
@@ -244,8 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, face_views=args.views)
     if args.no_search:
         config = dataclasses.replace(config, view_search=None)
-    if args.no_tray_sides:
-        config = dataclasses.replace(config, tray_sides=False)
+    if args.tray_sides:
+        config = dataclasses.replace(config, tray_sides=True)
     if args.context_offsets is not None:
         config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
     missing = [str(d) for d in args.dirs if not d.is_dir()]

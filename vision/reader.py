@@ -128,7 +128,9 @@ class ReaderConfig:
         auto_tray: look for the tray in every frame when no outline was given.
         tray_sides: fit a found tray's sides at full resolution and, where they can be
             trusted, draw the camera's vertical from them as from calibrated corners
-            (:mod:`vision.tray_sides`).
+            (:mod:`vision.tray_sides`). Off by default: the vertical is right (0.24 degrees
+            from the true corners' at the median), but under it the cocked test called real
+            flat dice cocked (``models/HISTORY.md``).
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
@@ -171,7 +173,7 @@ class ReaderConfig:
     pip_reliability: float = 0.6
     off_tray_min_inside: float = 0.5
     auto_tray: bool = True
-    tray_sides: bool = True
+    tray_sides: bool = False
     aruco: bool = False
     threads: int | None = None
     drop_not_die: bool = True

@@ -171,7 +171,7 @@ def detect_tray(
     min_area: float = 0.08,
     max_area: float = 0.95,
     min_solidity: float = 0.85,
-    find_sides: bool = True,
+    find_sides: bool = False,
 ) -> TrayOutline | None:
     """Find the tray floor: the uniform region of colour the dice lie on.
 

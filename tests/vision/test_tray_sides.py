@@ -1,0 +1,130 @@
+"""The tray's sides fitted at full resolution: they find the drawn tray's edges, and refuse what they cannot trust."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.tray import TrayOutline
+from vision.tray_detect import detect_tray
+from vision.tray_sides import SideConfig, tray_sides
+from vision.upright import upright_view
+
+SIZE = (640, 480)
+
+
+def projected_tray(tilt_deg: float, yaw_deg: float) -> np.ndarray:
+    """A 30 x 20 cm floor seen by a 0.9-focal camera 45 cm from its centre, tilted and turned: corners (4, 2) in px."""
+    w, h = SIZE
+    f = 0.9 * w
+    t, y = np.radians(tilt_deg), np.radians(yaw_deg)
+    yaw = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
+    floor = np.array([[-15, -10, 0], [15, -10, 0], [15, 10, 0], [-15, 10, 0]], float) @ yaw.T
+    eye = 45.0 * np.array([0.0, np.sin(t), np.cos(t)])
+    forward = -eye / np.linalg.norm(eye)
+    right = np.array([1.0, 0.0, 0.0])
+    down = np.cross(forward, right)
+    rel = floor - eye
+    x, yy, z = rel @ right, rel @ down, rel @ forward
+    return np.column_stack([f * x / z + w / 2, f * yy / z + h / 2])
+
+
+def draw(corners: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A green floor with exactly these corners (anti-aliased, sub-pixel) on a mottled table."""
+    rng = np.random.default_rng(seed)
+    img = cv2.GaussianBlur(rng.integers(0, 255, (SIZE[1], SIZE[0], 3)).astype(np.uint8), (0, 0), 4)
+    img = cv2.add(img, np.full_like(img, 70))
+    cv2.fillPoly(img, [np.round(corners * 16).astype(np.int32)], (40, 110, 30), cv2.LINE_AA, shift=4)
+    return cv2.add(img, rng.integers(0, 6, img.shape).astype(np.uint8))
+
+
+def vertical_angle(a: np.ndarray, b: np.ndarray) -> float:
+    """Degrees between the verticals two quadrilaterals give."""
+    va, vb = upright_view(a, SIZE), upright_view(b, SIZE)
+    assert va is not None and vb is not None
+    da = np.append(va.nadir - va.principal, va.focal)
+    db = np.append(vb.nadir - vb.principal, vb.focal)
+    return float(np.degrees(np.arccos(min(1.0, abs(da @ db) / np.linalg.norm(da) / np.linalg.norm(db)))))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    tilt=st.floats(20, 40),
+    yaw=st.sampled_from([-1, 1]).flatmap(lambda sign: st.floats(15, 40).map(lambda a: sign * a)),
+    nudge=st.lists(st.floats(-6, 6), min_size=8, max_size=8),
+    seed=st.integers(0, 1000),
+)
+def test_sides_find_the_drawn_edges_from_a_rough_outline(
+    tilt: float, yaw: float, nudge: list[float], seed: int
+) -> None:
+    """A tray turned 15-40 degrees: a side square to the picture leaves a vanishing point at infinity and
+    the focal length undetermined (``tray_sides`` then refuses an implausible camera: tested below)."""
+    truth = projected_tray(tilt, yaw)
+    rough = truth + np.asarray(nudge).reshape(4, 2)
+    found = tray_sides(draw(truth, seed), rough)
+    assert found is not None
+    # Within a pixel and a half: OpenCV's anti-aliased fill puts the drawn edge about half a pixel outside.
+    assert np.abs(found - truth).max() < 1.5
+    assert vertical_angle(found, truth) < 1.0
+    if vertical_angle(rough, truth) > 1.0:  # the fit, not the outline it started from, gives the vertical
+        assert vertical_angle(found, truth) < vertical_angle(rough, truth) / 2
+
+
+def test_a_side_along_the_picture_border_is_refused() -> None:
+    truth = projected_tray(25, 0)
+    cut = truth.copy()
+    cut[[0, 3], 0] = 0.0  # the picture's left edge cuts the tray: that side is the picture's
+    assert tray_sides(draw(truth), cut) is None
+
+
+def test_no_edge_no_sides() -> None:
+    plain = np.full((SIZE[1], SIZE[0], 3), 120, np.uint8)
+    assert tray_sides(plain, projected_tray(25, 10)) is None
+
+
+def test_only_quadrilaterals_and_a_plausible_camera() -> None:
+    truth = projected_tray(25, 10)
+    frame = draw(truth)
+    assert tray_sides(frame, truth[:3]) is None
+    assert tray_sides(frame, truth) is not None
+    assert tray_sides(frame, truth, SideConfig(max_focal=0.5)) is None  # the camera the sides imply is refused
+    square_on = projected_tray(15, 0)  # sides square to the picture: a pixel of bias sends the focal length far
+    nudged = square_on + np.array([[0, 0], [0, 1], [0, 0], [0, 4]])
+    assert tray_sides(draw(square_on), nudged) is None
+
+
+def test_detect_tray_fits_sides_only_when_asked() -> None:
+    truth = projected_tray(20, 15)
+    frame = draw(truth)
+    boxes = np.array([[300, 220, 330, 250]], np.float32)
+    plain = detect_tray(frame, boxes)
+    fitted = detect_tray(frame, boxes, find_sides=True)
+    assert plain is not None and plain.sides is None and plain.vertical_corners is None
+    assert fitted is not None and fitted.sides is not None
+    nearest = np.linalg.norm(fitted.sides[:, None] - truth[None], axis=2).min(axis=0)  # the outline's own order
+    assert nearest.max() < 1.5
+    np.testing.assert_array_equal(fitted.vertical_corners, fitted.sides)
+
+
+def test_outline_sides_are_checked_scaled_and_never_replace_true_corners() -> None:
+    square = [[0, 0], [10, 0], [10, 10], [0, 10]]
+    with pytest.raises(ValueError, match="sides"):
+        TrayOutline(np.array(square, np.float32), "auto", sides=np.zeros((3, 2), np.float32))
+    outline = TrayOutline(np.array(square, np.float32), "auto", sides=np.array(square, np.float32) + 1)
+    assert outline.scaled(2, 3).sides.tolist() == [[2, 3], [22, 3], [22, 33], [2, 33]]
+    given_corners = TrayOutline(np.array(square, np.float32), "corners", sides=np.array(square, np.float32) + 1)
+    np.testing.assert_array_equal(given_corners.vertical_corners, given_corners.polygon)
+
+
+def test_the_reader_fits_sides_only_when_configured() -> None:
+    from vision.reader import DiceReader, ReaderConfig
+
+    truth = projected_tray(25, 20)
+    frame, boxes = draw(truth), np.array([[300, 220, 330, 250]], np.float32)
+    default = DiceReader().find_tray(frame, boxes)
+    fitted = DiceReader(config=ReaderConfig(tray_sides=True)).find_tray(frame, boxes)
+    assert default is not None and default.vertical_corners is None  # the vertical is then searched for
+    assert fitted is not None and fitted.vertical_corners is not None
