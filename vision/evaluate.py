@@ -26,6 +26,7 @@ import dataclasses
 import json
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,14 @@ def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[n
     return lambda _frame: found
 
 
+def _sidecar_outline(corners: np.ndarray, noise_px: float, name: str) -> TrayOutline:
+    """A sidecar's tray: its exact corners (``"labelled"``), or, with ``noise_px``, as if clicked by a person."""
+    if noise_px <= 0:
+        return TrayOutline.from_corners(corners, source="labelled")
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    return TrayOutline.from_corners(np.asarray(corners, np.float64) + rng.normal(0, noise_px, np.shape(corners)))
+
+
 def evaluate_folder(
     reader: DiceReader,
     folder: Path,
@@ -122,6 +131,7 @@ def evaluate_folder(
     oracle: bool = False,
     errors: ErrorCases | None = None,
     count_occluded: bool = False,
+    corner_noise_px: float = 0.0,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -133,6 +143,9 @@ def evaluate_folder(
         oracle: use the labelled boxes instead of the detector (needs whole-die boxes).
         errors: where to write the images not read exactly (none when None).
         count_occluded: score dice the sidecar marks occluded like any other.
+        corner_noise_px: move each sidecar tray corner at random by this much (standard
+            deviation, pixels; the same moves every run) and treat the corners as clicked:
+            how the calibrated path reads for a person who clicks the corners.
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -151,7 +164,7 @@ def evaluate_folder(
             continue
         image_reader = reader
         if sidecar_tray and labels.tray is not None and len(labels.tray) >= 3:
-            image_reader = reader.with_tray(TrayOutline.from_corners(labels.tray))
+            image_reader = reader.with_tray(_sidecar_outline(labels.tray, corner_noise_px, path.name))
         if oracle:
             image_reader = image_reader.with_detector(oracle_detector(labels, frame.shape[1], frame.shape[0]))
         t0 = time.perf_counter()
@@ -208,6 +221,20 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="never search for the camera's vertical in the dice (with --no-tray: the classifier's own cocked call)",
     )
     parser.add_argument(
+        "--corner-noise",
+        type=float,
+        default=0.0,
+        metavar="PX",
+        help="move each sidecar tray corner at random by PX (standard deviation) and treat it as clicked",
+    )
+    parser.add_argument(
+        "--corner-sigma",
+        type=float,
+        default=None,
+        metavar="PX",
+        help="how far the reader assumes tray corners are off (ReaderConfig.corner_sigma_px; default by source)",
+    )
+    parser.add_argument(
         "--tray-sides",
         action="store_true",
         help="with --no-tray: draw the camera's vertical from a found tray's fitted sides (ReaderConfig.tray_sides)",
@@ -246,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, view_search=None)
     if args.tray_sides:
         config = dataclasses.replace(config, tray_sides=True)
+    if args.corner_sigma is not None:
+        config = dataclasses.replace(config, corner_sigma_px=args.corner_sigma)
     if args.context_offsets is not None:
         config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
     missing = [str(d) for d in args.dirs if not d.is_dir()]
@@ -271,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             oracle=args.oracle_boxes,
             errors=errors,
             count_occluded=args.count_occluded,
+            corner_noise_px=args.corner_noise,
         )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")

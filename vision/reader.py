@@ -59,13 +59,13 @@ COCKED_TEST_FILE = "cocked_test.onnx"
 
 
 @functools.lru_cache(maxsize=16)
-def _tray_view(corners: bytes, image_size: tuple[int, int]) -> UprightView | None:
-    """The view a calibrated tray gives, from its corners' float32 bytes.
+def _tray_view(corners: bytes, image_size: tuple[int, int], corner_sigma_px: float) -> UprightView | None:
+    """The view a calibrated tray gives, from its corners' float32 bytes and how far they may be off.
 
     The corners are the same frame after frame, so the vanishing-point algebra
     runs once per tray and picture size instead of once per read.
     """
-    return upright_view(np.frombuffer(corners, np.float32).reshape(-1, 2), image_size)
+    return upright_view(np.frombuffer(corners, np.float32).reshape(-1, 2), image_size, corner_sigma_px)
 
 
 def fusion_for(test: CockedTest | None, classifier: object) -> CockedFusion | None:
@@ -131,6 +131,10 @@ class ReaderConfig:
             (:mod:`vision.tray_sides`). Off by default: the vertical is right (0.24 degrees
             from the true corners' at the median), but under it the cocked test called real
             flat dice cocked (``models/HISTORY.md``).
+        corner_sigma_px: how far the tray's corners may be off, in pixels, when the camera's
+            vertical is drawn from them (:func:`vision.upright.focal_from_corners`); None takes
+            it from where the outline came from (:data:`vision.tray.CORNER_SIGMA_PX`: 2 px for
+            clicked corners, 0 for a generated scene's labels).
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
@@ -174,6 +178,7 @@ class ReaderConfig:
     off_tray_min_inside: float = 0.5
     auto_tray: bool = True
     tray_sides: bool = False
+    corner_sigma_px: float | None = None
     aruco: bool = False
     threads: int | None = None
     drop_not_die: bool = True
@@ -346,7 +351,10 @@ class DiceReader:
         tray = self.find_tray(frame, found.xyxy)
         size = (frame.shape[1], frame.shape[0])
         corners = tray.vertical_corners if tray is not None else None
-        view = _tray_view(corners.tobytes(), size) if corners is not None else None
+        view = None
+        if tray is not None and corners is not None:
+            sigma = tray.corner_sigma_px if self.config.corner_sigma_px is None else self.config.corner_sigma_px
+            view = _tray_view(corners.tobytes(), size, sigma)
         cocked_min_conf = self.config.cocked_min_conf
         judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
         if view is None and judged is not None and judged.decisive:

@@ -44,13 +44,20 @@ def points_in_polygon(points: npt.ArrayLike, polygon: npt.ArrayLike) -> npt.NDAr
     return np.asarray(hits.sum(axis=1) % 2 == 1)
 
 
+#: How far an outline's corners may be from the true ones, in pixels (one standard error), by where they came
+#: from: clicked by a person, the inner corners of ArUco markers, fitted sides of a found tray, or labels
+#: (generated scenes: exact). Unknown sources count as clicks.
+CORNER_SIGMA_PX = {"corners": 2.0, "aruco": 0.5, "auto": 1.0, "labelled": 0.0}
+
+
 @dataclass(frozen=True, eq=False)
 class TrayOutline:
     """The tray's floor as a polygon in frame pixels.
 
     Attributes:
         polygon: vertices, shape (k >= 3, 2), float32, in order around the tray.
-        source: where it came from: ``"corners"``, ``"aruco"`` or ``"auto"``.
+        source: where it came from: ``"corners"`` (given, e.g. clicked), ``"aruco"``, ``"auto"``
+            (found in the picture) or ``"labelled"`` (a generated scene's exact corners).
         sides: for an outline found in the picture, the quadrilateral (4, 2) along the tray's
             edges fitted at full resolution (:mod:`vision.tray_sides`), or None where they
             could not be trusted. Its corners need not be the floor's (a side may run along
@@ -90,6 +97,11 @@ class TrayOutline:
         scenes: the cocked test then called flat dice cocked).
         """
         return self.source != "auto"
+
+    @property
+    def corner_sigma_px(self) -> float:
+        """How far the corners may be off, in pixels: what the camera's vertical may read into them."""
+        return CORNER_SIGMA_PX.get(self.source, CORNER_SIGMA_PX["corners"])
 
     @property
     def vertical_corners(self) -> npt.NDArray[np.float32] | None:
