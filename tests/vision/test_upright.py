@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.upright import DEFAULT_FOCAL, upright_view
+from vision.tray import CORNER_SIGMA_PX, TrayOutline
+from vision.upright import DEFAULT_FOCAL, UprightView, upright_view
 
 SIZE = (640, 480)
 
@@ -106,3 +107,57 @@ def test_a_tray_square_to_the_picture_still_puts_the_nadir_on_the_right_side() -
 )
 def test_an_unusable_outline_gives_no_view(corners: list[list[float]]) -> None:
     assert upright_view(corners, SIZE) is None
+
+
+def _vertical_error(view: UprightView | None, p: np.ndarray, focal: float) -> float:
+    """Degrees between a view's vertical and the true one of camera ``p`` (of focal length ``focal``)."""
+    assert view is not None
+    centre = np.array(SIZE, float) / 2
+    true_nadir = project(p, np.array([[0.0, 0.0, -1e7]]))[0]
+    truth, mine = np.append(true_nadir - centre, focal), np.append(view.nadir - view.principal, view.focal)
+    return float(np.degrees(np.arccos(min(1.0, abs(truth @ mine) / np.linalg.norm(truth) / np.linalg.norm(mine)))))
+
+
+def _square_on_tray(tilt: float, focal: float) -> tuple[np.ndarray, np.ndarray]:
+    """A tray whose sides run square to the picture (one vanishing point at infinity), and the camera."""
+    p, centre = pinhole(tilt, 0.0, focal)
+    target = centre + 60.0 / np.cos(np.radians(tilt)) * np.array(
+        [0.0, np.sin(np.radians(tilt)), -np.cos(np.radians(tilt))]
+    )
+    return project(p, floor_rectangle(target[0], target[1], 30, 20, 0.0)), p
+
+
+def test_clicked_corners_of_a_square_on_tray_keep_the_vertical_near() -> None:
+    """Two pixels of click error used to send the focal length, and the vertical, tens of degrees off."""
+    rng = np.random.default_rng(0)
+    trusted, weighed = [], []
+    for _ in range(100):
+        quad, p = _square_on_tray(30.0, 600.0)
+        clicked = quad + rng.normal(0, 2.0, quad.shape)
+        trusted.append(_vertical_error(upright_view(clicked, SIZE), p, 600.0))
+        weighed.append(_vertical_error(upright_view(clicked, SIZE, corner_sigma_px=2.0), p, 600.0))
+    assert np.percentile(weighed, 90) < 8.0 < np.percentile(trusted, 90)
+    assert max(weighed) < max(trusted)
+
+
+def test_exact_corners_are_trusted_as_they_are_and_weighing_leaves_a_well_placed_tray_alone() -> None:
+    p, centre = pinhole(30.0, 20.0, 700.0)
+    target = centre + 60.0 / np.cos(np.radians(30)) * np.array([0.0, np.sin(np.radians(30)), -np.cos(np.radians(30))])
+    rz = np.radians(20.0)
+    tx, ty = np.array([[np.cos(rz), -np.sin(rz)], [np.sin(rz), np.cos(rz)]]) @ target[:2]
+    quad = project(p, floor_rectangle(tx, ty, 30, 20, 65.0))
+    exact, weighed = upright_view(quad, SIZE), upright_view(quad, SIZE, corner_sigma_px=2.0)
+    assert exact is not None and weighed is not None
+    assert exact.focal == pytest.approx(700.0, rel=0.01) and weighed.focal == exact.focal
+    # A tray square-on leaves the focal length undetermined: the default stands, whatever the click error.
+    square, _ = _square_on_tray(30.0, 700.0)
+    nudged = square + np.array([[0, 0], [0, 1.5], [0, 0], [0, 0]])
+    view = upright_view(nudged, SIZE, corner_sigma_px=2.0)
+    assert view is not None and view.focal == pytest.approx(DEFAULT_FOCAL * max(SIZE))
+
+
+@pytest.mark.parametrize(("source", "sigma"), [("corners", 2.0), ("aruco", 0.5), ("auto", 1.0), ("labelled", 0.0)])
+def test_an_outline_says_how_far_its_corners_may_be_off(source: str, sigma: float) -> None:
+    outline = TrayOutline(np.array([[0, 0], [10, 0], [10, 10], [0, 10]], np.float32), source)
+    assert outline.corner_sigma_px == sigma
+    assert CORNER_SIGMA_PX[source] == sigma
