@@ -235,6 +235,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="how far the reader assumes tray corners are off (ReaderConfig.corner_sigma_px; default by source)",
     )
     parser.add_argument(
+        "--no-snap",
+        action="store_true",
+        help="use clicked (--corner-noise) corners as they are, not snapped to the tray's edges",
+    )
+    parser.add_argument(
         "--tray-sides",
         action="store_true",
         help="with --no-tray: draw the camera's vertical from a found tray's fitted sides (ReaderConfig.tray_sides)",
@@ -273,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, view_search=None)
     if args.tray_sides:
         config = dataclasses.replace(config, tray_sides=True)
+    if args.no_snap:
+        config = dataclasses.replace(config, snap_corners=False)
     if args.corner_sigma is not None:
         config = dataclasses.replace(config, corner_sigma_px=args.corner_sigma)
     if args.context_offsets is not None:

@@ -38,6 +38,7 @@ from vision.reading import DieStatus, Reading
 from vision.support import may_lean
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
+from vision.tray_sides import snap
 from vision.upright import UprightView, upright_view
 from vision.view_search import VerticalMemory, ViewSearchConfig, search_view
 
@@ -51,6 +52,9 @@ __all__ = [
     "default_model_dir",
     "fusion_for",
 ]
+
+#: Frames on which clicked corners are tried against the picture's edges before they are used as clicked.
+_SNAP_TRIES = 5
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
@@ -135,6 +139,9 @@ class ReaderConfig:
             vertical is drawn from them (:func:`vision.upright.focal_from_corners`); None takes
             it from where the outline came from (:data:`vision.tray.CORNER_SIGMA_PX`: 2 px for
             clicked corners, 0 for a generated scene's labels).
+        snap_corners: fit the sides of a tray given by its corners to the picture's edges near
+            them (:func:`vision.tray_sides.snap`, tried on the first few frames until it holds)
+            and draw the camera's vertical from those: clicks are a few pixels off.
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
@@ -179,6 +186,7 @@ class ReaderConfig:
     auto_tray: bool = True
     tray_sides: bool = False
     corner_sigma_px: float | None = None
+    snap_corners: bool = True
     aruco: bool = False
     threads: int | None = None
     drop_not_die: bool = True
@@ -273,6 +281,7 @@ class DiceReader:
         self.cocked_test = cocked_test if cfg.cocked_test else None
         self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
+        self._snap_tries = 0
         self.vertical_memory: VerticalMemory | None = None
 
     def with_vertical_memory(self, memory: VerticalMemory | None) -> DiceReader:
@@ -289,6 +298,7 @@ class DiceReader:
         """The same reader (same loaded models) with another calibrated tray outline."""
         other = copy.copy(self)
         other.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
+        other._snap_tries = 0
         return other
 
     def with_detector(self, detector: Callable[[npt.NDArray[np.uint8]], Reading]) -> DiceReader:
@@ -316,8 +326,13 @@ class DiceReader:
         return self.with_tray(outline)
 
     def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
-        """The tray for this frame: the calibrated one, else markers, else the picture."""
+        """The tray for this frame: the calibrated one (clicks snapped to its edges), else markers, else the picture."""
         if self.tray is not None:
+            if self.config.snap_corners and self.tray.source == "corners" and self._snap_tries < _SNAP_TRIES:
+                self._snap_tries += 1
+                self.tray = snap(self.tray, frame)
+                if self.tray.sides is not None:
+                    self._snap_tries = _SNAP_TRIES  # snapped: keep it
             return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
         if outline is None and self.config.auto_tray:

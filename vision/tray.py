@@ -45,9 +45,11 @@ def points_in_polygon(points: npt.ArrayLike, polygon: npt.ArrayLike) -> npt.NDAr
 
 
 #: How far an outline's corners may be from the true ones, in pixels (one standard error), by where they came
-#: from: clicked by a person, the inner corners of ArUco markers, fitted sides of a found tray, or labels
-#: (generated scenes: exact). Unknown sources count as clicks.
+#: from: clicked by a person, the inner corners of ArUco markers, found in the picture, or labels (generated
+#: scenes: exact). Unknown sources count as clicks.
 CORNER_SIGMA_PX = {"corners": 2.0, "aruco": 0.5, "auto": 1.0, "labelled": 0.0}
+#: The same for sides fitted at full resolution (:mod:`vision.tray_sides`), whatever the outline's source.
+SIDES_SIGMA_PX = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,11 +60,11 @@ class TrayOutline:
         polygon: vertices, shape (k >= 3, 2), float32, in order around the tray.
         source: where it came from: ``"corners"`` (given, e.g. clicked), ``"aruco"``, ``"auto"``
             (found in the picture) or ``"labelled"`` (a generated scene's exact corners).
-        sides: for an outline found in the picture, the quadrilateral (4, 2) along the tray's
-            edges fitted at full resolution (:mod:`vision.tray_sides`), or None where they
-            could not be trusted. Its corners need not be the floor's (a side may run along
-            a wall's rim), but its sides are parallel to the floor's: the camera's vertical
-            drawn from it is the floor's.
+        sides: the quadrilateral (4, 2) along the tray's edges fitted at full resolution
+            near the outline (:mod:`vision.tray_sides`; a found outline's, or clicked corners
+            snapped to the edges), or None where they could not be trusted. Its corners need
+            not be the floor's (a side may run along a wall's rim), but its sides are parallel
+            to the floor's: the camera's vertical drawn from it is the floor's.
     """
 
     polygon: npt.NDArray[np.float32]
@@ -100,13 +102,21 @@ class TrayOutline:
 
     @property
     def corner_sigma_px(self) -> float:
-        """How far the corners may be off, in pixels: what the camera's vertical may read into them."""
+        """How far :attr:`vertical_corners` may be off, in pixels: what the camera's vertical may read into them."""
+        if self.sides is not None:
+            return SIDES_SIGMA_PX
         return CORNER_SIGMA_PX.get(self.source, CORNER_SIGMA_PX["corners"])
 
     @property
     def vertical_corners(self) -> npt.NDArray[np.float32] | None:
-        """Corners the camera's vertical may be drawn from: the floor's own, else the fitted sides, else None."""
-        return self.polygon if self.has_true_corners else self.sides
+        """Corners the camera's vertical may be drawn from: fitted sides, else the floor's own corners, else None.
+
+        Sides fitted to the picture's edges are more precise than clicked corners
+        (:func:`vision.tray_sides.snap`), and the only usable ones of an outline found by colour.
+        """
+        if self.sides is not None:
+            return self.sides
+        return self.polygon if self.has_true_corners else None
 
     @classmethod
     def from_corners(cls, corners: Sequence[Sequence[float]] | npt.ArrayLike, source: str = "corners") -> TrayOutline:

@@ -45,9 +45,10 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.upright import upright_view
+from vision.tray import SIDES_SIGMA_PX, TrayOutline
+from vision.upright import UprightView, upright_view
 
-__all__ = ["SideConfig", "fit_side", "tray_sides"]
+__all__ = ["SideConfig", "fit_side", "snap", "tray_sides"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +92,30 @@ def _gradients(frame: npt.NDArray[np.uint8]) -> Gradients:
 
 
 def _edge_points(
-    gradients: Gradients, p: npt.NDArray[np.float64], q: npt.NDArray[np.float64], band: int, config: SideConfig
+    gradients: Gradients,
+    p: npt.NDArray[np.float64],
+    q: npt.NDArray[np.float64],
+    band: int,
+    config: SideConfig,
+    size: tuple[int, int],
 ) -> tuple[npt.NDArray[np.float64], int]:
-    """The strongest edge across segment pq at each step along it, sub-pixel; and the number of steps."""
+    """The strongest edge across segment pq at each step along it, sub-pixel; and the number of steps.
+
+    Only steps inside a picture of ``size`` (width, height) count: a tray the picture cuts
+    still shows the rest of its side.
+    """
     d = q - p
     length = float(np.hypot(d[0], d[1]))
     along = d / length
     normal = np.array([-along[1], along[0]])
     steps = max(12, int(length / config.step))
     centres = p[None] + np.linspace(0.08, 0.92, steps)[:, None] * d[None]
+    inside = (
+        (centres[:, 0] >= 2) & (centres[:, 0] <= size[0] - 3) & (centres[:, 1] >= 2) & (centres[:, 1] <= size[1] - 3)
+    )
+    centres, steps = centres[inside], int(inside.sum())
+    if steps < 12:
+        return np.zeros((0, 2)), max(steps, 1)
     offsets = np.arange(-band, band + 1, dtype=np.float64)
     samples = centres[:, None, :] + offsets[None, :, None] * normal[None, None, :]
     map_x, map_y = samples[..., 0].astype(np.float32), samples[..., 1].astype(np.float32)
@@ -190,7 +206,7 @@ def tray_sides(
         p, q = quad[i], quad[(i + 1) % 4]
         if _on_border(p, q, width, height) or np.hypot(*(q - p)) < 20:
             return None
-        points, steps = _edge_points(gradients, p, q, band, cfg)
+        points, steps = _edge_points(gradients, p, q, band, cfg, (width, height))
         line = fit_side(points, steps, cfg, rng)
         if line is None:
             return None
@@ -205,3 +221,37 @@ def tray_sides(
     if view is None or view.focal > cfg.max_focal * max(width, height):
         return None
     return found.astype(np.float32)
+
+
+#: Clicked corners are a few pixels off: their sides' corners may move this far (fraction of the diagonal).
+SNAP_MAX_MOVE = 0.03
+#: Largest angle between the verticals of the clicked corners and of the sides snapped to them, in degrees.
+SNAP_MAX_TURN = 10.0
+
+
+def _angle(a: UprightView, b: UprightView) -> float:
+    """Degrees between two views' verticals (directions in the camera's frame; sign ignored)."""
+    da, db = np.append(a.nadir - a.principal, a.focal), np.append(b.nadir - b.principal, b.focal)
+    return float(np.degrees(np.arccos(min(1.0, abs(float(da @ db)) / float(np.linalg.norm(da) * np.linalg.norm(db))))))
+
+
+def snap(outline: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
+    """Clicked corners snapped to the tray's edges in ``frame``: the outline with :attr:`TrayOutline.sides` set.
+
+    A person clicks corners to a few pixels, and the camera's vertical is sensitive to
+    them; sides fitted to the picture's edges near the clicks are better than a pixel. The
+    clicked polygon stays (it is the floor, for the off-tray test); the sides are kept
+    only where every side is found near the clicks (:data:`SNAP_MAX_MOVE`) and their vertical
+    agrees with the clicks' (:data:`SNAP_MAX_TURN`). Otherwise the outline comes back as it was.
+    """
+    if outline.sides is not None or len(outline.polygon) != 4:
+        return outline
+    size = (frame.shape[1], frame.shape[0])
+    sides = tray_sides(frame, outline.polygon, SideConfig(max_move=SNAP_MAX_MOVE))
+    if sides is None:
+        return outline
+    clicked = upright_view(outline.polygon, size, outline.corner_sigma_px)
+    fitted = upright_view(sides, size, SIDES_SIGMA_PX)
+    if clicked is None or fitted is None or _angle(clicked, fitted) > SNAP_MAX_TURN:
+        return outline
+    return TrayOutline(outline.polygon, outline.source, sides)

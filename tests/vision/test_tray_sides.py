@@ -109,14 +109,18 @@ def test_detect_tray_fits_sides_only_when_asked() -> None:
     np.testing.assert_array_equal(fitted.vertical_corners, fitted.sides)
 
 
-def test_outline_sides_are_checked_scaled_and_never_replace_true_corners() -> None:
+def test_outline_sides_are_checked_scaled_and_preferred_for_the_vertical() -> None:
     square = [[0, 0], [10, 0], [10, 10], [0, 10]]
     with pytest.raises(ValueError, match="sides"):
         TrayOutline(np.array(square, np.float32), "auto", sides=np.zeros((3, 2), np.float32))
     outline = TrayOutline(np.array(square, np.float32), "auto", sides=np.array(square, np.float32) + 1)
     assert outline.scaled(2, 3).sides.tolist() == [[2, 3], [22, 3], [22, 33], [2, 33]]
-    given_corners = TrayOutline(np.array(square, np.float32), "corners", sides=np.array(square, np.float32) + 1)
-    np.testing.assert_array_equal(given_corners.vertical_corners, given_corners.polygon)
+    clicked = TrayOutline(np.array(square, np.float32), "corners")
+    assert clicked.corner_sigma_px == 2.0
+    np.testing.assert_array_equal(clicked.vertical_corners, clicked.polygon)
+    snapped = TrayOutline(clicked.polygon, "corners", sides=np.array(square, np.float32) + 1)
+    np.testing.assert_array_equal(snapped.vertical_corners, snapped.sides)  # fitted edges beat clicks
+    assert snapped.corner_sigma_px == 1.0
 
 
 def test_the_reader_fits_sides_only_when_configured() -> None:
@@ -128,3 +132,34 @@ def test_the_reader_fits_sides_only_when_configured() -> None:
     fitted = DiceReader(config=ReaderConfig(tray_sides=True)).find_tray(frame, boxes)
     assert default is not None and default.vertical_corners is None  # the vertical is then searched for
     assert fitted is not None and fitted.vertical_corners is not None
+
+
+def test_clicked_corners_snap_to_the_edges_near_them_and_not_to_far_ones() -> None:
+    from vision.tray_sides import snap
+
+    truth = projected_tray(30, 25)
+    frame = draw(truth)
+    rng = np.random.default_rng(3)
+    clicked = TrayOutline(truth + rng.normal(0, 2.0, truth.shape), "corners")
+    snapped = snap(clicked, frame)
+    assert snapped.sides is not None
+    np.testing.assert_array_equal(snapped.polygon, clicked.polygon)  # the floor the person marked stays
+    assert np.linalg.norm(snapped.sides[:, None] - truth[None], axis=2).min(axis=0).max() < 1.5
+    assert vertical_angle(snapped.sides, truth) < vertical_angle(clicked.polygon, truth)
+    careless = TrayOutline(truth + np.array([[40, 0], [0, 0], [0, 0], [0, 0]]), "corners")
+    assert snap(careless, frame).sides is None  # a corner 40 px off: no edge is near enough to trust
+    assert snap(clicked, np.full_like(frame, 120)).sides is None
+
+
+def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to() -> None:
+    from vision.reader import DiceReader, ReaderConfig
+
+    truth = projected_tray(30, 25)
+    frame = draw(truth)
+    clicked = TrayOutline(truth + np.random.default_rng(4).normal(0, 2.0, truth.shape), "corners")
+    reader = DiceReader().with_tray(clicked)
+    reader.read(frame)
+    assert reader.tray is not None and reader.tray.sides is not None
+    plain = DiceReader(config=ReaderConfig(snap_corners=False)).with_tray(clicked)
+    plain.read(frame)
+    assert plain.tray is not None and plain.tray.sides is None
