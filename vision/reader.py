@@ -164,9 +164,10 @@ class ReaderConfig:
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
         cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
-            where the camera's vertical is known from the tray (its corners given or from
-            ArUco markers, or the sides of an outline found in the picture fitted at full
-            resolution: see :attr:`TrayOutline.vertical_corners`) and the model folder has one.
+            where the camera's vertical is known from the tray (its corners given, snapped to
+            its edges or from ArUco markers, or with ``tray_sides`` the fitted sides of an
+            outline found in the picture: see :attr:`TrayOutline.vertical_corners`) and the
+            model folder has one.
         cocked_fusion: where the cocked test decides under a calibrated vertical, or a
             searched one the frame's dice agree on, combine
             it with the face classifier's cocked probability as the test's fitted
