@@ -55,6 +55,8 @@ __all__ = [
 
 #: Frames on which clicked corners are tried against the picture's edges before they are used as clicked.
 _SNAP_TRIES = 5
+#: Trays whose snapping a reader remembers (a server sees a few tables' corners).
+_SNAP_CACHE = 64
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
@@ -282,7 +284,8 @@ class DiceReader:
         self.cocked_test = cocked_test if cfg.cocked_test else None
         self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
-        self._snap_tries = 0
+        #: Clicked corners snapped to a picture's edges, shared by this reader's copies (see :meth:`_snapped`).
+        self._snaps: dict[tuple[bytes, int, int], tuple[int, TrayOutline]] = {}
         self.vertical_memory: VerticalMemory | None = None
 
     def with_vertical_memory(self, memory: VerticalMemory | None) -> DiceReader:
@@ -299,7 +302,6 @@ class DiceReader:
         """The same reader (same loaded models) with another calibrated tray outline."""
         other = copy.copy(self)
         other.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
-        other._snap_tries = 0
         return other
 
     def with_detector(self, detector: Callable[[npt.NDArray[np.uint8]], Reading]) -> DiceReader:
@@ -329,15 +331,29 @@ class DiceReader:
     def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
         """The tray for this frame: the calibrated one (clicks snapped to its edges), else markers, else the picture."""
         if self.tray is not None:
-            if self.config.snap_corners and self.tray.source == "corners" and self._snap_tries < _SNAP_TRIES:
-                self._snap_tries += 1
-                self.tray = snap(self.tray, frame)
-                if self.tray.sides is not None:
-                    self._snap_tries = _SNAP_TRIES  # snapped: keep it
+            if self.config.snap_corners and self.tray.source == "corners":
+                return self._snapped(self.tray, frame)
             return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
         if outline is None and self.config.auto_tray:
             outline = detect_tray(frame, xyxy, find_sides=self.config.tray_sides)
+        return outline
+
+    def _snapped(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
+        """``tray`` snapped to the edges of the first frames it is used with (:func:`vision.tray_sides.snap`).
+
+        The answer is kept per corners and picture size in a cache that copies of this reader
+        share, so a server that makes a reader per request (:meth:`with_tray`) snaps once, not
+        on every frame; after :data:`_SNAP_TRIES` frames without a fit the clicks stand as given.
+        """
+        key = (tray.polygon.tobytes(), frame.shape[1], frame.shape[0])
+        tries, outline = self._snaps.get(key, (0, tray))
+        if outline.sides is not None or tries >= _SNAP_TRIES:
+            return outline
+        outline = snap(tray, frame)
+        if len(self._snaps) >= _SNAP_CACHE:
+            self._snaps.clear()
+        self._snaps[key] = (tries + 1, outline)
         return outline
 
     def read(

@@ -157,9 +157,26 @@ def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to()
     truth = projected_tray(30, 25)
     frame = draw(truth)
     clicked = TrayOutline(truth + np.random.default_rng(4).normal(0, 2.0, truth.shape), "corners")
+    base = DiceReader()
+    boxes = np.zeros((0, 4), np.float32)
+    first = base.with_tray(clicked).find_tray(frame, boxes)
+    assert first is not None and first.sides is not None
+    np.testing.assert_array_equal(first.polygon, clicked.polygon)
+    # A server makes a reader per request: the snap is remembered across them, not redone.
+    again = base.with_tray(clicked).find_tray(np.full_like(frame, 120), boxes)
+    assert again is first
+    plain = DiceReader(config=ReaderConfig(snap_corners=False)).with_tray(clicked).find_tray(frame, boxes)
+    assert plain is not None and plain.sides is None
+
+
+def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
+    from vision.reader import _SNAP_TRIES, DiceReader
+
+    truth = projected_tray(30, 25)
+    clicked = TrayOutline(truth, "corners")
     reader = DiceReader().with_tray(clicked)
-    reader.read(frame)
-    assert reader.tray is not None and reader.tray.sides is not None
-    plain = DiceReader(config=ReaderConfig(snap_corners=False)).with_tray(clicked)
-    plain.read(frame)
-    assert plain.tray is not None and plain.tray.sides is None
+    blank = np.full((SIZE[1], SIZE[0], 3), 120, np.uint8)
+    for _ in range(_SNAP_TRIES):
+        assert reader.find_tray(blank, np.zeros((0, 4), np.float32)).sides is None
+    # Tries used up: even a frame where the edges show leaves the clicks as given.
+    assert reader.find_tray(draw(truth), np.zeros((0, 4), np.float32)).sides is None
