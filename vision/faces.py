@@ -168,9 +168,14 @@ class FaceClassifier:
         views: int = 1,
         logit_bias: Sequence[float] | None = None,
         context_offsets: Sequence[float] = (0.0,),
+        sure: float | None = None,
     ) -> None:
         if views not in _VIEWS:
             raise ValueError(f"views must be one of {sorted(_VIEWS)}, but got {views!r}")
+        if sure is not None and not 0.0 < sure <= 1.0:
+            raise ValueError(f"sure must be a probability in (0, 1], or None; got {sure!r}")
+        #: A die whose first view reads a face at this probability or more skips the other views (None: never).
+        self.sure = sure
         if not context_offsets or not all(-0.5 < float(o) < 1.0 for o in context_offsets):
             raise ValueError(f"context_offsets must be numbers in (-0.5, 1), at least one; got {context_offsets!r}")
         self.views = views
@@ -227,9 +232,12 @@ class FaceClassifier:
             raise ValueError(f"{len(crops)} crops cannot be {copies} copies of the same dice")
         n = len(crops) // copies
         tensor = crops_to_tensor(crops)
-        views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
-        probs = softmax(self._logits(np.concatenate(views)) + self.logit_bias)
-        probs = probs.reshape(len(views) * copies, n, len(self.names)).mean(axis=0)
+        if self.sure is not None and self.views > 1 and copies == 1 and n:
+            probs = self._sure_first(tensor)
+        else:
+            views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
+            probs = softmax(self._logits(np.concatenate(views)) + self.logit_bias)
+            probs = probs.reshape(len(views) * copies, n, len(self.names)).mean(axis=0)
         is_die = self.class_faces != _NOT_DIE_FACE
         # The best *die* class: a crop the reader keeps is read as a die even when "not_die"
         # came close; its confidence stays the unrenormalised probability, so a crop that
@@ -250,6 +258,22 @@ class FaceClassifier:
             cocked_prob=cocked_prob,
             not_die_prob=not_die_prob,
         )
+
+    def _sure_first(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Class probabilities (n, k): the first view alone where it reads a face at ``sure`` or more.
+
+        The other dice get every view averaged; only they are run through the other views.
+        """
+        first = softmax(self._logits(tensor) + self.logit_bias)
+        best = first.argmax(axis=1)
+        unsure = np.flatnonzero((first.max(axis=1) < (self.sure or 1.0)) | (self.class_faces[best] <= 0))
+        if len(unsure) == 0:
+            return first
+        rest = np.concatenate([_VIEWS[self.views](tensor[unsure], k) for k in range(1, self.views)])
+        others = softmax(self._logits(rest) + self.logit_bias).reshape(self.views - 1, len(unsure), -1)
+        probs = first.copy()
+        probs[unsure] = (first[unsure] + others.sum(axis=0)) / self.views
+        return probs
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> FaceScores:
         """Classify the die in each box of a BGR frame."""
