@@ -2,6 +2,7 @@
 
     python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
     python bench/read_speed.py --against OTHER_DIR [--models DIR] [--image PATH] [--runs 60] [--rounds 6]
+    python bench/read_speed.py --compare-config FIELD=VALUE [--image PATH] [--runs 60] [--rounds 6]
 
 Stages: the detector (letterbox + ONNX + decode), the face classifier on the
 dice found (crops + ONNX), the tray search, the pip counter, the search for the
@@ -17,12 +18,15 @@ numbers depend on the machine and on what else runs on it.
 ``--against`` compares two model folders fairly on a shared, noisy machine:
 the whole read (tray calibrated where the image has a labelled one) of each,
 in alternating blocks of ``--runs`` reads, ``--rounds`` times, so that a slow
-minute of the machine slows both alike.
+minute of the machine slows both alike. ``--compare-config`` does the same for
+the default reader against one with a ``ReaderConfig`` field changed.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import dataclasses
 import os
 import statistics
 import sys
@@ -81,12 +85,14 @@ def frame_640x480(path: Path | None) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def compare(
-    frame: np.ndarray, corners: np.ndarray | None, folders: dict[str, Path | None], args: argparse.Namespace
+    frame: np.ndarray,
+    corners: np.ndarray | None,
+    setups: dict[str, tuple[Path | None, ReaderConfig]],
+    args: argparse.Namespace,
 ) -> None:
-    """Print the median and p90 whole-read latency of each model folder, timed in alternating blocks."""
+    """Print the median and p90 whole-read latency of each setup (model folder, config), timed in alternating blocks."""
     tray = TrayOutline.from_corners(corners) if corners is not None else None
-    config = ReaderConfig(threads=args.threads, face_views=args.views)
-    readers = {name: DiceReader(folder, config=config).with_tray(tray) for name, folder in folders.items()}
+    readers = {name: DiceReader(folder, config=config).with_tray(tray) for name, (folder, config) in setups.items()}
     times: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(args.rounds):
         for name, reader in readers.items():
@@ -94,9 +100,21 @@ def compare(
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     what = "tray calibrated" if tray is not None else "tray found"
     print(f"whole read ({what}), {args.rounds} alternating blocks of {args.runs} reads, load {load:.1f}")
-    print(f"{'models':<44}{'median ms':>10}{'p90 ms':>9}")
+    print(f"{'setup':<44}{'median ms':>10}{'p90 ms':>9}")
     for name, wall in times.items():
         print(f"{name:<44}{statistics.median(wall):>10.2f}{statistics.quantiles(wall, n=10)[-1]:>9.2f}")
+
+
+def config_change(text: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` (a ReaderConfig field, a Python literal) -> (field, value); argparse type."""
+    field, _, value = text.partition("=")
+    names = {f.name for f in dataclasses.fields(ReaderConfig)}
+    if field not in names:
+        raise argparse.ArgumentTypeError(f"{field!r} is no ReaderConfig field; one of {', '.join(sorted(names))}")
+    try:
+        return field, ast.literal_eval(value)
+    except (ValueError, SyntaxError) as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Python literal (e.g. 0.9, None, True)") from exc
 
 
 def main() -> int:
@@ -109,12 +127,26 @@ def main() -> int:
         "--views", type=int, choices=(1, 2, 4, 8), default=ReaderConfig().face_views, help="classifier views per die"
     )
     ap.add_argument("--against", type=Path, default=None, help="compare the whole read with this model folder")
-    ap.add_argument("--rounds", type=int, default=6, help="alternating blocks per folder, with --against")
+    ap.add_argument(
+        "--compare-config",
+        type=config_change,
+        default=None,
+        metavar="FIELD=VALUE",
+        help="compare the whole read with one ReaderConfig field changed, e.g. face_views_sure=0.9",
+    )
+    ap.add_argument("--rounds", type=int, default=6, help="alternating blocks per setup, with --against")
     args = ap.parse_args()
 
     frame, corners = frame_640x480(args.image)
-    if args.against is not None:
-        compare(frame, corners, {str(args.models or "models"): args.models, str(args.against): args.against}, args)
+    config = ReaderConfig(threads=args.threads, face_views=args.views)
+    if args.against is not None or args.compare_config is not None:
+        setups = {str(args.models or "models"): (args.models, config)}
+        if args.against is not None:
+            setups[str(args.against)] = (args.against, config)
+        if args.compare_config is not None:
+            field, value = args.compare_config
+            setups[f"{field}={value!r}"] = (args.models, dataclasses.replace(config, **{field: value}))
+        compare(frame, corners, setups, args)
         return 0
     reader = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views))
     found = reader.detector(frame)

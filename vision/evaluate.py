@@ -235,6 +235,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="how far the reader assumes tray corners are off (ReaderConfig.corner_sigma_px; default by source)",
     )
     parser.add_argument(
+        "--views-sure",
+        type=float,
+        default=None,
+        metavar="P",
+        help="dice whose first view reads a face at P or more skip the other views (ReaderConfig.face_views_sure; "
+        "default 0.9, 1 gives every die every view)",
+    )
+    parser.add_argument(
         "--no-snap",
         action="store_true",
         help="use clicked (--corner-noise) corners as they are, not snapped to the tray's edges",
@@ -278,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, view_search=None)
     if args.tray_sides:
         config = dataclasses.replace(config, tray_sides=True)
+    if args.views_sure is not None:
+        config = dataclasses.replace(config, face_views_sure=args.views_sure)
     if args.no_snap:
         config = dataclasses.replace(config, snap_corners=False)
     if args.corner_sigma is not None:

@@ -128,3 +128,37 @@ def test_context_offsets_average_wider_and_tighter_cuts(tmp_path: Path, onnx_ava
         FaceClassifier(path, context_offsets=())
     with pytest.raises(ValueError, match="copies"):
         plain.classify_crops(plain.crops(frame, boxes), copies=2)
+
+
+REAL_CLASSIFIER = Path(__file__).resolve().parents[2] / "models" / "face_classifier.onnx"
+
+
+@pytest.mark.skipif(not REAL_CLASSIFIER.exists(), reason="needs the committed classifier")
+def test_sure_dice_skip_the_other_views_and_the_rest_get_them_all() -> None:
+    """With ``sure``, a die read at that probability in its first view keeps that view alone; the others are
+    read exactly as with every view. The real classifier, on crops of the bundled examples."""
+    from vision.evaluate import load_labels
+    from vision.images import load_image
+
+    examples = sorted((REAL_CLASSIFIER.parents[1] / "examples").glob("*.jpg"))
+    every = FaceClassifier(REAL_CLASSIFIER, views=4)
+    crops = []
+    for path in examples:
+        frame = load_image(path)
+        labels = load_labels(path, frame.shape[1], frame.shape[0])
+        crops.append(every.crops(frame, labels.xyxy))
+    batch = np.concatenate(crops)
+    first = FaceClassifier(REAL_CLASSIFIER, views=1).classify_crops(batch)
+    all_views = every.classify_crops(batch)
+    sure = 0.9
+    mixed = FaceClassifier(REAL_CLASSIFIER, views=4, sure=sure).classify_crops(batch)
+    confident = (first.confidence >= sure) & (first.face > 0)
+    assert 0 < confident.sum() < len(batch)  # the examples hold both kinds
+    np.testing.assert_allclose(mixed.face_probs[confident], first.face_probs[confident], atol=1e-6)
+    np.testing.assert_allclose(mixed.face_probs[~confident], all_views.face_probs[~confident], atol=1e-6)
+    np.testing.assert_allclose(mixed.cocked_prob[~confident], all_views.cocked_prob[~confident], atol=1e-6)
+    # sure=1 leaves no die sure: every view for every die.
+    nobody = FaceClassifier(REAL_CLASSIFIER, views=4, sure=1.0).classify_crops(batch)
+    np.testing.assert_allclose(nobody.face_probs, all_views.face_probs, atol=1e-6)
+    with pytest.raises(ValueError, match="sure"):
+        FaceClassifier(REAL_CLASSIFIER, views=4, sure=0.0)
