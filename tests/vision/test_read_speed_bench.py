@@ -40,5 +40,15 @@ def test_two_model_folders_are_compared(tmp_path: Path) -> None:
         (other / name).symlink_to(ROOT / "models" / name)
     out = run("--against", str(other), "--rounds", "1")
     assert "tray calibrated" in out and str(other) in out
-    rows = [line for line in out.splitlines() if line.startswith(("models", str(other)))]
+    rows = [line for line in out.splitlines() if line.startswith(("setup", "models", str(other)))]
     assert len(rows) == 3  # the header and one row per folder
+
+
+def test_a_config_change_is_compared_and_a_wrong_field_named() -> None:
+    out = run("--compare-config", "face_views_sure=None", "--rounds", "1")
+    rows = [line.split()[0] for line in out.splitlines()[2:] if line.strip()]
+    assert rows == ["models", "face_views_sure=None"], out
+    wrong = subprocess.run(
+        [sys.executable, str(SCRIPT), "--compare-config", "face_view=2"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert wrong.returncode == 2 and "'face_view' is no ReaderConfig field" in wrong.stderr
