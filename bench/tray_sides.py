@@ -1,6 +1,6 @@
 """How well does a tray found in the picture give the camera's vertical? Against the scenes' true corners.
 
-    python bench/tray_sides.py DIR... [--limit N]
+    python bench/tray_sides.py DIR... [--limit N] [--clicked PX]
 
 For each generated scene (YOLO folder with sidecars holding the floor's true
 corners), the tray is looked for as the reader does (``detect_tray``, the
@@ -8,8 +8,11 @@ labelled dice as anchors) and the vertical drawn (``vision.upright``) from the
 colour outline's corners, and from its sides fitted at full resolution
 (``vision.tray_sides``), is compared with the one the true corners give: the
 angle between the two vertical directions in the camera's frame, in degrees.
-Prints how many scenes each gives a vertical for, and the error's median, 90th
-percentile and largest.
+With ``--clicked PX`` also the true corners moved at random by PX (as
+``vision.evaluate --corner-noise`` moves them) and snapped to the edges
+(``vision.tray_sides.snap``): the vertical of the clicks, and of the snapped
+sides where the snap holds. Prints how many scenes each gives a vertical for,
+and the error's median, 90th percentile and largest.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from datasets.yolo import find_images
+from vision.evaluate import _sidecar_outline
 from vision.images import load_image
 from vision.tray_detect import detect_tray
+from vision.tray_sides import snap
 from vision.upright import UprightView, upright_view
 
 
@@ -47,8 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", type=Path, nargs="+", help="generated scenes with sidecars")
     parser.add_argument("--limit", type=int, default=None, help="at most this many scenes per folder")
+    parser.add_argument("--clicked", type=float, default=None, metavar="PX", help="also clicked corners, snapped")
     args = parser.parse_args(argv)
-    scenes, errors = 0, {"colour outline": [], "fitted sides": []}
+    scenes = 0
+    errors: dict[str, list[float]] = {"colour outline": [], "fitted sides": []}
+    if args.clicked is not None:
+        errors.update({"clicked corners": [], "clicked, snapped": []})
     for folder in args.dirs:
         for path in find_images(folder / "images")[: args.limit]:
             sidecar = path.parent.parent / "labels" / f"{path.stem}.json"
@@ -61,6 +70,14 @@ def main(argv: list[str] | None = None) -> int:
             if truth is None:
                 continue
             scenes += 1
+            if args.clicked is not None:
+                clicked = _sidecar_outline(np.asarray(labels["tray"], np.float32), args.clicked, path.name)
+                snapped = snap(clicked, frame)
+                view = upright_view(clicked.polygon, size, clicked.corner_sigma_px)
+                if view is not None:
+                    errors["clicked corners"].append(vertical_error(view, truth))
+                if snapped.sides is not None and (view := upright_view(snapped.sides, size, 1.0)) is not None:
+                    errors["clicked, snapped"].append(vertical_error(view, truth))
             boxes = np.asarray([d["box"] for d in labels.get("dice", [])], np.float32).reshape(-1, 4)
             outline = detect_tray(frame, boxes, find_sides=True)
             if outline is None:
