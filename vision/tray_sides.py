@@ -1,43 +1,39 @@
-"""The tray's sides at full resolution: straight edges fitted along a found outline, for the camera's vertical.
+"""The tray's sides at full resolution: straight edges fitted near a rough outline, for the camera's vertical.
 
-:func:`vision.tray_detect.detect_tray` finds the floor by its colour at 160 px
-wide. That outline serves the off-tray test, but its sides are too rough for
-vanishing points: the vertical drawn from it (:mod:`vision.upright`) was off by
-12 degrees at the median on the calibration scenes (46 at the 90th percentile),
-and the cocked test, under it, called flat dice cocked. So the reader ran the cocked test under a vertical
-searched for in the dice instead, which it trusts less.
+The camera's vertical (:mod:`vision.upright`) comes from the tray's vanishing
+points, which a pixel of error in a corner moves. Two outlines are that rough:
+the one :func:`vision.tray_detect.detect_tray` finds by colour at 160 px wide
+(its vertical was 12 degrees off at the median on the calibration scenes, 46 at
+the 90th percentile), and corners a person clicks.
 
-Here each side of the found quadrilateral is looked for again in the full frame:
-across the side, at regular steps along it, the strongest colour edge within a
-band (a sub-pixel peak of the Lab gradient across the side); a line through the
-most of those points (RANSAC, then least squares on its inliers); the four lines
-meet at the corners of a quadrilateral along the tray's edges. Which edge each
-line follows (the floor's, a wall's foot or its rim) does not matter: they are
-all parallel to the floor's side, so they meet at the same vanishing point,
-and the vertical is the same.
+Here each side of the rough quadrilateral is looked for again in the full
+frame: across the side, at regular steps along the part of it inside the
+picture, the strongest colour edge within a band (a sub-pixel peak of the Lab
+gradient across the side); a line through most of those points (RANSAC, then
+least squares on its inliers); the four lines meet at the corners of a
+quadrilateral along the tray's edges. Which edge a line follows (the floor's, a
+wall's foot or its rim) does not matter: they all run parallel to the floor's
+side, so they meet at the same vanishing point, and the vertical is the same.
 
-The answer is None, and the reader keeps its search, when the outline is not a
-quadrilateral, a side lies along the picture's border (the picture cuts the
-tray there), fewer than ``min_support`` of a side's steps agree on one line, the
-corners move implausibly far from the colour outline's, or the camera they
-imply is implausible (a focal length over ``max_focal`` times the picture's
-longer side).
+The answer is None when the outline is not a quadrilateral, a side lies along
+the picture's border (the picture cuts the tray there), fewer than
+``min_support`` of a side's steps agree on one line, the corners move further
+than ``max_move`` from the rough ones, or the camera they imply is implausible
+(a focal length over ``max_focal`` times the picture's longer side).
 
-Measured with the scenes' true floor corners as the reference (``python
-bench/tray_sides.py data/calib_synth``): of 1000 calibration scenes, the colour
-outline is found in 463 (a quadrilateral in 428); sides in 124; and the
-vertical those give is within 0.24 degrees of the true corners' at the median
-(90th percentile 1.35, largest 2.4), where the colour outline's was 12 degrees
-off at the median.
+Measured against the scenes' true floor corners (``python bench/tray_sides.py
+data/calib_synth``): of 1000 calibration scenes, the colour outline is found in
+463 (a quadrilateral in 428), its sides in 128, and their vertical is 0.25
+degrees from the true corners' at the median (90th percentile 1.33, largest 2.2).
 
-Two uses. Corners a person clicked are snapped to the edges near them
-(:func:`snap`, on by default: ``ReaderConfig.snap_corners``): with clicks 2 px
-off, the cocked F1 on the calibration scenes rose from 0.778 to 0.799. A tray
-found by colour may give the vertical from its fitted sides
-(``ReaderConfig.tray_sides``), off by default: on the calibration scenes it
-raised the cocked F1 of a read with the tray found per picture from 0.556 to
-0.577, but on the real validation photos the cocked test, under the vertical of
-a byler box's sides, called two flat dice cocked (``models/HISTORY.md``).
+Two uses. Clicked corners are snapped to the edges near them (:func:`snap`, on
+by default: ``ReaderConfig.snap_corners``): with clicks 2 px off, the cocked F1
+on the calibration scenes rose from 0.778 to 0.799. A tray found by colour may
+give the vertical from its fitted sides (``ReaderConfig.tray_sides``), off by
+default: on the calibration scenes it raised the cocked F1 of reads with the
+tray found per picture from 0.556 to 0.577, but on a real validation photo the
+cocked test, under the vertical of a byler box's sides, called two flat dice
+cocked (``models/HISTORY.md``).
 """
 
 from __future__ import annotations
