@@ -134,7 +134,7 @@ class ReaderConfig:
         auto_tray: look for the tray in every frame when no outline was given.
         tray_sides: fit a found tray's sides at full resolution and, where they can be
             trusted, draw the camera's vertical from them as from calibrated corners
-            (:mod:`vision.tray_sides`). Off by default: the vertical is right (0.24 degrees
+            (:mod:`vision.tray_sides`). Off by default: the vertical is right (0.25 degrees
             from the true corners' at the median), but under it the cocked test called real
             flat dice cocked (``models/HISTORY.md``).
         corner_sigma_px: how far the tray's corners may be off, in pixels, when the camera's
