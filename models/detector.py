@@ -194,6 +194,22 @@ def _map_shapes(model: Any, tensors: list[str], imgsz: int) -> dict[str, tuple[i
     return {name: tuple(int(d) for d in m.shape) for name, m in zip(tensors, maps, strict=True)}
 
 
+def _prune(graph: Any, outputs: set[str]) -> None:
+    """Drop every node, initializer and shape note of ``graph`` that ``outputs`` do not depend on."""
+    needed, kept = set(outputs), []
+    for node in reversed(graph.node):  # nodes are in topological order: walk back from the outputs
+        if any(o in needed for o in node.output):
+            kept.append(node)
+            needed.update(node.input)
+    for field, keep in (
+        (graph.node, list(reversed(kept))),
+        (graph.initializer, [t for t in graph.initializer if t.name in needed]),
+        (graph.value_info, [v for v in graph.value_info if v.name in needed]),
+    ):
+        del field[:]
+        field.extend(keep)
+
+
 def cut_head(onnx_path: Path, out: Path | None = None, imgsz: int = DetectorConfig.imgsz) -> Path:
     """Stop an exported detector's graph at its head's last convolutions (see :mod:`vision.yolo_head`).
 
@@ -242,19 +258,7 @@ def cut_head(onnx_path: Path, out: Path | None = None, imgsz: int = DetectorConf
         helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [1, shapes[src][1], None, None])
         for name, src in renamed.items()
     )
-    needed, kept = set(renamed), []
-    for node in reversed(graph.node):
-        if any(o in needed for o in node.output):
-            kept.append(node)
-            needed.update(node.input)
-    del graph.node[:]
-    graph.node.extend(reversed(kept))
-    initializers = [t for t in graph.initializer if t.name in needed]
-    del graph.initializer[:]
-    graph.initializer.extend(initializers)
-    value_info = [v for v in graph.value_info if v.name in needed]
-    del graph.value_info[:]
-    graph.value_info.extend(value_info)
+    _prune(graph, set(renamed))
     onnx.checker.check_model(model)
     target = out or onnx_path
     target.parent.mkdir(parents=True, exist_ok=True)
