@@ -194,6 +194,8 @@ class TableSession:
             self._state = state
             if state.is_new and state.reading is not None:
                 self._offer(state.reading)
+                if getattr(self.reader, "tray_moved", False):  # a DiceReader set its marked tray aside
+                    self._message += "; the camera moved since the tray was marked: mark its corners again"
             return self.view()
 
     def throw(self, reading: Reading) -> TableView:

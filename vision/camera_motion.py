@@ -140,16 +140,22 @@ class CameraMotion:
         True
     """
 
-    def __init__(self, config: MotionConfig | None = None) -> None:
+    def __init__(self, config: MotionConfig | None = None, *, keep_first: bool = False) -> None:
         self.config = config or MotionConfig()
+        #: Compare every frame with the first one shown (a calibration's picture) instead of the last.
+        self.keep_first = keep_first
         self._previous: npt.NDArray[np.float32] | None = None
         self._previous_spectrum: npt.NDArray[np.float32] | None = None
 
     def moved(self, frame: npt.NDArray[np.uint8]) -> bool:
-        """Whether ``frame`` was taken from another place than the last frame shown; remembers ``frame``."""
+        """Whether ``frame`` was taken from another place than the last frame shown; remembers ``frame``.
+
+        With ``keep_first`` the comparison is always with the first frame shown, which is kept.
+        """
         thumb = thumbnail(frame, self.config.width)
-        previous, self._previous = self._previous, thumb
-        previous_spectrum, self._previous_spectrum = self._previous_spectrum, None
+        previous, previous_spectrum = self._previous, self._previous_spectrum
+        if not (self.keep_first and previous is not None):
+            self._previous, self._previous_spectrum = thumb, None
         if thumb is None or previous is None or previous.shape != thumb.shape:
             return previous is not None and thumb is not None  # a new picture size: another camera mode
         if min(float(thumb.std()), float(previous.std())) < self.config.min_contrast:
@@ -159,9 +165,13 @@ class CameraMotion:
         shift = float(np.hypot(dx, dy)) / self.config.width
         if shift > self.config.max_shift or response < self.config.min_response:
             return True
-        spectrum = self._previous_spectrum = log_polar_spectrum(thumb)
+        spectrum = log_polar_spectrum(thumb)
         if previous_spectrum is None:
             previous_spectrum = log_polar_spectrum(previous)
+        if self.keep_first:
+            self._previous_spectrum = previous_spectrum  # the first frame's, computed once
+        else:
+            self._previous_spectrum = spectrum
         roll, roll_response = roll_degrees(previous_spectrum, spectrum)
         return abs(roll) > self.config.max_roll and roll_response >= self.config.min_roll_response
 

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
+from vision.camera_motion import CameraMotion
 from vision.cocked import CockedFusion, CockedTest
 from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
@@ -57,6 +58,8 @@ __all__ = [
 _SNAP_TRIES = 5
 #: Trays whose snapping a reader remembers (a server sees a few tables' corners).
 _SNAP_CACHE = 64
+#: Calibrated trays that come from a frame of the camera and go stale when it moves.
+_WATCHED_SOURCES = ("corners", "aruco")
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
@@ -144,6 +147,11 @@ class ReaderConfig:
         snap_corners: fit the sides of a tray given by its corners to the picture's edges near
             them (:func:`vision.tray_sides.snap`, tried on the first few frames until it holds)
             and draw the camera's vertical from those: clicks are a few pixels off.
+        watch_tray: compare each frame with the first one read with a calibrated tray (clicked
+            corners or ArUco markers) and, while the picture has shifted or turned since (a
+            bumped camera, :mod:`vision.camera_motion`), read as if no tray had been given
+            (found in the picture, the vertical searched) rather than with corners in the
+            wrong place; :attr:`DiceReader.tray_moved` says so, for a notice to mark them again.
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
@@ -197,6 +205,7 @@ class ReaderConfig:
     tray_sides: bool = False
     corner_sigma_px: float | None = None
     snap_corners: bool = True
+    watch_tray: bool = True
     aruco: bool = False
     threads: int | None = None
     drop_not_die: bool = True
@@ -295,6 +304,10 @@ class DiceReader:
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         #: Clicked corners snapped to a picture's edges, shared by this reader's copies (see :meth:`_snapped`).
         self._snaps: dict[tuple[bytes, int, int], tuple[int, TrayOutline]] = {}
+        #: Each calibrated tray's watch for a moved camera, shared by this reader's copies (see :meth:`_tray_moved`).
+        self._watches: dict[bytes, CameraMotion] = {}
+        #: Whether the last read set the calibrated tray aside because the picture moved since its first frame.
+        self.tray_moved = False
         self.vertical_memory: VerticalMemory | None = None
 
     def with_vertical_memory(self, memory: VerticalMemory | None) -> DiceReader:
@@ -338,8 +351,13 @@ class DiceReader:
         return self.with_tray(outline)
 
     def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
-        """The tray for this frame: the calibrated one (clicks snapped to its edges), else markers, else the picture."""
-        if self.tray is not None:
+        """The tray for this frame: the calibrated one (clicks snapped to its edges), else markers, else the picture.
+
+        A calibrated tray is set aside while the picture has moved since its first frame
+        (:attr:`tray_moved`): a bumped camera puts the marked corners in the wrong place.
+        """
+        self.tray_moved = self.tray is not None and self._tray_moved(self.tray, frame)
+        if self.tray is not None and not self.tray_moved:
             if self.config.snap_corners and self.tray.source == "corners":
                 return self._snapped(self.tray, frame)
             return self.tray
@@ -347,6 +365,24 @@ class DiceReader:
         if outline is None and self.config.auto_tray:
             outline = detect_tray(frame, xyxy, find_sides=self.config.tray_sides)
         return outline
+
+    def _tray_moved(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> bool:
+        """Whether the picture moved since the first frame read with this calibrated tray (a bumped camera).
+
+        The watch (:class:`vision.camera_motion.CameraMotion` keeping its first frame) is kept
+        per corners in a cache this reader's copies share, like the snap, so that a server
+        making a reader per frame still compares each frame with the tray's first one.
+        Labelled trays (generated scenes) and found ones are not watched.
+        """
+        if not self.config.watch_tray or tray.source not in _WATCHED_SOURCES:
+            return False
+        key = tray.polygon.tobytes()
+        watch = self._watches.get(key)
+        if watch is None:
+            if len(self._watches) >= _SNAP_CACHE:
+                self._watches.clear()
+            watch = self._watches[key] = CameraMotion(keep_first=True)
+        return watch.moved(frame)
 
     def _snapped(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
         """``tray`` snapped to the edges of the first frames it is used with (:func:`vision.tray_sides.snap`).

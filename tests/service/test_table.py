@@ -203,3 +203,18 @@ def test_a_game_over_ignores_throws() -> None:
     table.throw(reading([2, 2, 3, 3, 4, 6]))  # Bob's last chance: a farkle
     assert table.game.is_over and table.view().winners == ("Ann",)
     assert "game is over" in table.throw(reading([1, 5, 2, 3, 4, 6])).message
+
+
+def test_a_reader_that_set_its_marked_tray_aside_asks_for_the_corners_again() -> None:
+    """The DemoTable reads like a DiceReader; one whose camera moved since the tray was marked says so."""
+    demo = DemoTable([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), seed=2)
+    demo.tray_moved = True  # type: ignore[attr-defined]
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=demo)
+    views = [session.on_frame(frame) for frame in demo]
+    assert session.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)  # the throw still counts
+    assert "mark its corners again" in views[-1].message
+    demo.tray_moved = False  # type: ignore[attr-defined]
+    still = TableSession(BOXED, ["Ann", "Bob"], reader=demo)
+    quiet = [still.on_frame(frame) for frame in demo]
+    assert still.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)  # the same throw, read again
+    assert "mark its corners" not in quiet[-1].message

@@ -107,3 +107,16 @@ def test_a_plain_picture_or_a_strip_cannot_tell_and_a_new_size_is_another_camera
 def test_bad_settings_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         MotionConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_keeping_the_first_picture_compares_every_frame_with_it() -> None:
+    """A calibration's watch: a bump is seen on every frame after it, and a frame back in place is no move."""
+    frame = cv2.imread(str(EXAMPLES[0]))
+    watch, last = CameraMotion(keep_first=True), CameraMotion()
+    for motion in (watch, last):
+        assert not motion.moved(frame)
+    bumped = shifted(frame, 27, 10)
+    assert watch.moved(bumped) and last.moved(bumped)
+    assert watch.moved(bumped)  # still moved from the first picture
+    assert not last.moved(bumped)  # the last picture is the bumped one
+    assert not watch.moved(frame)  # back in place

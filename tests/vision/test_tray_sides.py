@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -180,3 +182,31 @@ def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
         assert reader.find_tray(blank, np.zeros((0, 4), np.float32)).sides is None
     # Tries used up: even a frame where the edges show leaves the clicks as given.
     assert reader.find_tray(draw(truth), np.zeros((0, 4), np.float32)).sides is None
+
+
+def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_frame() -> None:
+    from vision.reader import DiceReader, ReaderConfig
+
+    frame = cv2.imread(str(Path(__file__).resolve().parents[2] / "examples" / "tray_cocked.jpg"))
+    h, w = frame.shape[:2]
+    bumped = cv2.warpAffine(
+        frame, np.float32([[1, 0, 0.05 * w], [0, 1, 0.02 * h]]), (w, h), borderMode=cv2.BORDER_REFLECT
+    )
+    marked = TrayOutline(np.array([[100, 100], [w - 100, 110], [w - 90, h - 80], [90, h - 90]], np.float32), "corners")
+    boxes = np.zeros((0, 4), np.float32)
+    reader = DiceReader().with_tray(marked)
+    first = reader.find_tray(frame, boxes)
+    assert not reader.tray_moved and first is not None and first.source == "corners"
+    moved = reader.find_tray(bumped, boxes)
+    assert reader.tray_moved and (moved is None or moved.source == "auto")  # read as if no tray was marked
+    again = reader.with_tray(marked)  # a copy (a server's reader per frame) keeps the same watch
+    again.find_tray(bumped, boxes)
+    assert again.tray_moved
+    back = reader.find_tray(frame, boxes)
+    assert not reader.tray_moved and back is not None and back.source == "corners"
+    unwatched = DiceReader(config=ReaderConfig(watch_tray=False)).with_tray(marked)
+    unwatched.find_tray(frame, boxes)
+    assert unwatched.find_tray(bumped, boxes).source == "corners" and not unwatched.tray_moved
+    labelled = DiceReader().with_tray(TrayOutline(marked.polygon, "labelled"))
+    labelled.find_tray(frame, boxes)
+    assert labelled.find_tray(bumped, boxes).source == "labelled"  # generated scenes' labels are not watched
