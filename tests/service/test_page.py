@@ -335,9 +335,8 @@ def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit:
             eventually(lambda: any(t is not None for t in reader.trays))
             page.click("#clear-tray")
             page.wait_for_selector('#tray-status[data-state="off"]', timeout=30_000)
-            count = len(reader.trays)
-            eventually(lambda: len(reader.trays) > count)
-            assert reader.trays[-1] is None
+            # A frame sent before the click may still be read with the corners: the reads after it have none.
+            eventually(lambda: len(reader.trays) >= 2 and reader.trays[-1] is None and reader.trays[-2] is None)
             # A tray whose corners lie out of view: two clicks on each floor edge, and the page finds the corners.
             truth = np.array(json.loads(EXAMPLE_LABELS.read_text())["tray"])
             assert ((truth < 0) | (truth > [640, 480])).any(), "the example's tray should reach out of view"
