@@ -143,23 +143,28 @@ class LazyReader:
     def __init__(self, slot: ReaderSlot, tray: list[list[float]] | None = None) -> None:
         self.slot, self.tray = slot, tray
         self.memory = VerticalMemory()
+        #: Whether the last frame was read without the marked tray: the camera moved since it was marked.
+        self.tray_moved = False
 
     @property
     def vertical(self) -> str:
         """Where this table's vertical comes from: ``"tray"`` (calibrated), ``"learned"`` or ``"searching"``.
 
         ``"checking"``: one was learned, but the camera seems to have moved since and no
-        search has confirmed it yet (leaning dice are then judged cautiously).
+        search has confirmed it yet (leaning dice are then judged cautiously). ``"moved"``:
+        a tray is marked, but the camera moved since, so it is set aside until marked again.
         """
         if self.tray is not None:
-            return "tray"
+            return "moved" if self.tray_moved else "tray"
         if self.memory.view is None:
             return "searching"
         return "checking" if self.memory.doubted else "learned"
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
         """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""
-        return self.slot.get().read(frame, self.tray, self.memory)
+        reading = self.slot.get().read(frame, self.tray, self.memory)
+        self.tray_moved = self.tray is not None and reading.tray_set_aside
+        return reading
 
 
 class Cameras:

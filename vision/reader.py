@@ -478,6 +478,7 @@ class DiceReader:
             face_confidence=face_conf,
             status=status,
             tray=None if tray is None else tray.polygon,
+            tray_set_aside=self.tray_moved,
             frame_index=frame_index,
             timestamp=timestamp,
             data=data,

@@ -97,6 +97,8 @@ class Reading:
         frame_index: index of the frame in a video stream, if any.
         timestamp: capture time in seconds, if any.
         data: extra per-die columns (each of length n), e.g. ``"cocked"`` or ``"pips"``.
+        tray_set_aside: a tray was marked, but the camera moved since, so this frame was read
+            as if none had been (:attr:`vision.reader.ReaderConfig.watch_tray`).
     """
 
     xyxy: npt.NDArray[np.float32]
@@ -109,6 +111,7 @@ class Reading:
     frame_index: int | None = None
     timestamp: float | None = None
     data: Mapping[str, npt.NDArray[Any]] = field(default_factory=dict)
+    tray_set_aside: bool = False
 
     def __post_init__(self) -> None:
         xyxy = np.array(self.xyxy, dtype=np.float32)

@@ -276,10 +276,13 @@ function syncTray(socket) {
 
 // `corners`: what the server reads with (undefined: not heard yet, so the browser's marks are pending);
 // `vertical`: where the server's idea of "down" comes from ("tray", "learned" from the dice, "searching",
-// "checking": learned, but the camera seems to have moved since).
+// "checking": learned, but the camera seems to have moved since; "moved": a tray is marked, but the camera
+// moved since, so the server reads as if it were not).
 function showTrayState(corners, vertical) {
   if (corners === undefined) {
     pill("tray-status", state.tray ? "tray: marked, not sent yet" : "tray: found per frame", state.tray ? "pending" : "off");
+  } else if (corners && vertical === "moved") {
+    pill("tray-status", "tray: marked, but the camera moved since: mark it again", "pending");
   } else if (corners) {
     pill("tray-status", "tray: marked", "ok");
   } else {

@@ -298,3 +298,36 @@ def test_a_tables_vertical_says_when_the_camera_seems_to_have_moved() -> None:
     assert table.vertical == "checking"
     table.tray = [[0, 0], [600, 0], [600, 400], [0, 400]]
     assert table.vertical == "tray"
+
+
+def test_a_table_whose_marked_tray_was_set_aside_says_moved() -> None:
+    """The page's pill: a DiceReader that read a frame without the marked tray (the camera moved) says so."""
+    from service.deps import LazyReader
+    from vision.reading import Reading
+
+    class SetAside:
+        """Reads like a DiceReader that found the camera moved since the tray was marked, when told to."""
+
+        moved = False
+
+        def with_tray(self, tray: object) -> SetAside:
+            return self
+
+        def read(self, frame: np.ndarray) -> Reading:
+            empty = np.zeros((0,))
+            return Reading(np.zeros((0, 4)), empty, empty, empty, empty, tray_set_aside=self.moved)
+
+    reader = SetAside()
+    table = LazyReader(ReaderSlot(lambda: reader))  # type: ignore[arg-type, return-value]
+    frame = np.zeros((48, 64, 3), np.uint8)
+    table.read(frame)
+    assert table.vertical == "searching" and not table.tray_moved  # no tray marked: nothing to set aside
+    table.tray = [[0, 0], [60, 0], [60, 40], [0, 40]]
+    table.read(frame)
+    assert table.vertical == "tray"
+    reader.moved = True
+    table.read(frame)
+    assert table.vertical == "moved" and table.tray_moved
+    reader.moved = False
+    table.read(frame)
+    assert table.vertical == "tray"

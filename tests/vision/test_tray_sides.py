@@ -208,8 +208,10 @@ def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_f
 
     moved = reads_until(reader.with_tray(marked), bumped, True)  # a copy (a server's reader per frame) shares it
     assert moved is None or moved.source == "auto"  # read as if no tray was marked
+    assert reader.read(bumped).tray_set_aside  # the reading says so (a server's table shows "moved")
     back = reads_until(reader, frame, False)
     assert back is not None and back.source == "corners"
+    assert not reader.read(frame).tray_set_aside
     unwatched = DiceReader(config=ReaderConfig(watch_tray=False)).with_tray(marked)
     for picture in (frame, *[bumped] * _WATCH_EVERY):
         assert unwatched.find_tray(picture, boxes).source == "corners" and not unwatched.tray_moved
