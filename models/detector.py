@@ -215,7 +215,7 @@ def cut_head(onnx_path: Path, out: Path | None = None, imgsz: int = DetectorConf
 
     The outputs become ``boxes_S`` (the box branch's raw distributions) and
     ``logits_S`` (the class logits) for each level of stride ``S``; the in-graph
-    decoding, a fifth of the network's CPU time, is dropped and done by the
+    decoding, an eighth of the network's CPU time, is dropped and done by the
     reader for the few cells over its threshold. Metadata are kept.
 
     Args:

@@ -10,9 +10,10 @@ Two output layouts are read:
   ``(1, 4 * reg_max, H/s, W/s)`` and the class branch's logits ``logits_s``
   ``(1, nc, H/s, W/s)``. The graph stops before its own decoding: a softmax over
   the distribution bins of every cell, the anchor arithmetic and three
-  concatenations, which took about a fifth of the detector's time on the CPU
-  (profiled with onnxruntime: 12.2 against 10.2 ms median at 320 x 256) for the
-  few cells that hold a die. Here only the cells whose best logit passes the
+  concatenations, which took about an eighth of the detector network's time on
+  the CPU (10.2 against 8.9 ms median at 320 x 256: ``python
+  bench/detector_profile.py FULL.onnx models/die_detector.onnx``) for the few
+  cells that hold a die. Here only the cells whose best logit passes the
   threshold are decoded, by the same arithmetic (ultralytics' ``DFL``,
   ``make_anchors`` and ``dist2bbox``).
 
