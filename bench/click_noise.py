@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from vision.upright import UprightView, upright_view
+from vision.upright import upright_view
 
 
 def true_vertical(camera: dict[str, list[float]]) -> np.ndarray | None:
@@ -36,12 +36,6 @@ def true_vertical(camera: dict[str, list[float]]) -> np.ndarray | None:
     up = np.cross(right, forward)
     down = np.array([-right[2], up[2], -forward[2]])
     return down / np.linalg.norm(down)
-
-
-def vertical_error(view: UprightView, truth: np.ndarray) -> float:
-    """Degrees between a view's vertical and the true one (directions in the camera's frame)."""
-    d = np.append(view.nadir - view.principal, view.focal)
-    return float(np.degrees(np.arccos(min(1.0, abs(d @ truth) / np.linalg.norm(d)))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         moved = [(corners + rng.normal(0, noise, corners.shape), size, truth) for corners, size, truth in scenes]
         for sigma in args.sigma:
             errors = [
-                vertical_error(view, truth)
+                view.angle_to(truth)
                 for corners, size, truth in moved
                 if (view := upright_view(corners, size, sigma)) is not None
             ]

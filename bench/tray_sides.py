@@ -29,22 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from datasets.yolo import find_images
-from vision.evaluate import _sidecar_outline
+from vision.evaluate import sidecar_outline
 from vision.images import load_image
 from vision.tray_detect import detect_tray
 from vision.tray_sides import snap
-from vision.upright import UprightView, upright_view
-
-
-def _direction(view: UprightView) -> np.ndarray:
-    """The vertical as a unit vector in the camera's frame."""
-    d = np.append(view.nadir - view.principal, view.focal)
-    return d / np.linalg.norm(d)
-
-
-def vertical_error(view: UprightView, truth: UprightView) -> float:
-    """Degrees between two verticals (directions in the camera's frame; sign ignored)."""
-    return float(np.degrees(np.arccos(np.clip(abs(_direction(view) @ _direction(truth)), 0.0, 1.0))))
+from vision.upright import upright_view
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,13 +60,13 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             scenes += 1
             if args.clicked is not None:
-                clicked = _sidecar_outline(np.asarray(labels["tray"], np.float32), args.clicked, path.name)
+                clicked = sidecar_outline(np.asarray(labels["tray"], np.float32), args.clicked, path.name)
                 snapped = snap(clicked, frame)
                 view = upright_view(clicked.polygon, size, clicked.corner_sigma_px)
                 if view is not None:
-                    errors["clicked corners"].append(vertical_error(view, truth))
+                    errors["clicked corners"].append(view.angle_to(truth))
                 if snapped.sides is not None and (view := upright_view(snapped.sides, size, 1.0)) is not None:
-                    errors["clicked, snapped"].append(vertical_error(view, truth))
+                    errors["clicked, snapped"].append(view.angle_to(truth))
             boxes = np.asarray([d["box"] for d in labels.get("dice", [])], np.float32).reshape(-1, 4)
             outline = detect_tray(frame, boxes, find_sides=True)
             if outline is None:
@@ -85,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, corners in (("colour outline", outline.polygon), ("fitted sides", outline.sides)):
                 view = upright_view(corners, size) if corners is not None and len(corners) == 4 else None
                 if view is not None:
-                    errors[name].append(vertical_error(view, truth))
+                    errors[name].append(view.angle_to(truth))
     print(f"{scenes} scenes with true corners")
     print(f"{'vertical from':16} {'scenes':>7} {'median deg':>11} {'p90 deg':>8} {'max deg':>8}")
     for name, errs in errors.items():

@@ -43,7 +43,7 @@ from vision.reader import DiceReader, ReaderConfig
 from vision.reading import DieStatus, Reading
 from vision.tray import TrayOutline
 
-__all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main", "oracle_detector"]
+__all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main", "oracle_detector", "sidecar_outline"]
 
 _COLUMNS = (
     ("images", "images", "{}"),
@@ -115,7 +115,7 @@ def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[n
     return lambda _frame: found
 
 
-def _sidecar_outline(corners: np.ndarray, noise_px: float, name: str) -> TrayOutline:
+def sidecar_outline(corners: np.ndarray, noise_px: float, name: str) -> TrayOutline:
     """A sidecar's tray: its exact corners (``"labelled"``), or, with ``noise_px``, as if clicked by a person."""
     if noise_px <= 0:
         return TrayOutline.from_corners(corners, source="labelled")
@@ -164,7 +164,7 @@ def evaluate_folder(
             continue
         image_reader = reader
         if sidecar_tray and labels.tray is not None and len(labels.tray) >= 3:
-            image_reader = reader.with_tray(_sidecar_outline(labels.tray, corner_noise_px, path.name))
+            image_reader = reader.with_tray(sidecar_outline(labels.tray, corner_noise_px, path.name))
         if oracle:
             image_reader = image_reader.with_detector(oracle_detector(labels, frame.shape[1], frame.shape[0]))
         t0 = time.perf_counter()

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.tray import SIDES_SIGMA_PX, TrayOutline
-from vision.upright import UprightView, upright_view
+from vision.upright import upright_view
 
 __all__ = ["SideConfig", "fit_side", "snap", "tray_sides"]
 
@@ -228,12 +228,6 @@ SNAP_MAX_MOVE = 0.03
 SNAP_MAX_TURN = 10.0
 
 
-def _angle(a: UprightView, b: UprightView) -> float:
-    """Degrees between two views' verticals (directions in the camera's frame; sign ignored)."""
-    da, db = np.append(a.nadir - a.principal, a.focal), np.append(b.nadir - b.principal, b.focal)
-    return float(np.degrees(np.arccos(min(1.0, abs(float(da @ db)) / float(np.linalg.norm(da) * np.linalg.norm(db))))))
-
-
 def snap(outline: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
     """Clicked corners snapped to the tray's edges in ``frame``: the outline with :attr:`TrayOutline.sides` set.
 
@@ -251,6 +245,6 @@ def snap(outline: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
         return outline
     clicked = upright_view(outline.polygon, size, outline.corner_sigma_px)
     fitted = upright_view(sides, size, SIDES_SIGMA_PX)
-    if clicked is None or fitted is None or _angle(clicked, fitted) > SNAP_MAX_TURN:
+    if clicked is None or fitted is None or clicked.angle_to(fitted) > SNAP_MAX_TURN:
         return outline
     return TrayOutline(outline.polygon, outline.source, sides)

@@ -61,6 +61,16 @@ class UprightView:
         d = self.nadir[None, :] - p
         return np.arctan2(d[:, 1], d[:, 0]).astype(np.float32)
 
+    def direction(self) -> npt.NDArray[np.float64]:
+        """The vertical as a unit vector in the camera's frame (x right, y down, z along the lens axis)."""
+        d = np.append(self.nadir - self.principal, self.focal)
+        return np.asarray(d / np.linalg.norm(d), np.float64)
+
+    def angle_to(self, other: UprightView | npt.ArrayLike) -> float:
+        """Degrees between this vertical and another view's, or a unit direction in the camera's frame."""
+        theirs = other.direction() if isinstance(other, UprightView) else np.asarray(other, np.float64)
+        return float(np.degrees(np.arccos(min(1.0, abs(float(self.direction() @ theirs))))))
+
     def view_tilt(self, points: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """Angle (radians) between the camera's ray to each point and the vertical: 0 straight down."""
         p = np.asarray(points, np.float64).reshape(-1, 2)

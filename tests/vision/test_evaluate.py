@@ -134,12 +134,12 @@ def test_no_search_leaves_leaning_dice_to_the_classifier(capsys: pytest.CaptureF
 
 
 def test_sidecar_corners_are_labelled_or_clicked_the_same_way_every_run() -> None:
-    from vision.evaluate import _sidecar_outline
+    from vision.evaluate import sidecar_outline
 
     corners = np.array([[100, 100], [500, 110], [520, 400], [90, 380]], np.float32)
-    exact = _sidecar_outline(corners, 0.0, "a.jpg")
+    exact = sidecar_outline(corners, 0.0, "a.jpg")
     assert exact.source == "labelled" and exact.corner_sigma_px == 0.0
-    clicked, again, other = (_sidecar_outline(corners, 2.0, name) for name in ("a.jpg", "a.jpg", "b.jpg"))
+    clicked, again, other = (sidecar_outline(corners, 2.0, name) for name in ("a.jpg", "a.jpg", "b.jpg"))
     assert clicked.source == "corners" and clicked.corner_sigma_px == 2.0
     np.testing.assert_array_equal(clicked.polygon, again.polygon)
     assert not np.array_equal(clicked.polygon, other.polygon)

@@ -161,3 +161,11 @@ def test_an_outline_says_how_far_its_corners_may_be_off(source: str, sigma: floa
     outline = TrayOutline(np.array([[0, 0], [10, 0], [10, 10], [0, 10]], np.float32), source)
     assert outline.corner_sigma_px == sigma
     assert CORNER_SIGMA_PX[source] == sigma
+
+
+def test_the_angle_between_two_verticals() -> None:
+    straight = UprightView(nadir=np.array([320.0, 240.0]), focal=500.0, principal=np.array([320.0, 240.0]))
+    tilted = UprightView(nadir=np.array([320.0, 240.0 + 500.0]), focal=500.0, principal=np.array([320.0, 240.0]))
+    assert straight.angle_to(straight) == pytest.approx(0.0, abs=1e-6)
+    assert straight.angle_to(tilted) == pytest.approx(45.0) == tilted.angle_to(straight)
+    assert straight.angle_to(-straight.direction()) == pytest.approx(0.0, abs=1e-6)  # the sign is ignored
