@@ -50,6 +50,7 @@ __all__ = [
     "HOLDOUT_PERCENT",
     "SIDE_BAND",
     "SOURCES",
+    "STRAIGHT_DOWN_SOURCES",
     "VALIDATION_PERCENT",
     "RealImage",
     "export_holdout",
@@ -64,6 +65,10 @@ __all__ = [
 
 #: Sources under the real-data folder; the value says whether boxes are pip patterns.
 SOURCES: dict[str, bool] = {"byler_d6": False, "matteop65_webcam": True}
+#: Sources photographed looking straight down (byler: a phone held over the dice), so the camera's
+#: vertical is the picture's centre (:func:`vision.upright.straight_down_view`). Their flat dice can
+#: teach and test the cocked test on real dice; matteop's webcam looks at a tilt nobody measured.
+STRAIGHT_DOWN_SOURCES: tuple[str, ...] = ("byler_d6",)
 #: Share of each source held out for evaluation (chosen by file-name hash, never trained on).
 HOLDOUT_PERCENT = 20
 #: Share of each source (of all its photos) that is the validation slice of the training part.

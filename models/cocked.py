@@ -1,10 +1,14 @@
 """Train and calibrate the cocked test (:mod:`vision.cocked`): ``python -m models.cocked {train,calibrate}``.
 
 Only generated scenes know which dice lean (the real photos have none) and
-where the tray is, so the test learns from them alone: every die of the
-training part of each folder (the held-out part is never read), its crop
-turned so the nadir found from the labelled tray outline lies below, and the
-sine of the camera's angle to it as a fourth plane. Leaning dice are rare in
+where the tray is, so the test learns leaning dice from them alone: every die
+of the training part of each folder (the held-out part is never read), its
+crop turned so the nadir found from the labelled tray outline lies below, and
+the sine of the camera's angle to it as a fourth plane. With ``--real-flat``
+it also learns what real flat dice look like, from the training photos of
+sources shot looking straight down (:data:`datasets.real.STRAIGHT_DOWN_SOURCES`,
+whose vertical is the picture's centre; never their validation or held-out
+photos): a test that saw only rendered dice calls some real flat ones cocked. Leaning dice are rare in
 thrown scenes and banked several times over; the threshold on the cocked
 probability is then chosen by cocked F1 on scenes set apart for calibration,
 as :mod:`models.calibrate` does for the face classifier.
@@ -35,7 +39,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from datasets.training_sets import Frame, synthetic_frames
+from datasets.real import STRAIGHT_DOWN_SOURCES
+from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
 from farklecam.cli_types import crop_side, width_scale
 from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes, match_detections, turned_centres
@@ -43,7 +48,7 @@ from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
 from vision.crops import CROP_SIZE
 from vision.metrics import f1
-from vision.upright import UprightView, upright_view
+from vision.upright import UprightView, straight_down_view, upright_view
 
 if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
@@ -55,6 +60,7 @@ __all__ = [
     "build_cocked_bank",
     "call_scores",
     "choose_threshold",
+    "frame_view",
     "labelled_scenes",
     "main",
     "scene_view",
@@ -63,6 +69,8 @@ __all__ = [
 
 #: Crops banked per flat die and per leaning die (half around the detector's box where it found the die).
 FLAT_COPIES, COCKED_COPIES = 2, 8
+#: Crops banked per real flat die: they are few (about a thousand) against tens of thousands rendered.
+REAL_FLAT_COPIES = 4
 #: Standard deviation, in degrees, of the turn added to each training crop.
 ANGLE_JITTER_DEG = 6.0
 
@@ -76,6 +84,19 @@ class CockedBank:
     angles: npt.NDArray[np.float32]
     sines: npt.NDArray[np.float32]
     crop_size: int = CROP_SIZE
+
+
+def frame_view(frame: Frame) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
+    """A training frame's vertical and which of its dice are occluded; None where the vertical is unknown.
+
+    A generated scene's comes from its sidecar (:func:`scene_view`), a straight-down real
+    photo's from its centre (no die occluded); other real photos have no known vertical.
+    """
+    if frame.source == "synthetic":
+        return scene_view(frame.path, frame.size, len(frame.boxes))
+    if frame.source in STRAIGHT_DOWN_SOURCES:
+        return straight_down_view(frame.size), np.zeros(len(frame.boxes), bool)
+    return None
 
 
 def scene_view(image_path: Path, size: tuple[int, int], n: int) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
@@ -127,7 +148,11 @@ def build_cocked_bank(
     detected: dict[Path, npt.NDArray[np.float32]] | None = None,
     crop_size: int = CROP_SIZE,
 ) -> CockedBank:
-    """Bank every visible die of generated frames (leaning ones :data:`COCKED_COPIES` times) for ``crop_size`` crops."""
+    """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
+
+    A leaning die is banked :data:`COCKED_COPIES` times, a flat one :data:`FLAT_COPIES` times
+    (:data:`REAL_FLAT_COPIES` in a real photo); copies after the first two are jittered.
+    """
     from vision.crops import extract_crops
 
     rng = np.random.default_rng(seed)
@@ -135,7 +160,7 @@ def build_cocked_bank(
     for frame in frames:
         if len(frame.boxes) == 0:
             continue
-        scene = scene_view(frame.path, frame.size, len(frame.boxes))
+        scene = frame_view(frame)
         image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if scene is not None else None
         if scene is None or image is None:
             continue
@@ -144,9 +169,10 @@ def build_cocked_bank(
         angle, sine = upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32)
         keep = ~occluded
         cocked = frame.classes == COCKED_CLASS
+        copies = np.where(cocked, COCKED_COPIES, FLAT_COPIES if frame.source == "synthetic" else REAL_FLAT_COPIES)
         found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
-        for copy in range(COCKED_COPIES):
-            take = keep & (cocked if copy >= FLAT_COPIES else np.ones(len(keep), bool))
+        for copy in range(int(copies.max())):
+            take = keep & (copies > copy)
             if not take.any():
                 continue
             boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
@@ -157,7 +183,7 @@ def build_cocked_bank(
             angles.append(angle[take])
             sines.append(sine[take])
     if not crops:
-        raise ValueError("no generated frames with a tray outline and visible dice to learn from")
+        raise ValueError("no frames with a known vertical (a tray outline, or a straight-down camera) and visible dice")
     return CockedBank(
         np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines), crop_size
     )
@@ -177,6 +203,7 @@ def train_cocked(
     detector: Path | None = None,
     limit: int | None = None,
     crop_size: int = CROP_SIZE,
+    real_flat: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -187,6 +214,8 @@ def train_cocked(
         detector: an exported die detector; half the copies are cut around its boxes.
         limit: at most this many scenes per folder (smoke runs).
         crop_size: side of its input crops (the run-time test reads it from the model's metadata).
+        real_flat: real sources (of :data:`datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
+            less their validation slice (which judges the test), add real flat dice.
     """
     import torch
 
@@ -195,6 +224,10 @@ def train_cocked(
 
     start = time.monotonic()
     frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
+    unknown = sorted(set(real_flat) - set(STRAIGHT_DOWN_SOURCES))
+    if unknown:
+        raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
+    frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
     bank = build_cocked_bank(frames, config.seed, detected, crop_size)
     print(  # noqa: T201 (progress for a person watching)
@@ -232,6 +265,7 @@ def train_cocked(
             "cocked_crops": int(bank.labels.sum()),
             "frames": len(frames),
             "folders": [str(p) for p in synthetic],
+            "real_flat": list(real_flat),
         },
         "crops_around": "labelled and matched detector boxes" if detected is not None else "labelled boxes",
         "train_seconds": round(stats["seconds"], 1),
@@ -314,6 +348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--crop-size", type=crop_side, default=CROP_SIZE, help=f"input crop side, px (default {CROP_SIZE})")
     tr.add_argument("--width-scale", type=width_scale, default=1.0, help="factor on the channel widths (default 1)")
+    tr.add_argument(
+        "--real-flat",
+        nargs="+",
+        default=[],
+        choices=STRAIGHT_DOWN_SOURCES,
+        help="also learn real flat dice from these straight-down sources' training photos (not their validation ones)",
+    )
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -328,7 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = ClassifierConfig(
         epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed, width=args.width_scale
     )
-    record = train_cocked(args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size)
+    record = train_cocked(
+        args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size, real_flat=args.real_flat
+    )
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_FOCAL", "FOCAL_SPREAD", "UprightView", "focal_from_corners", "upright_view"]
+__all__ = ["DEFAULT_FOCAL", "FOCAL_SPREAD", "UprightView", "focal_from_corners", "straight_down_view", "upright_view"]
 
 #: Focal length, as a multiple of the picture's longer side, when the outline cannot fix it:
 #: about a 58-degree horizontal field of view, a common webcam.
@@ -142,6 +142,18 @@ def focal_from_corners(p: npt.NDArray[np.float64], sigma: float) -> float:
                 return DEFAULT_FOCAL
             variance += (other - estimate) ** 2
     return DEFAULT_FOCAL if np.sqrt(variance) > FOCAL_SPREAD else estimate
+
+
+def straight_down_view(image_size: tuple[int, int], focal: float = DEFAULT_FOCAL) -> UprightView:
+    """The vertical of a camera looking straight down: the nadir is the picture's centre.
+
+    An overhead rig, or a phone held over the dice (the byler photos), needs no tray
+    outline to give the cocked test its vertical. ``focal`` (a multiple of the longer
+    side) only sets how steeply the camera sees dice away from the centre.
+    """
+    w, h = image_size
+    centre = np.array([w / 2.0, h / 2.0])
+    return UprightView(nadir=centre.copy(), focal=focal * float(max(w, h)), principal=centre)
 
 
 def upright_view(
