@@ -253,6 +253,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="with --no-tray: draw the camera's vertical from a found tray's fitted sides (ReaderConfig.tray_sides)",
     )
     parser.add_argument(
+        "--straight-down",
+        action="store_true",
+        help="where no sidecar tray gives it, take the camera's vertical as straight down (ReaderConfig.straight_down)",
+    )
+    parser.add_argument(
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
     )
     parser.add_argument(
@@ -288,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, tray_sides=True)
     if args.views_sure is not None:
         config = dataclasses.replace(config, face_views_sure=args.views_sure)
+    if args.straight_down:
+        config = dataclasses.replace(config, straight_down=True)
     if args.no_snap:
         config = dataclasses.replace(config, snap_corners=False)
     if args.corner_sigma is not None:

@@ -40,7 +40,7 @@ from vision.support import may_lean
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
 from vision.tray_sides import snap
-from vision.upright import UprightView, upright_view
+from vision.upright import UprightView, straight_down_view, upright_view
 from vision.view_search import VerticalMemory, ViewSearchConfig, search_view
 
 __all__ = [
@@ -211,6 +211,11 @@ class ReaderConfig:
             searched one the frame's dice agree on, combine
             it with the face classifier's cocked probability as the test's fitted
             :class:`vision.cocked.CockedFusion` says (if it has one for this classifier).
+        straight_down: the camera looks straight down at the dice (an overhead rig): where no
+            calibrated tray gives the vertical, the picture's centre is the nadir
+            (:func:`vision.upright.straight_down_view`) and the cocked test decides under it,
+            with no search. A camera more than a few degrees off straight down should have its
+            tray's corners marked instead.
         view_search: where the tray's corners are not known, find the camera's vertical
             from the dice themselves (:mod:`vision.view_search`) and run the cocked test
             under it; None keeps the face classifier's own cocked call there.
@@ -237,6 +242,7 @@ class ReaderConfig:
     cocked_needs_support: bool = True
     cocked_test: bool = True
     cocked_fusion: bool = True
+    straight_down: bool = False
     view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
 
     def __post_init__(self) -> None:
@@ -454,6 +460,8 @@ class DiceReader:
         if tray is not None and corners is not None:
             sigma = tray.corner_sigma_px if self.config.corner_sigma_px is None else self.config.corner_sigma_px
             view = _tray_view(corners.tobytes(), size, sigma)
+        if view is None and self.config.straight_down:
+            view = straight_down_view(size)
         cocked_min_conf = self.config.cocked_min_conf
         judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
         if view is None and judged is not None and judged.decisive:
