@@ -39,12 +39,18 @@ class Command:
 
 
 def add_tray_option(parser: argparse.ArgumentParser) -> None:
-    """``--tray x1,y1,...,x4,y4``: the tray floor's corners, calibrated once for a fixed camera."""
+    """``--tray x1,y1,...,x4,y4``: the tray floor's corners, calibrated once for a fixed camera; ``--straight-down``."""
     parser.add_argument(
         "--tray",
         metavar="X,Y,...",
         help="the tray floor's four corners x1,y1,...,x4,y4 in pixels, in order around it (default: found in "
-        "each picture; only calibrated corners let the cocked test run)",
+        "each picture, and the camera's vertical, which the cocked test needs, found from the dice)",
+    )
+    parser.add_argument(
+        "--straight-down",
+        action="store_true",
+        help="the camera looks straight down at the dice (within about 5 degrees: an overhead rig), which gives "
+        "the cocked test its vertical without --tray",
     )
 
 

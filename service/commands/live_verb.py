@@ -67,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
         new_game=args.new_game,
         model_dir=args.models,
         tray=tray_from_args(args),
+        straight_down=args.straight_down,
         settle=SettleConfig(read_every=args.read_every),
     )
     try:

@@ -128,10 +128,10 @@ def _read_image(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from vision.reader import DiceReader
+    from vision.reader import DiceReader, ReaderConfig
 
     rules = rules_from_args(args)
-    reader = DiceReader(args.models, tray=tray_from_args(args))
+    reader = DiceReader(args.models, tray=tray_from_args(args), config=ReaderConfig(straight_down=args.straight_down))
     if args.fixed_camera:
         from vision.view_search import VerticalMemory
 

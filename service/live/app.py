@@ -47,7 +47,10 @@ class LiveOptions:
         new_game: start a new game even if a saved one could be resumed.
         model_dir: folder of the ONNX models; None for the bundled ones.
         tray: the tray floor's four corners in pixels, calibrated once for the fixed camera;
-            None to find the tray in each frame (then the cocked test does not run).
+            None to find the tray in each frame (the cocked test then runs under a vertical
+            learned from the dice).
+        straight_down: the camera looks straight down, which gives the cocked test its
+            vertical without a tray (:attr:`vision.reader.ReaderConfig.straight_down`).
         settle: settle-layer thresholds.
     """
 
@@ -60,6 +63,7 @@ class LiveOptions:
     new_game: bool = False
     model_dir: Path | None = None
     tray: list[list[float]] | None = None
+    straight_down: bool = False
     settle: SettleConfig = field(default_factory=SettleConfig)
 
 
@@ -145,11 +149,12 @@ def run_live(options: LiveOptions) -> int:
         table.more = _demo_throws(session)
         LiveWindow(LiveController(session), iter(table), title="farklecam - demo", pace=True).run()
         return 0
-    from vision.reader import DiceReader
+    from vision.reader import DiceReader, ReaderConfig
     from vision.view_search import VerticalMemory
 
     with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
-        reader = DiceReader(options.model_dir, tray=options.tray).with_vertical_memory(VerticalMemory())
+        config = ReaderConfig(straight_down=options.straight_down)
+        reader = DiceReader(options.model_dir, tray=options.tray, config=config).with_vertical_memory(VerticalMemory())
         session = open_session(options, reader)
         title = f"farklecam - {options.video or f'camera {options.camera}'}"
         LiveWindow(LiveController(session), frames, title=title, pace=options.video is not None).run()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.cocked import best_threshold
+from models.cocked import REAL_FLAT_COPIES, best_threshold, build_cocked_bank
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -39,6 +39,53 @@ def test_a_separable_set_gets_a_threshold_between_the_classes() -> None:
     truth = np.array([False, False, False, True, True])
     threshold, scores = best_threshold(probs, truth)
     assert 0.2 < threshold <= 0.7 and scores["f1"] == 1.0
+
+
+def _photo(tmp_path: Path, name: str, boxes: np.ndarray, size: tuple[int, int] = (320, 240)) -> Path:
+    """A grey picture with a white square drawn at each box: enough for the bank to cut."""
+    import cv2
+
+    image = np.full((size[1], size[0], 3), 90, np.uint8)
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(image, (x1, y1), (x2, y2), (235, 235, 235), -1)
+    path = tmp_path / name
+    cv2.imwrite(str(path), image)
+    return path
+
+
+def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Path) -> None:
+    from datasets.training_sets import Frame
+    from vision.upright import straight_down_view
+
+    boxes = np.array([[20, 20, 50, 50], [150, 100, 180, 130], [240, 200, 270, 230]], np.float32)
+    byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
+    webcam = Frame("matteop65_webcam", _photo(tmp_path, "m.jpg", boxes), np.array([1, 1, 1]), boxes, (320, 240))
+    bank = build_cocked_bank([byler, webcam])
+    assert len(bank.labels) == REAL_FLAT_COPIES * len(boxes)  # the webcam's vertical is unknown: none of its dice
+    assert not bank.labels.any()  # every real die lies flat
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    expected = np.sin(straight_down_view((320, 240)).view_tilt(centres))
+    assert np.allclose(np.sort(np.unique(bank.sines)), np.sort(expected), atol=1e-6)
+    with pytest.raises(ValueError, match="known vertical"):
+        build_cocked_bank([webcam])
+
+
+def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) -> None:
+    from models.cocked import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "train",
+                "--synthetic",
+                str(tmp_path),
+                "--out",
+                str(tmp_path / "c.onnx"),
+                "--real-flat",
+                "matteop65_webcam",
+            ]
+        )
+    assert exc.value.code == 2
 
 
 @pytest.mark.slow

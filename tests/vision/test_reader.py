@@ -15,6 +15,7 @@ from vision.faces import FaceScores
 from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, default_model_dir
 from vision.reading import DieStatus, Reading
 from vision.tray import TrayOutline
+from vision.upright import UprightView
 
 
 def red_and_black() -> np.ndarray:
@@ -258,6 +259,27 @@ def test_where_the_tray_is_known_the_cocked_test_decides_which_dice_lean() -> No
         cocked_test=test,  # type: ignore[arg-type]
     ).read(frame)
     assert off.face[0] == 3 and off.status[0] == "ok" and len(test.views) == 1
+
+
+def test_a_camera_said_to_look_straight_down_lets_the_test_decide_under_the_centre_without_a_tray() -> None:
+    frame, found = _pip_scene()
+    probs = [[0, 0, 0.9, 0, 0, 0, 0.1], [0, 0, 0, 0, 0.05, 0, 0.95], [0, 0.9, 0, 0, 0, 0, 0.1]]
+    test = ScriptedCockedTest([0.4, 0.1, 0.2], threshold=0.3)
+    config = ReaderConfig(auto_tray=False, view_search=None, straight_down=True, cocked_needs_support=False)
+    reader = DiceReader(
+        detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=config, cocked_test=test
+    )  # type: ignore[arg-type]
+    r = reader.read(frame)
+    assert r.status.tolist() == ["cocked", "uncertain", "ok"]  # the test decides, as under a calibrated tray
+    (view,) = test.views
+    assert isinstance(view, UprightView)
+    assert np.allclose(view.nadir, [frame.shape[1] / 2, frame.shape[0] / 2])
+    # A calibrated tray's vertical still comes first.
+    tray = [[20, 0], [400, 30], [380, 200], [40, 180]]
+    DiceReader(
+        detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, config=config, cocked_test=test
+    ).read(frame)  # type: ignore[arg-type]
+    assert not np.allclose(test.views[-1].nadir, view.nadir)  # type: ignore[attr-defined]
 
 
 class ShaClassifier(ScriptedClassifier):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.tray import CORNER_SIGMA_PX, TrayOutline
-from vision.upright import DEFAULT_FOCAL, UprightView, upright_view
+from vision.upright import DEFAULT_FOCAL, UprightView, straight_down_view, upright_view
 
 SIZE = (640, 480)
 
@@ -83,6 +83,21 @@ def test_a_camera_looking_straight_down_has_its_nadir_at_the_centre() -> None:
     # A die right of the centre looks towards the nadir on its left: 180 degrees; the camera sees it at an angle.
     assert abs(float(np.degrees(view.down_angles([[520, 240]]))[0])) == pytest.approx(180.0)
     assert np.degrees(view.view_tilt([[520, 240]]))[0] == pytest.approx(np.degrees(np.arctan(200 / 576)), abs=0.01)
+
+
+@settings(max_examples=40, deadline=None)
+@given(yaw=st.floats(0, 360), w=st.floats(10, 40), d=st.floats(10, 30), x=st.floats(-5, 5), y=st.floats(-5, 5))
+def test_a_straight_down_view_is_what_any_tray_under_a_straight_down_camera_gives(
+    yaw: float, w: float, d: float, x: float, y: float
+) -> None:
+    p, _ = pinhole(0.0, yaw, 600.0)
+    from_tray = upright_view(project(p, floor_rectangle(x, y, w, d, yaw + 25.0)), SIZE)
+    assert from_tray is not None
+    direct = straight_down_view(SIZE)
+    assert direct.angle_to(from_tray) < 1e-6
+    assert direct.focal == pytest.approx(from_tray.focal)
+    dice = np.array([[40.0, 30.0], [600.0, 400.0], [330.0, 250.0]])
+    assert np.allclose(direct.view_tilt(dice), from_tray.view_tilt(dice), atol=1e-6)
 
 
 def test_a_tray_square_to_the_picture_still_puts_the_nadir_on_the_right_side() -> None:

@@ -1,0 +1,87 @@
+"""How far off straight down may a camera be that is said to look straight down? Per band of its true tilt.
+
+    python bench/straight_down.py DIR... [--models DIR] [--limit N] [--band DEG]
+
+``ReaderConfig.straight_down`` (``farklecam read --straight-down``) takes the
+picture's centre as the nadir, so the cocked test runs without marked tray
+corners. A camera that is in fact tilted shows flat dice's sides where the
+test expects none. On generated scenes (their sidecars hold the renderer's
+camera), each die on the tray is read with that setting and counted by how far
+the camera looked off straight down: flat dice called cocked, and leaning dice
+found. A benchmark of a setting, not a test: the rate depends on the models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from vision.evaluate import find_images, label_file, load_labels
+from vision.images import load_image
+from vision.metrics import COCKED_CLASS, match_by_centre
+from vision.reader import DiceReader, ReaderConfig
+
+
+def camera_tilt_deg(camera: dict[str, list[float]]) -> float:
+    """Angle between the renderer's line of sight (eye to target) and straight down, in degrees."""
+    eye, target = np.asarray(camera["eye"], np.float64), np.asarray(camera["target"], np.float64)
+    forward = (target - eye) / np.linalg.norm(target - eye)
+    return float(np.degrees(np.arccos(np.clip(-forward[2], -1.0, 1.0))))
+
+
+@dataclasses.dataclass
+class Band:
+    """Dice on the tray under cameras of one tilt band."""
+
+    flat: int = 0
+    flat_called: int = 0
+    cocked: int = 0
+    cocked_found: int = 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dirs", type=Path, nargs="+", help="generated scenes with sidecars")
+    parser.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many scenes per folder")
+    parser.add_argument("--band", type=float, default=5.0, help="width of a tilt band, degrees")
+    args = parser.parse_args(argv)
+    reader = DiceReader(args.models, config=ReaderConfig(straight_down=True))
+    bands: dict[int, Band] = {}
+    for folder in args.dirs:
+        for path in find_images(folder)[: args.limit]:
+            sidecar = label_file(path).with_suffix(".json")
+            camera = json.loads(sidecar.read_text()).get("camera") if sidecar.exists() else None
+            if camera is None:
+                continue
+            frame = load_image(path)
+            labels = load_labels(path, frame.shape[1], frame.shape[0])
+            reading = reader.read(frame)
+            band = bands.setdefault(int(camera_tilt_deg(camera) // args.band), Band())
+            for i, j in match_by_centre(reading.xyxy, labels.xyxy):
+                if labels.off_tray is not None and labels.off_tray[j]:
+                    continue  # off the tray a die is rethrown whatever it shows
+                called = reading.status[i] == "cocked"
+                if labels.classes[j] == COCKED_CLASS:
+                    band.cocked, band.cocked_found = band.cocked + 1, band.cocked_found + int(called)
+                else:
+                    band.flat, band.flat_called = band.flat + 1, band.flat_called + int(called)
+    print(f"{'camera tilt':>12} {'flat dice':>9} {'called cocked':>13} {'share':>6} {'leaning':>7} {'found':>5}")
+    for index in sorted(bands):
+        b = bands[index]
+        span = f"{index * args.band:.0f}-{(index + 1) * args.band:.0f} deg"
+        share = b.flat_called / b.flat if b.flat else float("nan")
+        print(f"{span:>12} {b.flat:9d} {b.flat_called:13d} {share:6.3f} {b.cocked:7d} {b.cocked_found:5d}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
