@@ -157,7 +157,7 @@ def straight_down_view(image_size: tuple[int, int], focal: float = DEFAULT_FOCAL
 
 
 def upright_view(
-    corners: npt.ArrayLike, image_size: tuple[int, int], corner_sigma_px: float = 0.0
+    corners: npt.ArrayLike, image_size: tuple[int, int], corner_sigma_px: float = 0.0, focal_px: float | None = None
 ) -> UprightView | None:
     """The nadir and focal length from the tray floor's four corners, in order around it.
 
@@ -167,6 +167,8 @@ def upright_view(
         corner_sigma_px: how far the corners may be off, in pixels (one standard error; see
             :func:`focal_from_corners` and :attr:`vision.tray.TrayOutline.corner_sigma_px`);
             0 (labelled corners) trusts the focal length from the vanishing points as it is.
+        focal_px: the camera's focal length in pixels where it is known (from its field of
+            view); None estimates it from the corners.
 
     Returns:
         The view, or None when the outline is not a usable quadrilateral (fewer or more
@@ -184,7 +186,9 @@ def upright_view(
     if abs(twice_area) < 1e-6:
         return None
     v1, v2 = _vanishing_points(p)
-    if corner_sigma_px > 0:
+    if focal_px is not None:
+        focal = focal_px / longer
+    elif corner_sigma_px > 0:
         focal = focal_from_corners(p, corner_sigma_px / longer)
     else:
         exact = _orthogonal_focal(p)

@@ -110,6 +110,11 @@ def test_a_tray_square_to_the_picture_still_puts_the_nadir_on_the_right_side() -
     assert view.nadir[0] == pytest.approx(true_nadir[0]) and (view.nadir[1] > SIZE[1] / 2) == (
         true_nadir[1] > SIZE[1] / 2
     )
+    # A camera whose focal length is known gets the nadir itself, not only its side.
+    known = upright_view(quad, SIZE, focal_px=700.0)
+    assert known is not None and known.focal == pytest.approx(700.0)
+    assert known.nadir == pytest.approx(true_nadir, rel=1e-6)
+    assert abs(view.nadir[1] - true_nadir[1]) > 50  # the default focal length alone misplaces it (by 82 px)
 
 
 @pytest.mark.parametrize(
