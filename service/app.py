@@ -27,17 +27,17 @@ from service.routes import games, health, readings, rules, scoring, ws
 from service.settings import Settings, get_settings
 from service.storage import Games, GameStore
 
-__all__ = ["STATIC_DIR", "create_app"]
+__all__ = ["STATIC_DIR", "build_reader", "create_app"]
 
 #: The page's files (HTML, JS, CSS), shipped in the package.
 STATIC_DIR = Path(__file__).with_name("static")
 
 
-def _reader_factory(settings: Settings) -> FrameReader:
-    """Load the real reader (imported here: onnxruntime is only needed once a picture comes in)."""
-    from vision.reader import DiceReader
+def build_reader(settings: Settings) -> FrameReader:
+    """The real reader the settings ask for (imported here: onnxruntime is only needed once a picture comes in)."""
+    from vision.reader import DiceReader, ReaderConfig
 
-    return DiceReader(settings.model_dir)
+    return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down))
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -55,7 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = GameStore(settings.database)
         app.state.games = games_ = Games(store)
-        app.state.reader = ReaderSlot(lambda: _reader_factory(settings))
+        app.state.reader = ReaderSlot(lambda: build_reader(settings))
         app.state.tables = Tables(games_)
         app.state.cameras = Cameras()
         try:

@@ -135,27 +135,31 @@ class LazyReader:
         slot: holds the shared reader.
         tray: the tray floor's calibrated corners for this table's frames (None: found in each frame).
             A table's page may set or clear it at any time; the next frame read uses it.
+        straight_down: the slot's reader takes the camera as looking straight down (only reported here).
 
     Attributes:
         memory: this table's camera's vertical, learned from its dice while no tray is calibrated.
     """
 
-    def __init__(self, slot: ReaderSlot, tray: list[list[float]] | None = None) -> None:
-        self.slot, self.tray = slot, tray
+    def __init__(self, slot: ReaderSlot, tray: list[list[float]] | None = None, *, straight_down: bool = False) -> None:
+        self.slot, self.tray, self.straight_down = slot, tray, straight_down
         self.memory = VerticalMemory()
         #: Whether the last frame was read without the marked tray: the camera moved since it was marked.
         self.tray_moved = False
 
     @property
     def vertical(self) -> str:
-        """Where this table's vertical comes from: ``"tray"`` (calibrated), ``"learned"`` or ``"searching"``.
+        """Where this table's vertical comes from: ``"tray"``, ``"straight_down"``, ``"learned"`` or ``"searching"``.
 
-        ``"checking"``: one was learned, but the camera seems to have moved since and no
+        ``"tray"``: calibrated corners; ``"straight_down"``: the server was told its cameras look
+        straight down. ``"checking"``: one was learned, but the camera seems to have moved since and no
         search has confirmed it yet (leaning dice are then judged cautiously). ``"moved"``:
         a tray is marked, but the camera moved since, so it is set aside until marked again.
         """
         if self.tray is not None:
             return "moved" if self.tray_moved else "tray"
+        if self.straight_down:
+            return "straight_down"
         if self.memory.view is None:
             return "searching"
         return "checking" if self.memory.doubted else "learned"

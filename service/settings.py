@@ -48,6 +48,9 @@ class Settings(BaseModel):
         max_body_bytes: largest body of any other request (JSON bodies are small).
         max_frame_bytes: largest WebSocket frame accepted from the page.
         offline: never touch the network (the service and its page load nothing from outside).
+        straight_down: every table's camera looks straight down (overhead rigs): the cocked test
+            takes the picture's centre as the nadir where no tray is marked
+            (:attr:`vision.reader.ReaderConfig.straight_down`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -61,6 +64,7 @@ class Settings(BaseModel):
     max_body_bytes: int = Field(default=1 * MIB, ge=1024, le=50 * MIB)
     max_frame_bytes: int = Field(default=4 * MIB, ge=1024, le=50 * MIB)
     offline: bool = True
+    straight_down: bool = False
 
     @field_validator("rules")
     @classmethod

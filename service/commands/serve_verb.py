@@ -20,6 +20,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--rules", default=None, metavar="PRESET", help=f"default rule preset: {', '.join(preset_names())}"
     )
     parser.add_argument("--models", type=Path, default=None, metavar="DIR", help="folder with the ONNX models")
+    parser.add_argument(
+        "--straight-down",
+        action="store_true",
+        default=None,
+        help="the tables' cameras look straight down (within about 5 degrees): the cocked test needs no marked tray",
+    )
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
 
 
@@ -30,7 +36,12 @@ def _run(args: argparse.Namespace) -> int:
     from service.settings import Settings
 
     settings = Settings.from_env(
-        host=args.host, port=args.port, db_path=args.db, rules=args.rules, model_dir=args.models
+        host=args.host,
+        port=args.port,
+        db_path=args.db,
+        rules=args.rules,
+        model_dir=args.models,
+        straight_down=args.straight_down,
     )
     if not settings.is_loopback:
         sys.stderr.write(

@@ -10,7 +10,8 @@ flight and never floods a slow server):
   the pixels of the frames sent (the page's calibration), or null to find the tray
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
   corners the cocked test runs under their vertical (``vision.upright``); without, under the
-  vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``).
+  vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``;
+  ``"straight_down"`` on a server started with ``--straight-down``).
 * server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "reading", "settle", "throw",
   "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the
@@ -241,7 +242,8 @@ async def table(
         await websocket.close(code=4404 if isinstance(exc, GameNotFoundError) else 4400)
         return
     rules = get_rules(settings.rules)
-    stream = TableStream(LazyReader(slot), games, tables, wanted, rules, settings.max_frame_bytes)
+    reader = LazyReader(slot, straight_down=settings.straight_down)
+    stream = TableStream(reader, games, tables, wanted, rules, settings.max_frame_bytes)
     try:
         while True:
             message = await websocket.receive()

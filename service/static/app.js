@@ -277,7 +277,8 @@ function syncTray(socket) {
 // `corners`: what the server reads with (undefined: not heard yet, so the browser's marks are pending);
 // `vertical`: where the server's idea of "down" comes from ("tray", "learned" from the dice, "searching",
 // "checking": learned, but the camera seems to have moved since; "moved": a tray is marked, but the camera
-// moved since, so the server reads as if it were not).
+// moved since, so the server reads as if it were not; "straight_down": the server was started with
+// --straight-down).
 function showTrayState(corners, vertical) {
   if (corners === undefined) {
     pill("tray-status", state.tray ? "tray: marked, not sent yet" : "tray: found per frame", state.tray ? "pending" : "off");
@@ -286,7 +287,11 @@ function showTrayState(corners, vertical) {
   } else if (corners) {
     pill("tray-status", "tray: marked", "ok");
   } else {
-    const detail = { learned: ", vertical learned", checking: ", camera moved? checking the vertical" }[vertical] || "";
+    const detail = {
+      learned: ", vertical learned",
+      checking: ", camera moved? checking the vertical",
+      straight_down: ", camera straight down",
+    }[vertical] || "";
     pill("tray-status", "tray: found per frame" + detail, "off");
   }
   $("clear-tray").hidden = !state.tray;

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from farklecam.errors import InvalidRulesError
+from service.app import build_reader
 from service.commands.serve_verb import SERVE
 from service.settings import Settings, default_db_path
 
@@ -73,6 +74,30 @@ def test_serve_runs_uvicorn_with_the_options(
     settings = seen["app"].state.settings
     assert settings.database == tmp_path / "t.db" and settings.rules == "zilch"
     assert "warning" not in capsys.readouterr().err
+
+
+def test_serve_straight_down_reaches_the_reader_and_every_tables_pill(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import uvicorn
+
+    from service.deps import LazyReader, ReaderSlot
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.delenv("FARKLECAM_STRAIGHT_DOWN", raising=False)
+    assert SERVE.run(serve_args("--db", str(tmp_path / "t.db"))) == 0
+    assert seen["app"].state.settings.straight_down is False
+    assert SERVE.run(serve_args("--db", str(tmp_path / "t.db"), "--straight-down")) == 0
+    app = seen["app"]
+    assert app.state.settings.straight_down is True
+    if (Path(__file__).resolve().parents[2] / "models" / "die_detector.onnx").exists():
+        assert build_reader(app.state.settings).config.straight_down is True  # what the slot loads on first use
+    table = LazyReader(ReaderSlot(lambda: None), straight_down=True)  # type: ignore[arg-type, return-value]
+    assert table.vertical == "straight_down"
+    table.tray = [[0, 0], [600, 0], [600, 400], [0, 400]]
+    assert table.vertical == "tray"  # marked corners still come first
+    assert Settings.from_env({"FARKLECAM_STRAIGHT_DOWN": "true"}).straight_down is True
 
 
 def test_serve_warns_when_listening_beyond_this_machine(
