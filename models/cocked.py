@@ -8,10 +8,12 @@ the sine of the camera's angle to it as a fourth plane. With ``--real-flat``
 it also learns what real flat dice look like, from the training photos of
 sources shot looking straight down (:data:`datasets.real.STRAIGHT_DOWN_SOURCES`,
 whose vertical is the picture's centre; never their validation or held-out
-photos): a test that saw only rendered dice calls some real flat ones cocked. Leaning dice are rare in
-thrown scenes and banked several times over; the threshold on the cocked
-probability is then chosen by cocked F1 on scenes set apart for calibration,
-as :mod:`models.calibrate` does for the face classifier.
+photos): a test that saw only rendered dice calls some real flat ones cocked.
+(Measured as cocked7 and not shipped: it found fewer rendered leaning dice;
+``models/HISTORY.md``.) Leaning dice are rare in thrown scenes and banked
+several times over; the threshold on the cocked probability is then chosen by
+cocked F1 on scenes set apart for calibration, as :mod:`models.calibrate` does
+for the face classifier.
 
 Crops are banked unturned at 1.5x the field of view, as the face classifier's
 are (:func:`models.crop_bank.bank_size`), and turned at training time by
