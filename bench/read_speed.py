@@ -25,7 +25,6 @@ the default reader against one with a ``ReaderConfig`` field changed.
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import os
 import statistics
@@ -40,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2
 import numpy as np
 
-from vision.evaluate import load_labels
+from vision.evaluate import load_labels, override_arg
 from vision.images import load_image
 from vision.pips import count_pips_in_boxes
 from vision.reader import DiceReader, ReaderConfig
@@ -105,18 +104,6 @@ def compare(
         print(f"{name:<44}{statistics.median(wall):>10.2f}{statistics.quantiles(wall, n=10)[-1]:>9.2f}")
 
 
-def config_change(text: str) -> tuple[str, object]:
-    """``FIELD=VALUE`` (a ReaderConfig field, a Python literal) -> (field, value); argparse type."""
-    field, _, value = text.partition("=")
-    names = {f.name for f in dataclasses.fields(ReaderConfig)}
-    if field not in names:
-        raise argparse.ArgumentTypeError(f"{field!r} is no ReaderConfig field; one of {', '.join(sorted(names))}")
-    try:
-        return field, ast.literal_eval(value)
-    except (ValueError, SyntaxError) as exc:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a Python literal (e.g. 0.9, None, True)") from exc
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
@@ -129,7 +116,7 @@ def main() -> int:
     ap.add_argument("--against", type=Path, default=None, help="compare the whole read with this model folder")
     ap.add_argument(
         "--compare-config",
-        type=config_change,
+        type=override_arg,
         default=None,
         metavar="FIELD=VALUE",
         help="compare the whole read with one ReaderConfig field changed, e.g. face_views_sure=0.9",

@@ -146,20 +146,24 @@ class LazyReader:
         self.memory = VerticalMemory()
         #: Whether the last frame was read without the marked tray: the camera moved since it was marked.
         self.tray_moved = False
+        #: Whether the last frame's dice showed the camera, said to look straight down, to be tilted.
+        self.tilted = False
 
     @property
     def vertical(self) -> str:
         """Where this table's vertical comes from: ``"tray"``, ``"straight_down"``, ``"learned"`` or ``"searching"``.
 
         ``"tray"``: calibrated corners; ``"straight_down"``: the server was told its cameras look
-        straight down. ``"checking"``: one was learned, but the camera seems to have moved since and no
-        search has confirmed it yet (leaning dice are then judged cautiously). ``"moved"``:
-        a tray is marked, but the camera moved since, so it is set aside until marked again.
+        straight down; ``"tilted"``: so it was told, but the last frame's dice clearly lay under
+        another vertical (read under theirs). ``"checking"``: one was learned, but the camera
+        seems to have moved since and no search has confirmed it yet (leaning dice are then
+        judged cautiously). ``"moved"``: a tray is marked, but the camera moved since, so it is
+        set aside until marked again.
         """
         if self.tray is not None:
             return "moved" if self.tray_moved else "tray"
         if self.straight_down:
-            return "straight_down"
+            return "tilted" if self.tilted else "straight_down"
         if self.memory.view is None:
             return "searching"
         return "checking" if self.memory.doubted else "learned"
@@ -168,6 +172,7 @@ class LazyReader:
         """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""
         reading = self.slot.get().read(frame, self.tray, self.memory)
         self.tray_moved = self.tray is not None and reading.tray_set_aside
+        self.tilted = reading.straight_down_doubted
         return reading
 
 

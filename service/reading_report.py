@@ -15,7 +15,10 @@ from scoring.setasides import legal_set_asides
 if TYPE_CHECKING:
     from vision.reading import Reading
 
-__all__ = ["advice_lines", "reading_report"]
+__all__ = ["NOT_STRAIGHT_DOWN", "advice_lines", "reading_report"]
+
+#: What a report says when a camera said to look straight down was read under its dice's vertical instead.
+NOT_STRAIGHT_DOWN = "camera not straight down (read by its dice): mark the tray's corners"
 
 
 def reading_report(reading: Reading, rules: Rules, *, turn_total: int = 0, on_board: bool = True) -> dict[str, Any]:
@@ -27,13 +30,16 @@ def reading_report(reading: Reading, rules: Rules, *, turn_total: int = 0, on_bo
     Returns:
         ``{"dice", "rethrow", "faces", "final", "options", "advice", "farkle"}``; ``advice`` is
         None when no die can be scored yet, ``scoring_error`` explains a roll the rules reject
-        (e.g. more dice than the rules play with).
+        (e.g. more dice than the rules play with), ``notice`` says the camera, said to look
+        straight down, is tilted (:attr:`vision.reading.Reading.straight_down_doubted`).
     """
     from scoring.advisor import advise  # the solver is only built when a reading needs advice
 
     report = reading.to_dict()
     faces = tuple(report["faces"])
     report.update(final=reading.rethrow == 0, options=[], advice=None, farkle=False)
+    if reading.straight_down_doubted:
+        report["notice"] = NOT_STRAIGHT_DOWN
     if not faces:
         return report
     try:
@@ -60,4 +66,6 @@ def advice_lines(report: dict[str, Any]) -> list[str]:
         keep = " ".join(map(str, advice["keep"]))
         lines.append(f"best: keep {keep} (+{advice['points']}) then {advice['action'].upper()}")
         lines.append(f"expected {advice['expected']:.0f}")
+    if report.get("notice"):
+        lines.append(report["notice"])
     return lines

@@ -196,6 +196,8 @@ class TableSession:
                 self._offer(state.reading)
                 if getattr(self.reader, "tray_moved", False):  # a DiceReader set its marked tray aside
                     self._message += "; the camera moved since the tray was marked: mark its corners again"
+                if state.reading.straight_down_doubted:
+                    self._message += "; the camera does not look straight down: mark the tray's corners"
             return self.view()
 
     def throw(self, reading: Reading) -> TableView:

@@ -39,11 +39,20 @@ from farklecam.errors import FarkleError, ImageError
 from vision.error_cases import ErrorCases
 from vision.images import load_image
 from vision.metrics import FolderStats, ImageLabels
-from vision.reader import DiceReader, ReaderConfig
+from vision.reader import DiceReader, ReaderConfig, config_override
 from vision.reading import DieStatus, Reading
 from vision.tray import TrayOutline
 
-__all__ = ["evaluate_folder", "format_table", "label_file", "load_labels", "main", "oracle_detector", "sidecar_outline"]
+__all__ = [
+    "evaluate_folder",
+    "format_table",
+    "label_file",
+    "load_labels",
+    "main",
+    "oracle_detector",
+    "override_arg",
+    "sidecar_outline",
+]
 
 _COLUMNS = (
     ("images", "images", "{}"),
@@ -258,6 +267,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where no sidecar tray gives it, take the camera's vertical as straight down (ReaderConfig.straight_down)",
     )
     parser.add_argument(
+        "--set",
+        type=override_arg,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="change one ReaderConfig field, e.g. --set straight_down_check_deg=None (repeatable)",
+    )
+    parser.add_argument(
         "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
     )
     parser.add_argument(
@@ -269,6 +286,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
     )
     return parser.parse_args(argv)
+
+
+def override_arg(text: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` -> ``(field, value)``: :func:`vision.reader.config_override` as an argparse type."""
+    try:
+        return config_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _offsets(text: str) -> tuple[float, ...]:
@@ -301,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, corner_sigma_px=args.corner_sigma)
     if args.context_offsets is not None:
         config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
+    if args.set:
+        config = dataclasses.replace(config, **dict(args.set))
     missing = [str(d) for d in args.dirs if not d.is_dir()]
     if missing:
         sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")

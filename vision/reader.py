@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import functools
@@ -50,6 +51,7 @@ __all__ = [
     "DiceReader",
     "ReaderConfig",
     "as_bgr_frame",
+    "config_override",
     "default_model_dir",
     "fusion_for",
 ]
@@ -217,7 +219,20 @@ class ReaderConfig:
             with no search. Only for a camera within about 5 degrees of straight down: on the
             calibration scenes it called 1.4 % of flat dice cocked where the camera was 0-5
             degrees off, 3 % at 5-10, 5 % at 10-15 and 21-69 % beyond (a tilted camera
-            should have its tray's corners marked instead).
+            should have its tray's corners marked instead; ``straight_down_check_deg``
+            catches most of those).
+        straight_down_check_deg: with ``straight_down``, where the test calls a die cocked
+            under the picture's centre, search the vertical as for an unmarked tray
+            (:func:`vision.view_search.search_view`); if the dice clearly agree on one more
+            than this many degrees off straight down, the camera is not looking straight
+            down and the frame is read under the searched vertical
+            (:attr:`Reading.straight_down_doubted` says so). None trusts the setting. At 10
+            degrees, on the calibration scenes (``python bench/straight_down.py
+            data/calib_synth --check 8 10 12 15``), it called 170 of 1684 flat dice cocked
+            under cameras more than 10 degrees off, against 639 as said, and under cameras
+            within 10 degrees 34 of 1934 (36) while finding 59 of 71 leaning dice (60). On the
+            byler validation photos (a phone held over the dice) it called the same 2 of 213
+            flat dice cocked as the setting alone.
         view_search: where the tray's corners are not known, find the camera's vertical
             from the dice themselves (:mod:`vision.view_search`) and run the cocked test
             under it; None keeps the face classifier's own cocked call there.
@@ -245,6 +260,7 @@ class ReaderConfig:
     cocked_test: bool = True
     cocked_fusion: bool = True
     straight_down: bool = False
+    straight_down_check_deg: float | None = 10.0
     view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
 
     def __post_init__(self) -> None:
@@ -261,8 +277,26 @@ class ReaderConfig:
                 raise ValueError(f"{name} must be in 0..1, but got {value!r}")
         if self.face_views not in (1, 2, 4, 8):
             raise ValueError(f"face_views must be 1, 2, 4 or 8, but got {self.face_views!r}")
+        if self.straight_down_check_deg is not None and not 0.0 < self.straight_down_check_deg < 90.0:
+            raise ValueError(f"straight_down_check_deg must be in (0, 90), but got {self.straight_down_check_deg!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
+
+
+def config_override(text: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` (a :class:`ReaderConfig` field, a Python literal) -> ``(field, value)``.
+
+    The one parser behind every tool's ``--set`` (measurement scripts change one setting
+    at a time); a ``ValueError`` names the fields or the literal expected.
+    """
+    field, _, value = text.partition("=")
+    names = {f.name for f in dataclasses.fields(ReaderConfig)}
+    if field not in names:
+        raise ValueError(f"{field!r} is no ReaderConfig field; one of {', '.join(sorted(names))}")
+    try:
+        return field, ast.literal_eval(value)
+    except (ValueError, SyntaxError) as exc:
+        raise ValueError(f"{value!r} is not a Python literal (e.g. 0.9, None, True)") from exc
 
 
 def as_bgr_frame(frame: npt.NDArray[np.generic]) -> npt.NDArray[np.uint8]:
@@ -462,10 +496,14 @@ class DiceReader:
         if tray is not None and corners is not None:
             sigma = tray.corner_sigma_px if self.config.corner_sigma_px is None else self.config.corner_sigma_px
             view = _tray_view(corners.tobytes(), size, sigma)
-        if view is None and self.config.straight_down:
+        straight_down = view is None and self.config.straight_down
+        if straight_down:
             view = straight_down_view(size)
         cocked_min_conf = self.config.cocked_min_conf
         judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
+        doubted = False
+        if straight_down and judged is not None and judged.cocked.any():
+            judged, doubted = self._check_straight_down(frame, found.xyxy, judged, scores.cocked_prob)
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
         inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
@@ -489,6 +527,7 @@ class DiceReader:
             status=status,
             tray=None if tray is None else tray.polygon,
             tray_set_aside=self.tray_moved,
+            straight_down_doubted=doubted,
             frame_index=frame_index,
             timestamp=timestamp,
             data=data,
@@ -545,6 +584,29 @@ class DiceReader:
         # A learned vertical judges frames no search would trust (a real die the test over-calls raises the
         # frame's score), so the test alone decides, at the search's strict threshold.
         return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True, view=known)
+
+    def _check_straight_down(
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.NDArray[np.float32],
+        judged: _CockedCall,
+        classifier_cocked: npt.NDArray[np.float32],
+    ) -> tuple[_CockedCall, bool]:
+        """The call under straight down, or under the searched vertical if the dice say the camera is tilted.
+
+        Only run where a die was called cocked under straight down: that is what a tilted
+        camera does to flat dice, and what needs to be right. A camera that does look
+        straight down keeps its call, leaning die and all, since the search leaves the most
+        cocked-looking die out when it scores a vertical. Returns the call and whether the
+        setting was overruled.
+        """
+        limit, search = self.config.straight_down_check_deg, self.config.view_search or ViewSearchConfig()
+        if limit is None or self.cocked_test is None or judged.view is None:
+            return judged, False
+        estimate = search_view(self.cocked_test, frame, xyxy, search)
+        if estimate is None or not estimate.trusted(search) or estimate.view.angle_to(judged.view) <= limit:
+            return judged, False
+        return self._decisive(estimate.probabilities, classifier_cocked, search.threshold, estimate.view), True
 
     def _decisive(
         self,

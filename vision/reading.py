@@ -99,6 +99,9 @@ class Reading:
         data: extra per-die columns (each of length n), e.g. ``"cocked"`` or ``"pips"``.
         tray_set_aside: a tray was marked, but the camera moved since, so this frame was read
             as if none had been (:attr:`vision.reader.ReaderConfig.watch_tray`).
+        straight_down_doubted: the camera was said to look straight down, but the dice clearly
+            agreed on a tilted vertical, so this frame was read under theirs
+            (:attr:`vision.reader.ReaderConfig.straight_down_check_deg`).
     """
 
     xyxy: npt.NDArray[np.float32]
@@ -112,6 +115,7 @@ class Reading:
     timestamp: float | None = None
     data: Mapping[str, npt.NDArray[Any]] = field(default_factory=dict)
     tray_set_aside: bool = False
+    straight_down_doubted: bool = False
 
     def __post_init__(self) -> None:
         xyxy = np.array(self.xyxy, dtype=np.float32)

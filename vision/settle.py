@@ -253,7 +253,8 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
     Returns:
         One row per die seen in ``min_presence`` of the reads (a box seen once is dropped): median
         box, mean confidences, ``data["ambiguity"]`` (an :class:`AmbiguityReason` value) and
-        ``data["agreement"]`` (the winning ballot's share).
+        ``data["agreement"]`` (the winning ballot's share). A flag on how the frame was
+        read (``tray_set_aside``, ``straight_down_doubted``) holds if it held for any read.
     """
     last, cols = readings[-1], defaultdict[str, list[Any]](list)
     for track in tracks:
@@ -272,6 +273,8 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
     return Reading(
         cols["xyxy"], cols["confidence"], cols["face"], cols["face_confidence"], cols["status"], last.image_size,
         last.tray, last.frame_index, last.timestamp, {"ambiguity": cols["ambiguity"], "agreement": cols["agreement"]},
+        tray_set_aside=any(r.tray_set_aside for r in readings),
+        straight_down_doubted=any(r.straight_down_doubted for r in readings),
     )  # fmt: skip
 
 

@@ -50,7 +50,8 @@ def add_tray_option(parser: argparse.ArgumentParser) -> None:
         "--straight-down",
         action="store_true",
         help="the camera looks straight down at the dice (within about 5 degrees: an overhead rig), which gives "
-        "the cocked test its vertical without --tray",
+        "the cocked test its vertical without --tray; where the dice clearly lie under a vertical more than 10 "
+        "degrees off, they are read under theirs and a notice says so",
     )
 
 

@@ -24,7 +24,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--straight-down",
         action="store_true",
         default=None,
-        help="the tables' cameras look straight down (within about 5 degrees): the cocked test needs no marked tray",
+        help="the tables' cameras look straight down (within about 5 degrees): the cocked test needs no marked tray; "
+        "a table whose dice show a tilted camera is read under their vertical and its tray pill says so",
     )
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
 

@@ -11,7 +11,8 @@ flight and never floods a slow server):
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
   corners the cocked test runs under their vertical (``vision.upright``); without, under the
   vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``;
-  ``"straight_down"`` on a server started with ``--straight-down``).
+  ``"straight_down"`` on a server started with ``--straight-down``, ``"tilted"`` while its
+  frames' dice say otherwise).
 * server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "reading", "settle", "throw",
   "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the

@@ -278,7 +278,7 @@ function syncTray(socket) {
 // `vertical`: where the server's idea of "down" comes from ("tray", "learned" from the dice, "searching",
 // "checking": learned, but the camera seems to have moved since; "moved": a tray is marked, but the camera
 // moved since, so the server reads as if it were not; "straight_down": the server was started with
-// --straight-down).
+// --straight-down; "tilted": so it was, but the last frame's dice showed this camera to be tilted).
 function showTrayState(corners, vertical) {
   if (corners === undefined) {
     pill("tray-status", state.tray ? "tray: marked, not sent yet" : "tray: found per frame", state.tray ? "pending" : "off");
@@ -291,6 +291,7 @@ function showTrayState(corners, vertical) {
       learned: ", vertical learned",
       checking: ", camera moved? checking the vertical",
       straight_down: ", camera straight down",
+      tilted: ", camera not straight down: mark the tray corners",
     }[vertical] || "";
     pill("tray-status", "tray: found per frame" + detail, "off");
   }

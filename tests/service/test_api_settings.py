@@ -13,6 +13,8 @@ from service.app import build_reader
 from service.commands.serve_verb import SERVE
 from service.settings import Settings, default_db_path
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
 
 def test_defaults_are_local_and_offline() -> None:
     settings = Settings()
@@ -98,6 +100,20 @@ def test_serve_straight_down_reaches_the_reader_and_every_tables_pill(
     table.tray = [[0, 0], [600, 0], [600, 400], [0, 400]]
     assert table.vertical == "tray"  # marked corners still come first
     assert Settings.from_env({"FARKLECAM_STRAIGHT_DOWN": "true"}).straight_down is True
+
+
+@pytest.mark.skipif(not (EXAMPLES.parent / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
+def test_a_tables_pill_says_when_its_straight_down_camera_is_tilted(tmp_path: Path) -> None:
+    """tray_webcam's camera is 30-35 degrees off straight down: its dice overrule the setting, and the pill says so."""
+    from service.deps import LazyReader, ReaderSlot
+    from vision.images import load_image
+
+    settings = Settings(db_path=tmp_path / "t.db", straight_down=True)
+    table = LazyReader(ReaderSlot(lambda: build_reader(settings)), straight_down=True)
+    tilted = table.read(load_image(EXAMPLES / "tray_webcam.jpg"))
+    assert tilted.straight_down_doubted and table.vertical == "tilted"
+    table.read(load_image(EXAMPLES / "tray_ok.jpg"))  # 2.7 degrees off: the setting holds again
+    assert table.vertical == "straight_down"
 
 
 def test_serve_warns_when_listening_beyond_this_machine(

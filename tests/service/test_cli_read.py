@@ -12,6 +12,7 @@ import cv2
 import pytest
 
 from service.cli import main
+from service.reading_report import NOT_STRAIGHT_DOWN
 from vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,3 +120,17 @@ def test_a_bug_on_one_file_is_reported_and_the_batch_goes_on(
     results = {Path(str(r["image"])).stem: r for r in json_lines(capsys.readouterr().out)}
     assert "RuntimeError: a bug in the reader" in str(results["a_thumb"]["error"])
     assert sorted(results["b_good"]["faces"]) == labelled_ok_faces("tray_ok")  # type: ignore[arg-type]
+
+
+def test_a_tilted_camera_said_to_look_straight_down_is_named_in_the_report(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """tray_webcam's camera is 30-35 degrees off: its dice overrule --straight-down and the report says so."""
+    assert main(["read", str(EXAMPLES / "tray_webcam.jpg"), "--straight-down"]) == 0
+    assert NOT_STRAIGHT_DOWN in capsys.readouterr().out
+    assert main(["read", str(EXAMPLES / "tray_webcam.jpg"), "--straight-down", "--json"]) == 0
+    [result] = json_lines(capsys.readouterr().out)
+    assert result["notice"] == NOT_STRAIGHT_DOWN
+    assert main(["read", str(EXAMPLES / "tray_webcam.jpg"), "--json"]) == 0  # not said: nothing to doubt
+    [plain] = json_lines(capsys.readouterr().out)
+    assert "notice" not in plain

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -203,6 +204,20 @@ def test_a_game_over_ignores_throws() -> None:
     table.throw(reading([2, 2, 3, 3, 4, 6]))  # Bob's last chance: a farkle
     assert table.game.is_over and table.view().winners == ("Ann",)
     assert "game is over" in table.throw(reading([1, 5, 2, 3, 4, 6])).message
+
+
+def test_a_throw_read_under_its_dices_vertical_asks_for_the_tray_corners() -> None:
+    """A camera said to look straight down whose dice showed it tilted: the throw counts, and the table says so."""
+    demo = DemoTable([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), seed=2)
+
+    class Tilted:
+        def read(self, frame: np.ndarray, /) -> Reading:
+            return dataclasses.replace(demo.read(frame), straight_down_doubted=True)
+
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=Tilted())
+    views = [session.on_frame(frame) for frame in demo]
+    assert session.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)
+    assert "does not look straight down" in views[-1].message
 
 
 def test_a_reader_that_set_its_marked_tray_aside_asks_for_the_corners_again() -> None:

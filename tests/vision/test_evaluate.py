@@ -133,6 +133,21 @@ def test_no_search_leaves_leaning_dice_to_the_classifier(capsys: pytest.CaptureF
     assert stats["cocked_recall"] == 1.0 and stats["face_accuracy"] == 1.0
 
 
+def test_set_changes_one_reader_setting(
+    tmp_path: Path, fake_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _folder(tmp_path / "set")
+    runs = {}
+    for name, extra in {"default": [], "strict": ["--set", "det_conf=1.0"]}.items():
+        assert main([str(root), "--models", str(fake_model_dir), "--json", *extra]) == 0
+        runs[name] = json.loads(capsys.readouterr().out)["folders"][str(root)]
+    # A detector that must be certain finds none of the fake model's dice.
+    assert runs["default"]["recall"] == 1.0 and runs["strict"]["recall"] == 0.0
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(root), "--set", "face_view=1"])
+    assert exit_info.value.code == 2 and "'face_view' is no ReaderConfig field" in capsys.readouterr().err
+
+
 def test_sidecar_corners_are_labelled_or_clicked_the_same_way_every_run() -> None:
     from vision.evaluate import sidecar_outline
 

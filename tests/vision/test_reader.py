@@ -12,7 +12,7 @@ from farklecam.errors import ImageError, ModelLoadError, VisionError
 from tests.vision.conftest import draw_die
 from vision.cocked import CockedFusion
 from vision.faces import FaceScores
-from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, default_model_dir
+from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, config_override, default_model_dir
 from vision.reading import DieStatus, Reading
 from vision.tray import TrayOutline
 from vision.upright import UprightView
@@ -282,6 +282,27 @@ def test_a_camera_said_to_look_straight_down_lets_the_test_decide_under_the_cent
     assert not np.allclose(test.views[-1].nadir, view.nadir)  # type: ignore[attr-defined]
 
 
+def test_the_straight_down_check_searches_only_when_a_die_reads_cocked_and_keeps_an_agreed_vertical() -> None:
+    frame, found = _pip_scene()
+    probs = [[0, 0, 0.9, 0, 0, 0, 0.1], [0, 0, 0, 0, 0.9, 0, 0.1], [0, 0.9, 0, 0, 0, 0, 0.1]]
+    config = ReaderConfig(auto_tray=False, straight_down=True, straight_down_check_deg=10.0, cocked_needs_support=False)
+
+    def read(test: ScriptedCockedTest) -> Reading:
+        return DiceReader(
+            detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=config, cocked_test=test
+        ).read(frame)  # type: ignore[arg-type]
+
+    flat = ScriptedCockedTest([0.1, 0.1, 0.2], threshold=0.3)
+    r = read(flat)
+    assert r.status.tolist() == ["ok", "ok", "ok"] and not r.straight_down_doubted
+    assert len(flat.views) == 1  # no die read cocked: no search
+    # One die leans, whatever the vertical: the search finds no view that lays it flat better than straight
+    # down (the scripted test answers alike under every view), so the setting stands and the die is cocked.
+    leaning = ScriptedCockedTest([0.95, 0.01, 0.01], threshold=0.3)
+    r = read(leaning)
+    assert r.status.tolist() == ["cocked", "ok", "ok"] and not r.straight_down_doubted
+
+
 class ShaClassifier(ScriptedClassifier):
     """A scripted classifier whose model metadata names the run that trained it."""
 
@@ -365,3 +386,18 @@ def test_an_outline_found_in_the_picture_serves_the_off_tray_test_but_not_the_co
     measured = reader.with_tray(outline.polygon.tolist())
     assert measured.tray is not None and measured.tray.has_true_corners
     assert measured.read(frame).data["cocked"].any() and len(test.views) == 1
+
+
+def test_a_config_override_names_a_field_and_a_python_literal() -> None:
+    assert config_override("straight_down_check_deg=None") == ("straight_down_check_deg", None)
+    assert config_override("face_views_sure=0.8") == ("face_views_sure", 0.8)
+    with pytest.raises(ValueError, match="'face_view' is no ReaderConfig field"):
+        config_override("face_view=2")
+    with pytest.raises(ValueError, match="not a Python literal"):
+        config_override("face_views=four")
+
+
+@pytest.mark.parametrize("deg", [0.0, 90.0, -5.0])
+def test_a_straight_down_check_angle_outside_0_to_90_is_refused(deg: float) -> None:
+    with pytest.raises(ValueError, match="straight_down_check_deg"):
+        ReaderConfig(straight_down_check_deg=deg)

@@ -22,11 +22,22 @@ def test_the_camera_tilt_is_the_angle_of_its_line_of_sight_from_straight_down(
     assert camera_tilt_deg({"eye": list(eye), "target": [0.0, 0.0, 0.0]}) == pytest.approx(tilt)
 
 
-def test_the_bundled_examples_are_counted_by_their_cameras_tilt() -> None:
+def test_the_bundled_examples_are_counted_by_their_cameras_tilt_with_and_without_the_check() -> None:
     # tray_ok and tray_off_tray look within 5 degrees of straight down, tray_cocked and tray_webcam 25-35 off.
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), str(ROOT / "examples")], capture_output=True, text=True, timeout=300, cwd=ROOT
+        [sys.executable, str(SCRIPT), str(ROOT / "examples"), "--check", "10"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
-    assert "0-5" in rows and sum(int(r[2]) + int(r[5]) for r in rows.values()) == 12  # flat + leaning dice on trays
+    header, *lines = result.stdout.splitlines()
+    assert "as said" in header and "check 10" in header
+    rows = {line.split()[0]: [part.split() for part in line.split("|")] for line in lines}
+    assert set(rows) == {"0-5", "25-30", "30-35"}
+    assert sum(int(band[0][3]) + int(band[0][4]) for band in rows.values()) == 12  # flat + leaning dice on trays
+    for (_tilt, _deg, scenes, flat, leaning), said, checked in rows.values():
+        assert len(said) == len(checked) == 4  # called, share, found, doubted
+        assert int(said[3]) == 0 and int(checked[3]) <= int(scenes)  # only the check doubts, once a scene at most
+        assert int(checked[0]) <= int(flat) and int(checked[2]) <= int(leaning)
