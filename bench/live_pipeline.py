@@ -1,6 +1,7 @@
 """How fast is the live pipeline, and does it find every throw exactly once?
 
     python bench/live_pipeline.py [--throws 20] [--seeds 5] [--clips 3] [--models DIR] [--no-model]
+                                  [--compare-config FIELD=VALUE]
 
 Speed: a scripted table (service.live.demo) is recorded to an MJPG video at 640x480,
 30 fps, then played back through what ``farklecam live`` runs per frame: decode, the
@@ -20,6 +21,7 @@ and misses. A benchmark, not a test: the numbers depend on the machine's load.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
@@ -36,6 +38,7 @@ from service.live.controller import ppm_bytes, render_scene
 from service.live.demo import DemoTable, demo_script
 from service.table import TableSession
 from vision.camera import Frame, VideoFileSource, VideoSink
+from vision.evaluate import override_arg
 from vision.reading import Reading
 from vision.settle import FrameReader, SettleDetector
 
@@ -191,6 +194,13 @@ def main() -> int:
     parser.add_argument("--clips", type=int, default=3, help="pybullet clips for throw detection (0: none)")
     parser.add_argument("--models", type=Path, help="ONNX model folder (default: bundled)")
     parser.add_argument("--no-model", action="store_true", help="skip the real DiceReader")
+    parser.add_argument(
+        "--compare-config",
+        type=override_arg,
+        default=None,
+        metavar="FIELD=VALUE",
+        help="also time a DiceReader with one ReaderConfig field changed, e.g. ort_spin=False",
+    )
     args = parser.parse_args()
 
     readers: dict[str, FrameReader] = {}
@@ -200,11 +210,16 @@ def main() -> int:
         readers["label reader"] = Replay(sidecars)
         if not args.no_model:
             try:
-                from vision.reader import DiceReader
+                from vision.reader import DiceReader, ReaderConfig
                 from vision.view_search import VerticalMemory
 
                 # As `farklecam live` builds it: one fixed camera, whose vertical is learned once.
                 readers["DiceReader"] = DiceReader(args.models).with_vertical_memory(VerticalMemory())
+                if args.compare_config is not None:
+                    field, value = args.compare_config
+                    config = dataclasses.replace(ReaderConfig(), **{field: value})
+                    other = DiceReader(args.models, config=config).with_vertical_memory(VerticalMemory())
+                    readers[f"DiceReader {field}={value!r}"] = other
             except Exception as exc:  # a benchmark reports what it could not measure
                 print(f"(no DiceReader: {exc})")
         rows = speed(path, sidecars, readers)

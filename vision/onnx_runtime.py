@@ -110,6 +110,7 @@ def load_onnx(
     path: str | Path,
     *,
     threads: int | None = None,
+    spin: bool = True,
     expect_rank: int | None = 4,
     required_metadata: Sequence[str] = (),
 ) -> OnnxModel:
@@ -118,6 +119,11 @@ def load_onnx(
     Args:
         path: the ``.onnx`` file.
         threads: intra-op threads; None for :func:`default_threads`.
+        spin: let the worker threads busy-wait for the next operator while a run lasts, and
+            sleep as soon as it returns (``session.force_spinning_stop``). A thread woken
+            from sleep for each of a small network's many short operators costs more than the
+            work: measured on the whole read in ``models/HISTORY.md`` ("Faster reads with the
+            same readings"). False: they sleep between operators too.
         expect_rank: rank the model's input must have (4 for NCHW images), or None for any.
         required_metadata: metadata keys that must be present.
 
@@ -143,9 +149,11 @@ def load_onnx(
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: warnings about unused initialisers are noise
-        # Idle worker threads would otherwise spin after each run, burning CPU that the
-        # camera loop and the web server share with the reader (measured: 2.5x the CPU).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+        # Spinning on after a run would burn CPU that the camera loop, the web server and the
+        # reader's other models share (measured: 2.5x the CPU, and each model's idle threads
+        # slowed the next model's run): the threads stop spinning when a run returns.
+        options.add_session_config_entry("session.force_spinning_stop", "1")
         session = ort.InferenceSession(str(p), sess_options=options, providers=["CPUExecutionProvider"])
         inputs, outputs = session.get_inputs(), session.get_outputs()
         raw_meta = dict(session.get_modelmeta().custom_metadata_map)

@@ -35,6 +35,7 @@ from vision.cocked import CockedFusion, CockedTest
 from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
+from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reading import DieStatus, Reading
 from vision.support import may_lean
@@ -179,6 +180,8 @@ class ReaderConfig:
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
+        ort_spin: onnxruntime's worker threads busy-wait between operators while a model
+            runs, and sleep once it returns (:func:`vision.onnx_runtime.load_onnx`'s ``spin``).
         face_views: views of each crop the classifier averages (1, 2, 4 or 8; see
             :meth:`vision.faces.FaceClassifier.classify_crops`). Four quarter turns cost
             about 1 ms for three dice; they were chosen with the cocked offset on the
@@ -252,6 +255,7 @@ class ReaderConfig:
     watch_tray: bool = True
     aruco: bool = False
     threads: int | None = None
+    ort_spin: bool = True
     drop_not_die: bool = True
     face_views: int = 4
     face_views_sure: float | None = 0.9
@@ -348,21 +352,24 @@ class DiceReader:
         self.config = config or ReaderConfig()
         root = Path(model_dir) if model_dir is not None else default_model_dir()
         cfg = self.config
+
+        def open_model(name: str) -> OnnxModel:
+            return load_onnx(root / name, threads=cfg.threads, spin=cfg.ort_spin)
+
         self.detector: Callable[[npt.NDArray[np.uint8]], Reading] = detector or DieDetector(
-            root / DETECTOR_FILE, conf=cfg.det_conf, iou=cfg.det_iou, threads=cfg.threads
+            open_model(DETECTOR_FILE), conf=cfg.det_conf, iou=cfg.det_iou
         )
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
             classifier
             or FaceClassifier(
-                root / CLASSIFIER_FILE,
-                threads=cfg.threads,
+                open_model(CLASSIFIER_FILE),
                 views=cfg.face_views,
                 sure=cfg.face_views_sure,
                 context_offsets=cfg.face_context_offsets,
             )
         )
         if cocked_test is None and cfg.cocked_test and (root / COCKED_TEST_FILE).is_file():
-            cocked_test = CockedTest(root / COCKED_TEST_FILE, threads=cfg.threads)
+            cocked_test = CockedTest(open_model(COCKED_TEST_FILE))
         self.cocked_test = cocked_test if cfg.cocked_test else None
         self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)

@@ -10,6 +10,8 @@ from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_classifier
 from vision.onnx_runtime import default_threads, load_onnx, parse_metadata_value
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 @pytest.mark.parametrize(
     ("text", "value"),
@@ -60,3 +62,23 @@ def test_run_with_wrong_input_is_model_error(tmp_path: Path, onnx_available: Non
     model = load_onnx(make_classifier(tmp_path / "c.onnx"))
     with pytest.raises(ModelLoadError, match="cannot run"):
         model.run(np.zeros((1, 3, 32, 32), np.float32))
+
+
+def _spin_entries(model: Any) -> tuple[str, str]:
+    options = model.session.get_session_options()
+    return (
+        options.get_session_config_entry("session.intra_op.allow_spinning"),
+        options.get_session_config_entry("session.force_spinning_stop"),
+    )
+
+
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
+def test_threads_spin_only_while_a_model_runs_unless_told_to_sleep() -> None:
+    from vision.reader import DiceReader, ReaderConfig
+
+    assert _spin_entries(load_onnx(ROOT / "models" / "cocked_test.onnx")) == ("1", "1")
+    assert _spin_entries(load_onnx(ROOT / "models" / "cocked_test.onnx", spin=False)) == ("0", "1")
+    for spin in (True, False):
+        reader = DiceReader(config=ReaderConfig(ort_spin=spin))
+        models = (reader.detector.model, reader.classifier.model, reader.cocked_test.model)  # type: ignore[attr-defined, union-attr]
+        assert {_spin_entries(m)[0] for m in models} == {"1" if spin else "0"}
