@@ -66,6 +66,7 @@ class SerializedReader:
         frame: npt.NDArray[np.uint8],
         tray: list[list[float]] | None = None,
         memory: VerticalMemory | None = None,
+        straight_down: bool | None = None,
     ) -> Reading:
         """Read one frame; with ``tray`` (the floor's corners) as the calibrated tray of this read only.
 
@@ -74,6 +75,8 @@ class SerializedReader:
             tray: calibrated corners for this read.
             memory: the camera's learned vertical (:class:`vision.view_search.VerticalMemory`), for
                 a reader that takes one (others ignore it: it only saves time and helps small throws).
+            straight_down: whether this camera looks straight down, for a reader that takes it
+                (:meth:`vision.reader.DiceReader.with_straight_down`); None keeps the reader's own.
 
         Raises:
             ImageError: a tray was given to a reader that cannot take one.
@@ -82,6 +85,9 @@ class SerializedReader:
         with_memory = getattr(reader, "with_vertical_memory", None)
         if memory is not None and with_memory is not None:
             reader = with_memory(memory)
+        with_straight_down = getattr(reader, "with_straight_down", None)
+        if straight_down is not None and with_straight_down is not None:
+            reader = with_straight_down(straight_down)
         if tray is not None:
             with_tray = getattr(reader, "with_tray", None)
             if with_tray is None:
@@ -135,7 +141,8 @@ class LazyReader:
         slot: holds the shared reader.
         tray: the tray floor's calibrated corners for this table's frames (None: found in each frame).
             A table's page may set or clear it at any time; the next frame read uses it.
-        straight_down: the slot's reader takes the camera as looking straight down (only reported here).
+        straight_down: this table's camera looks straight down (a server's ``--straight-down``
+            sets every table's start; the table's page may switch it at any time).
 
     Attributes:
         memory: this table's camera's vertical, learned from its dice while no tray is calibrated.
@@ -170,7 +177,7 @@ class LazyReader:
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
         """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""
-        reading = self.slot.get().read(frame, self.tray, self.memory)
+        reading = self.slot.get().read(frame, self.tray, self.memory, self.straight_down)
         self.tray_moved = self.tray is not None and reading.tray_set_aside
         self.tilted = reading.straight_down_doubted
         return reading

@@ -397,6 +397,18 @@ class DiceReader:
         other.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         return other
 
+    def with_straight_down(self, on: bool) -> DiceReader:
+        """The same reader (same loaded models) for a camera that does, or does not, look straight down.
+
+        A server's tables share one reader; each table's page says how its own camera looks
+        (:attr:`ReaderConfig.straight_down`).
+        """
+        if on == self.config.straight_down:
+            return self
+        other = copy.copy(self)
+        other.config = dataclasses.replace(self.config, straight_down=on)
+        return other
+
     def with_detector(self, detector: Callable[[npt.NDArray[np.uint8]], Reading]) -> DiceReader:
         """The same reader with another detector (e.g. labelled boxes, to measure the rest alone)."""
         other = copy.copy(self)

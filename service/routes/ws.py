@@ -11,10 +11,12 @@ flight and never floods a slow server):
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
   corners the cocked test runs under their vertical (``vision.upright``); without, under the
   vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``;
-  ``"straight_down"`` on a server started with ``--straight-down``, ``"tilted"`` while its
-  frames' dice say otherwise).
-* server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "reading", "settle", "throw",
-  "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
+  ``"straight_down"`` for a camera said to look straight down, ``"tilted"`` while its
+  frames' dice say otherwise). ``{"type": "straight_down", "on": true | false}`` says
+  whether this table's camera looks straight down (a server started with
+  ``--straight-down`` starts every table on); answered ``{"type": "straight_down", "on", "message"}``.
+* server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "straight_down", "reading",
+  "settle", "throw", "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the
   connection stays open after an error (except for an unknown game).
 
@@ -119,7 +121,12 @@ class TableStream:
         answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
         height, width = frame.image.shape[:2]
         answer.update(
-            type="frame", seq=self.seq, image_size=[width, height], tray=self.reader.tray, vertical=self.reader.vertical
+            type="frame",
+            seq=self.seq,
+            image_size=[width, height],
+            tray=self.reader.tray,
+            vertical=self.reader.vertical,
+            straight_down=self.reader.straight_down,
         )
         answer["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return answer
@@ -188,13 +195,16 @@ class TableStream:
             return {"type": "pong"}
         if kind == "tray":
             return self.set_tray(message.get("corners"))
+        if kind == "straight_down":
+            return self.set_straight_down(message.get("on"))
         if kind == "roll_again" and self.game_id is not None:
             with self.games.lock(self.game_id):
                 view = self.tables.session(self.game_id, self.reader).roll_again()
             return {"type": "message", "message": view.message}
         return {
             "type": "error",
-            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again or tray",
+            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again, tray or "
+            "straight_down",
         }
 
     def set_tray(self, corners: object) -> dict[str, Any]:
@@ -210,6 +220,19 @@ class TableStream:
             else "Tray corners cleared: the tray is found in each frame (leaning dice are harder to tell)."
         )
         return {"type": "tray", "corners": self.reader.tray, "message": text}
+
+    def set_straight_down(self, on: object) -> dict[str, Any]:
+        """Say whether this table's camera looks straight down (its vertical without marked corners)."""
+        if not isinstance(on, bool):
+            return {"type": "error", "detail": 'straight_down takes "on": true or false'}
+        self.reader.straight_down = on
+        text = (
+            "Camera looks straight down: leaning dice are judged under the picture's centre (marked corners still "
+            "come first)."
+            if on
+            else "Camera angle unknown: the vertical is learned from the dice (marked corners still come first)."
+        )
+        return {"type": "straight_down", "on": on, "message": text}
 
 
 def _shown(state: SettleState) -> Reading | None:

@@ -7,6 +7,7 @@ const FRAME_INTERVAL_MS = 150;    // at most ~6.7 frames per second, one frame i
 const JPEG_QUALITY = 0.8;
 const STATUS_COLOURS = { ok: "#2ecc71", cocked: "#f39c12", off_tray: "#3498db", uncertain: "#e74c3c" };
 const TRAY_KEY = "farklecam.tray";  // the marked tray corners, as fractions of the frame (kept across reloads)
+const DOWN_KEY = "farklecam.straightDown";  // "true"/"false" once this browser's camera was said to look straight down or not
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -14,6 +15,7 @@ const state = {
   reading: null, imageSize: null, frameAdvice: null, gameAdvice: null, throwFaces: null,
   cameraOk: false, retry: 0,
   tray: loadTray(), marks: null, markEdges: false, socketSerial: 0, traySent: null, announceTray: false,
+  straightDown: loadStraightDown(), downSent: null,
 };
 const grab = document.createElement("canvas");
 
@@ -115,6 +117,7 @@ function sendFrame(now) {
   grab.height = Math.round(video.videoHeight * scale);
   grab.getContext("2d").drawImage(video, 0, 0, grab.width, grab.height);
   syncTray(socket);
+  syncStraightDown(socket);
   state.inFlight = true; state.lastSent = now;
   grab.toBlob((blob) => {
     if (blob && socket.readyState === WebSocket.OPEN) { socket.send(blob); } else { state.inFlight = false; }
@@ -128,6 +131,7 @@ function onAnswer(msg) {
     if (state.announceTray) { $("tray-hint").textContent = msg.message; state.announceTray = false; }
     return;
   }
+  if (msg.type === "straight_down") { $("tray-hint").textContent = msg.message; return; }
   if (msg.type === "error") {
     pill("stream-status", "frame error", "warn");
     $("throw-status").textContent = msg.detail; $("throw-status").dataset.state = "error";
@@ -139,6 +143,7 @@ function onAnswer(msg) {
   if (msg.throw) { state.throwFaces = msg.throw.faces; } else if (msg.reading) { state.throwFaces = msg.reading.faces; }
   $("frame-ms").textContent = `${msg.ms} ms`;
   showTrayState(msg.tray, msg.vertical);
+  $("straight-down").checked = !!msg.straight_down;  // the server's word: its default until this browser says
   showReading(msg.reading, msg.settle);
   showOptions(msg.score);
   if (!state.gameAdvice) { showAdvice(msg.advice); }
@@ -264,6 +269,26 @@ function loadTray() {
     const tray = JSON.parse(localStorage.getItem(TRAY_KEY) || "null");
     return Array.isArray(tray) && tray.length === 4 ? tray : null;
   } catch (err) { return null; }
+}
+
+// Whether this camera looks straight down: the server's default (`serve --straight-down`) until this browser's
+// checkbox says otherwise; then sent again on every new connection.
+function loadStraightDown() {
+  const value = localStorage.getItem(DOWN_KEY);
+  return value === "true" ? true : value === "false" ? false : null;
+}
+
+function setStraightDown(on) {
+  state.straightDown = on; localStorage.setItem(DOWN_KEY, String(on));
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) { syncStraightDown(state.socket); }
+}
+
+function syncStraightDown(socket) {
+  if (state.straightDown === null) { return; }
+  const key = `${state.socketSerial}:${state.straightDown}`;
+  if (key === state.downSent) { return; }
+  socket.send(JSON.stringify({ type: "straight_down", on: state.straightDown }));
+  state.downSent = key;
 }
 
 function syncTray(socket) {
@@ -515,6 +540,7 @@ function init() {
   $("mark-tray").onclick = () => startMarking(false);
   $("mark-edges").onclick = () => startMarking(true);
   $("clear-tray").onclick = () => setTray(null, "Tray corners forgotten: the tray is found in each frame.");
+  $("straight-down").onchange = (e) => setStraightDown(e.target.checked);
   $("overlay").addEventListener("click", markCorner);
   $("manual").addEventListener("submit", (e) => {
     e.preventDefault();

@@ -282,6 +282,32 @@ def test_a_stream_learns_its_cameras_vertical_from_the_dice_with_the_real_models
         assert sorted(d["status"] for d in answers[-1]["reading"]["dice"]) == ["cocked", "ok", "ok"]
 
 
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="no committed cocked test")
+def test_each_tables_page_says_whether_its_camera_looks_straight_down(tmp_path: Path) -> None:
+    """One server, two tables: the page that says so reads straight down (and hears when its dice disagree)."""
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))  # no --straight-down: every table starts off
+    overhead = (ROOT / "examples" / "tray_ok.jpg").read_bytes()  # 2.7 degrees off straight down
+    webcam = (ROOT / "examples" / "tray_webcam.jpg").read_bytes()  # 30-35 degrees off
+    with TestClient(app) as client, client.websocket_connect("/ws/table/-") as ws:
+        assert stream(ws, overhead, 1)[0]["straight_down"] is False
+        ws.send_text(json.dumps({"type": "straight_down", "on": True}))
+        answer = ws.receive_json()
+        assert answer == {"type": "straight_down", "on": True, "message": answer["message"]} and answer["message"]
+        last = stream(ws, overhead, 4)[-1]
+        assert last["straight_down"] is True and last["vertical"] == "straight_down"
+        assert {d["status"] for d in last["reading"]["dice"]} == {"ok"}
+        assert stream(ws, webcam, 4)[-1]["vertical"] == "tilted"  # its dice overrule the page
+        with client.websocket_connect("/ws/table/-") as other:  # another table: the server's default
+            assert stream(other, overhead, 1)[0]["straight_down"] is False
+        for bad in ("yes", None, 1):
+            ws.send_text(json.dumps({"type": "straight_down", "on": bad}))
+            assert ws.receive_json()["type"] == "error"
+        ws.send_text(json.dumps({"type": "straight_down", "on": False}))
+        assert ws.receive_json()["on"] is False
+        last = stream(ws, overhead, 2)[-1]
+        assert last["straight_down"] is False and last["vertical"] in ("searching", "learned")
+
+
 def test_a_tables_vertical_says_when_the_camera_seems_to_have_moved() -> None:
     """What the page's tray pill shows: searching, learned, checking (bumped, not yet confirmed), tray."""
     from service.deps import LazyReader

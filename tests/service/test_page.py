@@ -357,3 +357,46 @@ def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit:
             assert np.abs(np.array(reader.trays[-1]) - found).max() <= 4, reader.trays[-1]
         finally:
             browser.close()
+
+
+class DownRecordingReader(ExampleReader):
+    """The example's dice; like :meth:`vision.reader.DiceReader.with_straight_down`, records what each read was told."""
+
+    def __init__(self, seen: list[bool] | None = None, on: bool = False) -> None:
+        super().__init__()
+        self.seen = [] if seen is None else seen
+        self.on = on
+
+    def with_straight_down(self, on: bool) -> DownRecordingReader:
+        return DownRecordingReader(self.seen, on)
+
+    def read(self, frame: np.ndarray) -> Reading:
+        self.seen.append(self.on)
+        return super().read(frame)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_says_its_camera_looks_straight_down_and_remembers_it(browser_kit: Any, tmp_path: Path) -> None:
+    reader = DownRecordingReader()
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
+    with serve_with(lambda: reader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server.url)
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            assert not page.is_checked("#straight-down") and reader.seen[-1] is False  # the server's default
+            page.check("#straight-down")
+            page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('straight down')")
+            eventually(lambda: reader.seen[-1] is True)
+            page.wait_for_function("document.querySelector('#tray-status').textContent.includes('straight down')")
+            # Kept in the browser: a reloaded page says so again on its new connection.
+            reader.seen.clear()
+            page.reload()
+            page.wait_for_selector("#straight-down:checked", timeout=90_000)
+            eventually(lambda: bool(reader.seen) and reader.seen[-1] is True)
+            page.uncheck("#straight-down")
+            eventually(lambda: reader.seen[-1] is False)
+        finally:
+            browser.close()

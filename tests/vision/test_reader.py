@@ -401,3 +401,12 @@ def test_a_config_override_names_a_field_and_a_python_literal() -> None:
 def test_a_straight_down_check_angle_outside_0_to_90_is_refused(deg: float) -> None:
     with pytest.raises(ValueError, match="straight_down_check_deg"):
         ReaderConfig(straight_down_check_deg=deg)
+
+
+def test_with_straight_down_shares_the_models_and_changes_only_that_setting(fake_model_dir: Path) -> None:
+    reader = DiceReader(fake_model_dir)
+    assert reader.with_straight_down(False) is reader
+    overhead = reader.with_straight_down(True)
+    assert overhead.config.straight_down and not reader.config.straight_down
+    assert overhead.detector is reader.detector and overhead.classifier is reader.classifier
+    assert dataclasses.replace(overhead.config, straight_down=False) == reader.config
