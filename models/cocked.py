@@ -149,11 +149,12 @@ def build_cocked_bank(
     seed: int = 0,
     detected: dict[Path, npt.NDArray[np.float32]] | None = None,
     crop_size: int = CROP_SIZE,
+    real_flat_copies: int = REAL_FLAT_COPIES,
 ) -> CockedBank:
     """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
 
     A leaning die is banked :data:`COCKED_COPIES` times, a flat one :data:`FLAT_COPIES` times
-    (:data:`REAL_FLAT_COPIES` in a real photo); copies after the first two are jittered.
+    (``real_flat_copies`` in a real photo); copies after the first two are jittered.
     """
     from vision.crops import extract_crops
 
@@ -171,7 +172,7 @@ def build_cocked_bank(
         angle, sine = upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32)
         keep = ~occluded
         cocked = frame.classes == COCKED_CLASS
-        copies = np.where(cocked, COCKED_COPIES, FLAT_COPIES if frame.source == "synthetic" else REAL_FLAT_COPIES)
+        copies = np.where(cocked, COCKED_COPIES, FLAT_COPIES if frame.source == "synthetic" else real_flat_copies)
         found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
         for copy in range(int(copies.max())):
             take = keep & (copies > copy)
@@ -206,6 +207,7 @@ def train_cocked(
     limit: int | None = None,
     crop_size: int = CROP_SIZE,
     real_flat: Sequence[str] = (),
+    real_flat_copies: int = REAL_FLAT_COPIES,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -218,6 +220,7 @@ def train_cocked(
         crop_size: side of its input crops (the run-time test reads it from the model's metadata).
         real_flat: real sources (of :data:`datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
             less their validation slice (which judges the test), add real flat dice.
+        real_flat_copies: crops banked per real flat die (the first two unjittered).
     """
     import torch
 
@@ -226,12 +229,14 @@ def train_cocked(
 
     start = time.monotonic()
     frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
+    if real_flat_copies < 1:
+        raise ValueError(f"real_flat_copies must be at least 1, but got {real_flat_copies}")
     unknown = sorted(set(real_flat) - set(STRAIGHT_DOWN_SOURCES))
     if unknown:
         raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
     frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
-    bank = build_cocked_bank(frames, config.seed, detected, crop_size)
+    bank = build_cocked_bank(frames, config.seed, detected, crop_size, real_flat_copies)
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
@@ -258,6 +263,7 @@ def train_cocked(
             "seed": config.seed,
             "flat_copies": FLAT_COPIES,
             "cocked_copies": COCKED_COPIES,
+            "real_flat_copies": real_flat_copies if real_flat else 0,
             "angle_jitter_deg": ANGLE_JITTER_DEG,
             "crop_size": crop_size,
             "widths": list(widths),
@@ -357,6 +363,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=STRAIGHT_DOWN_SOURCES,
         help="also learn real flat dice from these straight-down sources' training photos (not their validation ones)",
     )
+    tr.add_argument(
+        "--real-flat-copies",
+        type=int,
+        default=REAL_FLAT_COPIES,
+        metavar="N",
+        help=f"crops banked per real flat die (default {REAL_FLAT_COPIES})",
+    )
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -372,7 +385,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed, width=args.width_scale
     )
     record = train_cocked(
-        args.synthetic, args.out, config, detector=args.detector, crop_size=args.crop_size, real_flat=args.real_flat
+        args.synthetic,
+        args.out,
+        config,
+        detector=args.detector,
+        crop_size=args.crop_size,
+        real_flat=args.real_flat,
+        real_flat_copies=args.real_flat_copies,
     )
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0

@@ -68,6 +68,8 @@ def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Pat
     assert np.allclose(np.sort(np.unique(bank.sines)), np.sort(expected), atol=1e-6)
     with pytest.raises(ValueError, match="known vertical"):
         build_cocked_bank([webcam])
+    once = build_cocked_bank([byler, webcam], real_flat_copies=1)
+    assert len(once.labels) == len(boxes) and np.allclose(np.sort(once.sines), np.sort(expected), atol=1e-6)
 
 
 def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) -> None:
