@@ -143,7 +143,9 @@ function onAnswer(msg) {
   if (msg.throw) { state.throwFaces = msg.throw.faces; } else if (msg.reading) { state.throwFaces = msg.reading.faces; }
   $("frame-ms").textContent = `${msg.ms} ms`;
   showTrayState(msg.tray, msg.vertical);
-  $("straight-down").checked = !!msg.straight_down;  // the server's word: its default until this browser says
+  // This browser's word once it has one (a frame read before the server heard it must not undo a click),
+  // else the server's default.
+  $("straight-down").checked = state.straightDown === null ? !!msg.straight_down : state.straightDown;
   showReading(msg.reading, msg.settle);
   showOptions(msg.score);
   if (!state.gameAdvice) { showAdvice(msg.advice); }

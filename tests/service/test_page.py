@@ -11,6 +11,7 @@ camera to page: capture, JPEG, WebSocket, decode, settle, score, advice, game).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -282,6 +283,21 @@ def eventually(condition: Any, timeout: float = 30.0) -> None:
         time.sleep(0.1)
 
 
+@contextlib.contextmanager
+def example_page(browser_kit: Any, reader: Any, tmp_path: Path) -> Iterator[Any]:
+    """The page on a server that reads through ``reader``, its camera the 640 x 480 example, once its dice show."""
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))  # frames are sent at that size
+    with serve_with(lambda: reader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server.url)
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            yield page
+        finally:
+            browser.close()
+
+
 class TrayRecordingReader(ExampleReader):
     """The example's dice; like :meth:`vision.reader.DiceReader.with_tray`, a read with a tray records its corners."""
 
@@ -304,59 +320,51 @@ class TrayRecordingReader(ExampleReader):
 @pytest.mark.timeout(300)
 def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit: Any, tmp_path: Path) -> None:
     reader = TrayRecordingReader()
-    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))  # 640 x 480: frames are sent at that size
     corners = [[100.0, 80.0], [540.0, 90.0], [560.0, 400.0], [90.0, 420.0]]
-    with serve_with(lambda: reader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
-        browser = launch(browser_kit, p, y4m)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(server.url)
-            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
-            assert page.inner_text("#tray-status") == "tray: found per frame" and reader.trays[-1] is None
-            page.click("#mark-tray")
-            box = page.locator("#overlay").bounding_box()
-            scale = min(box["width"] / 640, box["height"] / 480)
-            left = box["x"] + (box["width"] - 640 * scale) / 2
-            top = box["y"] + (box["height"] - 480 * scale) / 2
-            for k, (x, y) in enumerate(corners):
-                assert f"corner {k + 1} of 4" in page.inner_text("#tray-hint")
+    with example_page(browser_kit, reader, tmp_path) as page:
+        assert page.inner_text("#tray-status") == "tray: found per frame" and reader.trays[-1] is None
+        page.click("#mark-tray")
+        box = page.locator("#overlay").bounding_box()
+        scale = min(box["width"] / 640, box["height"] / 480)
+        left = box["x"] + (box["width"] - 640 * scale) / 2
+        top = box["y"] + (box["height"] - 480 * scale) / 2
+        for k, (x, y) in enumerate(corners):
+            assert f"corner {k + 1} of 4" in page.inner_text("#tray-hint")
+            page.mouse.click(left + x * scale, top + y * scale)
+        page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
+        page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('Tray corners set')")
+        page.wait_for_function("document.querySelector('#throw-status').dataset.state !== 'none'")
+        used = next(t for t in reversed(reader.trays) if t is not None)
+        assert np.abs(np.array(used) - np.array(corners)).max() <= 1.5, used  # the clicked frame pixels
+        page.screenshot(path=str(tmp_path / "tray.png"))
+        # The corners are kept in the browser: a reloaded page sends them again on its new connection.
+        reader.trays.clear()
+        page.reload()
+        page.wait_for_selector('#tray-status[data-state="ok"]', timeout=90_000)
+        assert not page.locator("#clear-tray").is_hidden()
+        eventually(lambda: any(t is not None for t in reader.trays))
+        page.click("#clear-tray")
+        page.wait_for_selector('#tray-status[data-state="off"]', timeout=30_000)
+        # A frame sent before the click may still be read with the corners: the reads after it have none.
+        eventually(lambda: len(reader.trays) >= 2 and reader.trays[-1] is None and reader.trays[-2] is None)
+        # A tray whose corners lie out of view: two clicks on each floor edge, and the page finds the corners.
+        truth = np.array(json.loads(EXAMPLE_LABELS.read_text())["tray"])
+        assert ((truth < 0) | (truth > [640, 480])).any(), "the example's tray should reach out of view"
+        page.click("#mark-edges")
+        for k in (0, 2, 1, 3):  # edges in any order
+            a, b = truth[k], truth[(k + 1) % 4]
+            ts = [
+                t
+                for t in np.linspace(0, 1, 201)
+                if (a + t * (b - a) >= 0).all() and (a + t * (b - a) < [640, 480]).all()
+            ]
+            for t in np.quantile(ts, [0.2, 0.8]):  # two points on the part of the edge in view
+                x, y = a + t * (b - a)
                 page.mouse.click(left + x * scale, top + y * scale)
-            page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
-            page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('Tray corners set')")
-            page.wait_for_function("document.querySelector('#throw-status').dataset.state !== 'none'")
-            used = next(t for t in reversed(reader.trays) if t is not None)
-            assert np.abs(np.array(used) - np.array(corners)).max() <= 1.5, used  # the clicked frame pixels
-            page.screenshot(path=str(tmp_path / "tray.png"))
-            # The corners are kept in the browser: a reloaded page sends them again on its new connection.
-            reader.trays.clear()
-            page.reload()
-            page.wait_for_selector('#tray-status[data-state="ok"]', timeout=90_000)
-            assert not page.locator("#clear-tray").is_hidden()
-            eventually(lambda: any(t is not None for t in reader.trays))
-            page.click("#clear-tray")
-            page.wait_for_selector('#tray-status[data-state="off"]', timeout=30_000)
-            # A frame sent before the click may still be read with the corners: the reads after it have none.
-            eventually(lambda: len(reader.trays) >= 2 and reader.trays[-1] is None and reader.trays[-2] is None)
-            # A tray whose corners lie out of view: two clicks on each floor edge, and the page finds the corners.
-            truth = np.array(json.loads(EXAMPLE_LABELS.read_text())["tray"])
-            assert ((truth < 0) | (truth > [640, 480])).any(), "the example's tray should reach out of view"
-            page.click("#mark-edges")
-            for k in (0, 2, 1, 3):  # edges in any order
-                a, b = truth[k], truth[(k + 1) % 4]
-                ts = [
-                    t
-                    for t in np.linspace(0, 1, 201)
-                    if (a + t * (b - a) >= 0).all() and (a + t * (b - a) < [640, 480]).all()
-                ]
-                for t in np.quantile(ts, [0.2, 0.8]):  # two points on the part of the edge in view
-                    x, y = a + t * (b - a)
-                    page.mouse.click(left + x * scale, top + y * scale)
-            page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
-            eventually(lambda: reader.trays[-1] is not None)
-            found = np.array(TrayRecordingReader().with_tray(truth.tolist()).tray)
-            assert np.abs(np.array(reader.trays[-1]) - found).max() <= 4, reader.trays[-1]
-        finally:
-            browser.close()
+        page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
+        eventually(lambda: reader.trays[-1] is not None)
+        found = np.array(TrayRecordingReader().with_tray(truth.tolist()).tray)
+        assert np.abs(np.array(reader.trays[-1]) - found).max() <= 4, reader.trays[-1]
 
 
 class DownRecordingReader(ExampleReader):
@@ -379,24 +387,16 @@ class DownRecordingReader(ExampleReader):
 @pytest.mark.timeout(300)
 def test_page_says_its_camera_looks_straight_down_and_remembers_it(browser_kit: Any, tmp_path: Path) -> None:
     reader = DownRecordingReader()
-    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
-    with serve_with(lambda: reader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
-        browser = launch(browser_kit, p, y4m)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(server.url)
-            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
-            assert not page.is_checked("#straight-down") and reader.seen[-1] is False  # the server's default
-            page.check("#straight-down")
-            page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('straight down')")
-            eventually(lambda: reader.seen[-1] is True)
-            page.wait_for_function("document.querySelector('#tray-status').textContent.includes('straight down')")
-            # Kept in the browser: a reloaded page says so again on its new connection.
-            reader.seen.clear()
-            page.reload()
-            page.wait_for_selector("#straight-down:checked", timeout=90_000)
-            eventually(lambda: bool(reader.seen) and reader.seen[-1] is True)
-            page.uncheck("#straight-down")
-            eventually(lambda: reader.seen[-1] is False)
-        finally:
-            browser.close()
+    with example_page(browser_kit, reader, tmp_path) as page:
+        assert not page.is_checked("#straight-down") and reader.seen[-1] is False  # the server's default
+        page.check("#straight-down")
+        page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('straight down')")
+        eventually(lambda: reader.seen[-1] is True)
+        page.wait_for_function("document.querySelector('#tray-status').textContent.includes('straight down')")
+        # Kept in the browser: a reloaded page says so again on its new connection.
+        reader.seen.clear()
+        page.reload()
+        page.wait_for_selector("#straight-down:checked", timeout=90_000)
+        eventually(lambda: bool(reader.seen) and reader.seen[-1] is True)
+        page.uncheck("#straight-down")
+        eventually(lambda: reader.seen[-1] is False)
