@@ -194,7 +194,7 @@ class TableSession:
             self._state = state
             if state.is_new and state.reading is not None:
                 self._offer(state.reading)
-                if getattr(self.reader, "tray_moved", False):  # a DiceReader set its marked tray aside
+                if state.reading.tray_set_aside:  # the camera moved since the tray was marked
                     self._message += "; the camera moved since the tray was marked: mark its corners again"
                 if state.reading.straight_down_doubted:
                     self._message += "; the camera does not look straight down: mark the tray's corners"

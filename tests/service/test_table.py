@@ -220,16 +220,22 @@ def test_a_throw_read_under_its_dices_vertical_asks_for_the_tray_corners() -> No
     assert "does not look straight down" in views[-1].message
 
 
-def test_a_reader_that_set_its_marked_tray_aside_asks_for_the_corners_again() -> None:
-    """The DemoTable reads like a DiceReader; one whose camera moved since the tray was marked says so."""
+def test_a_throw_read_with_its_marked_tray_set_aside_asks_for_the_corners_again() -> None:
+    """A throw whose settled reading set the marked tray aside (the camera moved) still counts, and says so."""
     demo = DemoTable([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), seed=2)
-    demo.tray_moved = True  # type: ignore[attr-defined]
-    session = TableSession(BOXED, ["Ann", "Bob"], reader=demo)
+
+    class Moved:
+        def __init__(self, moved: bool) -> None:
+            self.moved = moved
+
+        def read(self, frame: np.ndarray, /) -> Reading:
+            return dataclasses.replace(demo.read(frame), tray_set_aside=self.moved)
+
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=Moved(True))
     views = [session.on_frame(frame) for frame in demo]
     assert session.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)  # the throw still counts
     assert "mark its corners again" in views[-1].message
-    demo.tray_moved = False  # type: ignore[attr-defined]
-    still = TableSession(BOXED, ["Ann", "Bob"], reader=demo)
+    still = TableSession(BOXED, ["Ann", "Bob"], reader=Moved(False))
     quiet = [still.on_frame(frame) for frame in demo]
     assert still.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)  # the same throw, read again
     assert "mark its corners" not in quiet[-1].message
