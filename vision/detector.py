@@ -13,6 +13,10 @@ smallest padded rectangle, as ultralytics' own validation and prediction do
 (``rect``): a 640x480 frame becomes 320x256 instead of 320x320, a 16:9 one
 320x192. The dice are seen at the same scale, so the accuracy is the model's,
 and the grey bands that only cost time are gone (20 % fewer pixels at 4:3).
+
+Such a model can also look again at a larger size where the dice are small
+(:class:`SmallDiceLook`): a phone photo of a whole box shows dice of about 17 px
+at 320, near the smallest the detector finds. Frames of larger dice pay nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.reading import DieStatus, Reading
 from vision.yolo_head import Candidates, candidates_from_decoded, candidates_from_levels, level_strides, select
 
-__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "letterbox"]
+__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "SmallDiceLook", "letterbox"]
 
 _PAD_VALUE = 114
 #: YOLO's coarsest feature map is 1/32 of the input: the padding granule when the model does not say.
@@ -62,6 +66,26 @@ class Letterbox:
         out[:, [0, 2]] = out[:, [0, 2]].clip(0, width)
         out[:, [1, 3]] = out[:, [1, 3]].clip(0, height)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class SmallDiceLook:
+    """A second read at a larger input size where the dice found at the model's own are small.
+
+    Attributes:
+        imgsz: the larger input side, px (the frame is fitted into ``imgsz`` x ``imgsz``,
+            then padded only to the model's stride).
+        side_px: the median side, in the model's own input pixels, of the dice found at
+            its own size under which the frame is read again; what the second read finds
+            replaces the first.
+    """
+
+    imgsz: int = 416
+    side_px: float = 24.0
+
+    def __post_init__(self) -> None:
+        if self.imgsz < 32 or self.side_px <= 0:
+            raise ValueError(f"a small-dice look needs imgsz >= 32 and side_px > 0, got {self.imgsz}, {self.side_px}")
 
 
 def letterbox(
@@ -118,6 +142,9 @@ class DieDetector:
 
     Faces are left unknown (0) and every die ``uncertain`` until the face classifier reads it.
 
+    ``small_dice`` reads a frame again at a larger size where the dice found are small
+    (:class:`SmallDiceLook`); a model of fixed input size ignores it.
+
     Example:
         >>> detector = DieDetector("models/die_detector.onnx")
         >>> reading = detector(frame)
@@ -130,6 +157,7 @@ class DieDetector:
         iou: float = 0.5,
         max_det: int = 100,
         threads: int | None = None,
+        small_dice: SmallDiceLook | None = None,
     ) -> None:
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
         self.imgsz = _imgsz(self.model)
@@ -149,16 +177,31 @@ class DieDetector:
         self.conf, self.iou, self.max_det = conf, iou, max_det
         #: Whether the model is a per-level head (decoded here) rather than ultralytics' decoded one.
         self.per_level = level_strides(self.model.output_names) is not None
+        #: The second look where the dice are small; only a model of free input size can take it.
+        self.small_dice = small_dice if dynamic else None
 
-    def preprocess(self, frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], Letterbox]:
+    def preprocess(
+        self, frame: npt.NDArray[np.uint8], imgsz: tuple[int, int] | None = None
+    ) -> tuple[npt.NDArray[np.float32], Letterbox]:
         """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1.
 
-        H and W are ``imgsz``, or for a model of dynamic input size the smallest
-        multiples of its stride that hold the frame scaled to fit ``imgsz``.
+        H and W are ``imgsz`` (default the model's), or for a model of dynamic input size
+        the smallest multiples of its stride that hold the frame scaled to fit it.
         """
-        padded, box = letterbox(frame, self.imgsz, self.stride)
+        padded, box = letterbox(frame, imgsz or self.imgsz, self.stride)
         tensor = cv2.dnn.blobFromImage(padded, scalefactor=1.0 / 255.0, swapRB=True)
         return np.asarray(tensor, dtype=np.float32), box
+
+    def _detect(
+        self, frame: npt.NDArray[np.uint8], imgsz: tuple[int, int]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], Letterbox]:
+        """Boxes (model input pixels) and scores of the dice found with the frame fitted to ``imgsz``."""
+        tensor, box = self.preprocess(frame, imgsz)
+        try:
+            xyxy, scores, _classes = select(self._candidates(tensor), self.iou, self.max_det)
+        except ValueError as exc:
+            raise ModelLoadError(f"ONNX model {self.model.path} is not a YOLO detector: {exc}") from exc
+        return xyxy, scores, box
 
     def _candidates(self, tensor: npt.NDArray[np.float32]) -> Candidates:
         """Run the network on an input tensor and keep the cells over the threshold."""
@@ -178,11 +221,12 @@ class DieDetector:
             A reading of the dice found, best first, boxes in frame pixels.
         """
         height, width = frame.shape[:2]
-        tensor, box = self.preprocess(frame)
-        try:
-            xyxy, scores, _classes = select(self._candidates(tensor), self.iou, self.max_det)
-        except ValueError as exc:
-            raise ModelLoadError(f"ONNX model {self.model.path} is not a YOLO detector: {exc}") from exc
+        xyxy, scores, box = self._detect(frame, self.imgsz)
+        look = self.small_dice
+        if look is not None and len(scores):
+            sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1])  # model input pixels
+            if float(np.median(sides)) < look.side_px:
+                xyxy, scores, box = self._detect(frame, (look.imgsz, look.imgsz))
         n = len(scores)
         return Reading(
             xyxy=box.to_frame(xyxy, width, height),

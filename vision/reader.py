@@ -32,7 +32,7 @@ import numpy.typing as npt
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from vision.camera_motion import CameraMotion
 from vision.cocked import CockedFusion, CockedTest
-from vision.detector import DieDetector
+from vision.detector import DieDetector, SmallDiceLook
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
 from vision.onnx_runtime import OnnxModel, load_onnx
@@ -150,6 +150,11 @@ class ReaderConfig:
         det_conf: minimum detector score for a die; None for the model's recommendation
             (see :class:`vision.detector.DieDetector`).
         det_iou: NMS overlap above which two boxes are one die.
+        small_dice_imgsz: where the dice the detector finds have a median side under
+            ``small_dice_side_px`` at its own input size (320), read the frame again with
+            the detector at this size and keep what it finds there
+            (:class:`vision.detector.SmallDiceLook`); None reads each frame once.
+        small_dice_side_px: that median side, in the detector's input pixels.
         face_min_conf: classifier confidence below which a face is ``uncertain``.
         cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
         use_pips: run the pip counter as a second opinion on every die (about 0.5-1 ms a
@@ -243,6 +248,8 @@ class ReaderConfig:
 
     det_conf: float | None = None
     det_iou: float = 0.5
+    small_dice_imgsz: int | None = None
+    small_dice_side_px: float = 24.0
     face_min_conf: float = 0.6
     cocked_min_conf: float = 0.5
     use_pips: bool = False
@@ -285,6 +292,8 @@ class ReaderConfig:
             raise ValueError(f"straight_down_check_deg must be in (0, 90), but got {self.straight_down_check_deg!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
+        if self.small_dice_imgsz is not None:
+            SmallDiceLook(self.small_dice_imgsz, self.small_dice_side_px)  # raises ValueError when out of range
 
 
 def config_override(text: str) -> tuple[str, object]:
@@ -357,7 +366,12 @@ class DiceReader:
             return load_onnx(root / name, threads=cfg.threads, spin=cfg.ort_spin)
 
         self.detector: Callable[[npt.NDArray[np.uint8]], Reading] = detector or DieDetector(
-            open_model(DETECTOR_FILE), conf=cfg.det_conf, iou=cfg.det_iou
+            open_model(DETECTOR_FILE),
+            conf=cfg.det_conf,
+            iou=cfg.det_iou,
+            small_dice=None
+            if cfg.small_dice_imgsz is None
+            else SmallDiceLook(cfg.small_dice_imgsz, cfg.small_dice_side_px),
         )
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
             classifier

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vision.detector import DieDetector
+from vision.detector import DieDetector, SmallDiceLook
 from vision.evaluate import load_labels
 from vision.images import load_image
 from vision.metrics import COCKED_CLASS, match_by_centre
@@ -83,6 +83,30 @@ def test_the_detector_reads_a_webcam_frame_without_grey_bands(reader: DiceReader
     assert frame.shape[:2] == (480, 640)
     tensor, box = detector.preprocess(frame)
     assert tensor.shape == (1, 3, 256, 320) and box.pad_x == 0 and box.pad_y == 8
+
+
+def test_small_dice_are_looked_at_again_at_the_larger_size() -> None:
+    """A frame of small dice (an example tiled 2 x 2: about 15 px at 320) is read again at 416; large dice are not."""
+    plain = DieDetector(MODELS / DETECTOR_FILE)
+    looking = DieDetector(MODELS / DETECTOR_FILE, small_dice=SmallDiceLook(imgsz=416, side_px=24.0))
+    image = ROOT / "examples" / "tray_ok.jpg"
+    frame = load_image(image)
+    labels = load_labels(image, frame.shape[1], frame.shape[0])
+    tiled = np.tile(frame, (2, 2, 1))
+    offsets = np.array([[dx, dy, dx, dy] for dy in (0, frame.shape[0]) for dx in (0, frame.shape[1])], np.float32)
+    tiled_labels = np.concatenate([labels.xyxy + o for o in offsets])
+    first, second = plain(tiled), looking(tiled)
+    assert not np.array_equal(first.xyxy, second.xyxy)  # the second look's boxes replaced the first's
+    assert len(match_by_centre(second.xyxy, tiled_labels)) == len(tiled_labels) == len(second)  # every die, once
+    webcam = load_image(ROOT / "examples" / "tray_webcam.jpg")  # dice of about 54 px at 320
+    np.testing.assert_array_equal(plain(webcam).xyxy, looking(webcam).xyxy)
+
+
+def test_small_dice_look_and_its_settings_are_validated() -> None:
+    with pytest.raises(ValueError, match="imgsz >= 32"):
+        SmallDiceLook(imgsz=16)
+    with pytest.raises(ValueError, match="side_px > 0"):
+        ReaderConfig(small_dice_imgsz=416, small_dice_side_px=0.0)
 
 
 @pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")
