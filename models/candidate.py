@@ -16,15 +16,22 @@ the validation photos (``python -m models.train --hold-validation``):
 ``--gate-classifier`` names it for both sets where the set's own classifier
 saw them.
 
-Example (a candidate cocked test, and a candidate classifier against its twin)::
+A reader setting is judged the same way: ``--set FIELD=VALUE`` changes a
+:class:`~vision.reader.ReaderConfig` field of the candidate's reader (with or
+without swapped files), and ``--no-gate`` leaves out the gate, which reads the
+cocked test alone and so cannot see most settings.
+
+Example (a candidate cocked test, a candidate classifier against its twin, a reader setting)::
 
     python -m models.candidate runs/cocked6/cocked_test.onnx --gate-classifier runs/cls12A_out/face_classifier.onnx
     python -m models.candidate runs/cls13A_out/face_classifier.onnx --baseline runs/cls12A_out/face_classifier.onnx
+    python -m models.candidate --set small_dice_imgsz=416 --no-gate
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import filecmp
 import json
 import shutil
@@ -34,7 +41,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, default_model_dir
+from vision.reader import (
+    CLASSIFIER_FILE,
+    COCKED_TEST_FILE,
+    DETECTOR_FILE,
+    ReaderConfig,
+    config_override,
+    default_model_dir,
+)
 
 __all__ = ["ModelSet", "judge", "main"]
 
@@ -44,11 +58,12 @@ _MODEL_FILES = (DETECTOR_FILE, CLASSIFIER_FILE, COCKED_TEST_FILE)
 
 @dataclass(frozen=True)
 class ModelSet:
-    """The shipped models with some files swapped (each swap is named by its file name)."""
+    """The shipped models with some files swapped (each swap is named by its file name), read with ``config``."""
 
     name: str
     swaps: tuple[Path, ...] = ()
     shipped: Path = field(default_factory=default_model_dir)
+    config: ReaderConfig = field(default_factory=ReaderConfig)
 
     def __post_init__(self) -> None:
         for path in self.swaps:
@@ -76,13 +91,13 @@ class ModelSet:
         return folder
 
 
-def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool) -> dict[str, Any]:
+def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: ReaderConfig) -> dict[str, Any]:
     """The whole reader over ``dirs``: metrics plus the dice read right and the dice scored wrong as ``ok``."""
     from vision.evaluate import evaluate_folder
     from vision.metrics import FolderStats, f1
     from vision.reader import DiceReader
 
-    reader, total = DiceReader(folder), FolderStats()
+    reader, total = DiceReader(folder, config=config), FolderStats()
     for d in dirs:
         stats, _problems = evaluate_folder(reader, d, sidecar_tray=sidecar_tray)
         total.merge(stats)
@@ -102,12 +117,14 @@ def judge(
     gate_classifier: Path | None,
     *,
     choose_offset: bool = True,
+    gate: bool = True,
 ) -> dict[str, Any]:
     """Make ``models`` ready in ``work`` as shipping would, then measure it; the numbers the rules ask.
 
     A swapped classifier gets its cocked logit offset chosen (:mod:`models.calibrate`,
     nine passes over the calibration scenes) unless ``choose_offset`` is False; the
-    gate's classifier is given the set's classifier's offset, chosen or shipped.
+    gate's classifier is given the set's classifier's offset, chosen or shipped. The
+    readers use ``models.config``; ``gate=False`` leaves the gate out of the report.
     """
     from models.calibrate import calibrate, write_logit_bias
     from models.cocked import choose_threshold, write_threshold
@@ -118,6 +135,8 @@ def judge(
 
     folder = models.assemble(work / models.name)
     report: dict[str, Any] = {"models": models.name, "swaps": [str(p) for p in models.swaps]}
+    changed = {f.name: getattr(models.config, f.name) for f in dataclasses.fields(ReaderConfig)}
+    report["config"] = {k: v for k, v in changed.items() if v != getattr(ReaderConfig(), k)}
     if choose_offset and models.swapped(CLASSIFIER_FILE):
         best, rows = calibrate(folder, calib)
         bias = [best if name == COCKED_NAME else 0.0 for name in FaceClassifier(folder / CLASSIFIER_FILE).names]
@@ -129,9 +148,12 @@ def judge(
     if any(models.swapped(name) for name in _MODEL_FILES):  # fitted on the dice the detector finds
         fusion, report["fusion"] = refit(folder, calib)
         write_fusion(folder, fusion)
-    report["calibration"] = _read(folder, calib, sidecar_tray=True)
+    report["calibration"] = _read(folder, calib, sidecar_tray=True, config=models.config)
     if validation:
-        report["validation"] = _read(folder, validation, sidecar_tray=False)
+        report["validation"] = _read(folder, validation, sidecar_tray=False, config=models.config)
+    if not gate:
+        report["gate"] = []
+        return report
 
     gate_folder = folder
     if gate_classifier is not None:
@@ -201,7 +223,7 @@ def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: judge the baseline and the candidate; a table, or ``--json``."""
     ap = argparse.ArgumentParser(prog="python -m models.candidate", description=__doc__.splitlines()[0])
-    ap.add_argument("candidate", type=Path, nargs="+", help="model files to swap in, named as in models/")
+    ap.add_argument("candidate", type=Path, nargs="*", help="model files to swap in, named as in models/")
     ap.add_argument("--baseline", type=Path, nargs="*", default=[], help="files the baseline swaps in (default none)")
     ap.add_argument("--calib", type=Path, nargs="+", default=[_REPO / "data" / "calib_synth"])
     ap.add_argument(
@@ -217,19 +239,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="keep a swapped classifier's own cocked logit offset (faster; shipping chooses one)",
     )
+    ap.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a ReaderConfig field of the candidate's reader (repeatable), e.g. small_dice_imgsz=416",
+    )
+    ap.add_argument("--no-gate", action="store_true", help="leave out the gate (it reads the cocked test alone)")
     ap.add_argument("--work", type=Path, default=_REPO / "runs" / "candidate", help="working folder (replaced)")
     ap.add_argument("--json", action="store_true", help="print both reports as one JSON object")
     args = ap.parse_args(argv)
     missing = [str(d) for d in [*args.calib, *args.validation] if not d.is_dir()]
     if missing:
         ap.error(f"not a folder: {', '.join(missing)}")
+    if not args.candidate and not args.overrides:
+        ap.error("name model files to swap in, or a reader setting to change with --set")
     try:
-        sets = [ModelSet("baseline", tuple(args.baseline)), ModelSet("candidate", tuple(args.candidate))]
-    except ValueError as exc:
+        config = dataclasses.replace(ReaderConfig(), **dict(config_override(text) for text in args.overrides))
+        sets = [ModelSet("baseline", tuple(args.baseline)), ModelSet("candidate", tuple(args.candidate), config=config)]
+    except (ValueError, TypeError) as exc:
         ap.error(str(exc))
     shutil.rmtree(args.work, ignore_errors=True)
     reports = [
-        judge(s, args.work, args.calib, args.validation, args.gate_classifier, choose_offset=not args.keep_offset)
+        judge(
+            s,
+            args.work,
+            args.calib,
+            args.validation,
+            args.gate_classifier,
+            choose_offset=not args.keep_offset,
+            gate=not args.no_gate,
+        )
         for s in sets
     ]
     if args.json:

@@ -107,3 +107,34 @@ def test_the_table_shows_a_gate_only_one_side_has_as_missing_on_the_other() -> N
     assert rows["calib cocked F1"] == ["0.8000", "-"]
     assert rows["gate fused false calls"] == ["1", "-"] and rows["gate test false calls"] == ["1", "1"]
     assert "val face acc" not in rows  # neither side read validation photos
+
+
+def test_a_reader_setting_is_judged_on_the_candidates_reader_alone(tmp_path: Path) -> None:
+    """``--set`` changes the candidate's ReaderConfig; the baseline reads as shipped, and no gate is asked for."""
+    from vision.reader import ReaderConfig
+
+    def judged(models: ModelSet) -> dict[str, Any]:
+        return judge(models, tmp_path / "work", [EXAMPLES], [], gate_classifier=None, gate=False)
+
+    baseline = judged(ModelSet("baseline"))
+    unsure = judged(ModelSet("unsure", config=ReaderConfig(face_min_conf=1.0)))  # no face is ever sure enough
+    assert baseline["config"] == {} and unsure["config"] == {"face_min_conf": 1.0}
+    assert unsure["calibration"]["uncertain_rate"] > baseline["calibration"]["uncertain_rate"] + 0.5
+    assert unsure["calibration"]["recall"] == baseline["calibration"]["recall"]  # the same dice found
+    assert baseline["gate"] == unsure["gate"] == [] and "gate" not in format_side_by_side(baseline, unsure)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "name model files to swap in, or a reader setting to change with --set"),
+        (["--set", "no_such_field=1"], "'no_such_field' is no ReaderConfig field"),
+        (["--set", "small_dice_imgsz=8"], "imgsz >= 32"),
+    ],
+)
+def test_a_bad_setting_is_one_clear_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--calib", str(EXAMPLES), "--validation"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
