@@ -135,8 +135,12 @@ def judge(
 
     folder = models.assemble(work / models.name)
     report: dict[str, Any] = {"models": models.name, "swaps": [str(p) for p in models.swaps]}
-    changed = {f.name: getattr(models.config, f.name) for f in dataclasses.fields(ReaderConfig)}
-    report["config"] = {k: v for k, v in changed.items() if v != getattr(ReaderConfig(), k)}
+    default = ReaderConfig()
+    report["config"] = {  # the settings this set reads with that differ from the shipped reader's
+        f.name: getattr(models.config, f.name)
+        for f in dataclasses.fields(ReaderConfig)
+        if getattr(models.config, f.name) != getattr(default, f.name)
+    }
     if choose_offset and models.swapped(CLASSIFIER_FILE):
         best, rows = calibrate(folder, calib)
         bias = [best if name == COCKED_NAME else 0.0 for name in FaceClassifier(folder / CLASSIFIER_FILE).names]
