@@ -15,8 +15,8 @@ smallest padded rectangle, as ultralytics' own validation and prediction do
 and the grey bands that only cost time are gone (20 % fewer pixels at 4:3).
 
 Such a model can also look again at a larger size where the dice are small
-(:class:`SmallDiceLook`): a phone photo of a whole box shows dice of about 17 px
-at 320, near the smallest the detector finds. Frames of larger dice pay nothing.
+(:class:`SmallDiceLook`): a phone photo of a whole box shows dice of about 20 px
+at 320, where the detector misses some. Frames of larger dice pay nothing.
 """
 
 from __future__ import annotations

@@ -300,8 +300,14 @@ class ReaderConfig:
             raise ValueError(f"straight_down_check_deg must be in (0, 90), but got {self.straight_down_check_deg!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
-        if self.small_dice_imgsz is not None:
-            SmallDiceLook(self.small_dice_imgsz, self.small_dice_side_px)  # raises ValueError when out of range
+        _ = self.small_dice_look  # raises ValueError when out of range
+
+    @property
+    def small_dice_look(self) -> SmallDiceLook | None:
+        """The detector's second look these settings ask for, or None (``small_dice_imgsz`` None)."""
+        if self.small_dice_imgsz is None:
+            return None
+        return SmallDiceLook(self.small_dice_imgsz, self.small_dice_side_px)
 
 
 def config_override(text: str) -> tuple[str, object]:
@@ -377,9 +383,7 @@ class DiceReader:
             open_model(DETECTOR_FILE),
             conf=cfg.det_conf,
             iou=cfg.det_iou,
-            small_dice=None
-            if cfg.small_dice_imgsz is None
-            else SmallDiceLook(cfg.small_dice_imgsz, cfg.small_dice_side_px),
+            small_dice=cfg.small_dice_look,
         )
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
             classifier
