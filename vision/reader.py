@@ -38,7 +38,7 @@ from vision.images import decode_image, load_image
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reading import DieStatus, Reading
-from vision.support import may_lean
+from vision.support import may_lean, near_picture_edge
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
 from vision.tray_sides import snap
@@ -218,6 +218,10 @@ class ReaderConfig:
         cocked_needs_support: let a die on the tray's floor be cocked only where something
             could hold it tilted (another die, the tray's wall, the picture's edge; see
             :mod:`vision.support`); elsewhere it reads as its best face.
+        cut_die_margin_px: a die whose box comes within this many pixels of the picture's
+            edge is never called cocked: part of it, and whatever it may lean on, is out of
+            view, so it reads ``uncertain`` (its best face kept) for the player to look at;
+            None lets the cocked test decide on what is in view.
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
             classifier with that class; see :mod:`vision.faces`).
         cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
@@ -276,6 +280,7 @@ class ReaderConfig:
     face_views_sure: float | None = 0.9
     face_context_offsets: tuple[float, ...] = (0.0,)
     cocked_needs_support: bool = True
+    cut_die_margin_px: float | None = None
     cocked_test: bool = True
     cocked_fusion: bool = True
     straight_down: bool = False
@@ -298,6 +303,8 @@ class ReaderConfig:
             raise ValueError(f"face_views must be 1, 2, 4 or 8, but got {self.face_views!r}")
         if self.straight_down_check_deg is not None and not 0.0 < self.straight_down_check_deg < 90.0:
             raise ValueError(f"straight_down_check_deg must be in (0, 90), but got {self.straight_down_check_deg!r}")
+        if self.cut_die_margin_px is not None and self.cut_die_margin_px < 0:
+            raise ValueError(f"cut_die_margin_px must be >= 0 or None, but got {self.cut_die_margin_px!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
         _ = self.small_dice_look  # raises ValueError when out of range
@@ -564,7 +571,10 @@ class DiceReader:
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = inside >= self.config.off_tray_min_inside
             scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, size))
-        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, cocked_min_conf)
+        cut = None
+        if self.config.cut_die_margin_px is not None:
+            cut = near_picture_edge(found.xyxy, size, self.config.cut_die_margin_px)
+        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, cocked_min_conf, cut=cut)
         return dataclasses.replace(
             found,
             face=face,
@@ -679,10 +689,15 @@ class DiceReader:
         scores: FaceScores,
         inside: npt.NDArray[np.float32],
         cocked_min_conf: float,
+        cut: npt.NDArray[np.bool_] | None = None,
     ) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
     ]:
-        """Combine classifier, pips and tray into faces, confidences and statuses."""
+        """Combine classifier, pips and tray into faces, confidences and statuses.
+
+        ``cut`` marks the dice the picture's edge cuts (``ReaderConfig.cut_die_margin_px``):
+        where one would be called cocked, it reads ``uncertain`` with its best face instead.
+        """
         cfg = self.config
         n = len(xyxy)
         face = scores.face.copy()
@@ -703,11 +718,17 @@ class DiceReader:
             scores = dataclasses.replace(scores, face=new_face, cocked=best == 6, confidence=new_conf)
             face, face_conf = scores.face.copy(), scores.confidence.copy()
             data.update(cocked=scores.cocked.copy(), pips=pips, pip_confidence=pip_conf)
+        doubted = np.zeros(n, bool) if cut is None else scores.cocked & cut
+        if doubted.any():
+            scores = scores.flat(doubted)
+            face, face_conf = scores.face.copy(), scores.confidence.copy()
+            data["cocked"] = scores.cocked.copy()
         status = np.full(n, DieStatus.OK.value, dtype="<U9")
         status[face_conf < cfg.face_min_conf] = DieStatus.UNCERTAIN.value
         cocked = scores.cocked & (face_conf >= cocked_min_conf)
         status[cocked] = DieStatus.COCKED.value
         status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
+        status[doubted] = DieStatus.UNCERTAIN.value
         status[inside < cfg.off_tray_min_inside] = DieStatus.OFF_TRAY.value
         return face, face_conf.astype(np.float32), status, data
 

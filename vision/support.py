@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from vision.tray import TrayOutline
 
-__all__ = ["SUPPORT_REACH", "may_lean"]
+__all__ = ["SUPPORT_REACH", "may_lean", "near_picture_edge"]
 
 #: How far a support may be from a die's box, as a fraction of the die's side.
 SUPPORT_REACH = 0.35
@@ -58,8 +58,7 @@ def may_lean(
     np.fill_diagonal(overlap, False)
     near_die = overlap.any(axis=1)
     # The picture's edge: the support may be out of view.
-    width, height = image_size
-    near_edge = (grown[:, 0] <= 0) | (grown[:, 1] <= 0) | (grown[:, 2] >= width) | (grown[:, 3] >= height)
+    near_edge = near_picture_edge(boxes, image_size, reach * side)
     # The wall: the tray outline's edge within half a side plus the reach of the box centre.
     contour = tray.polygon.astype(np.float32).reshape(-1, 1, 2)
     centres = (boxes[:, :2] + boxes[:, 2:]) / 2
@@ -68,3 +67,28 @@ def may_lean(
     )
     near_wall = wall_dist <= (0.5 + reach) * side
     return np.asarray(near_die | near_edge | near_wall, dtype=bool)
+
+
+def near_picture_edge(
+    xyxy: npt.ArrayLike, image_size: tuple[int, int], margin: float | npt.ArrayLike
+) -> npt.NDArray[np.bool_]:
+    """Which boxes come within ``margin`` pixels (one for all, or one per box) of the picture's edge.
+
+    With a margin of a pixel or two: the dice the picture cuts, whose footprint, and
+    whatever they may lean on, is partly out of view.
+
+    Args:
+        xyxy: boxes, shape (n, 4), frame pixels.
+        image_size: ``(width, height)`` of the frame.
+        margin: pixels, a scalar or shape (n,).
+
+    Returns:
+        Shape (n,) booleans.
+    """
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    pad = np.broadcast_to(np.asarray(margin, np.float32), (len(boxes),))
+    width, height = image_size
+    return np.asarray(
+        (boxes[:, 0] <= pad) | (boxes[:, 1] <= pad) | (boxes[:, 2] >= width - pad) | (boxes[:, 3] >= height - pad),
+        dtype=bool,
+    )

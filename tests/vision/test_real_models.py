@@ -20,6 +20,7 @@ from vision.images import load_image
 from vision.metrics import COCKED_CLASS, match_by_centre
 from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, DiceReader, ReaderConfig
 from vision.reading import DieStatus, Reading
+from vision.support import near_picture_edge
 from vision.tray import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,6 +182,36 @@ def test_a_camera_said_to_look_straight_down_but_tilted_is_read_under_its_dices_
     assert all(said > 0 and checked_ == 0 for said, checked_ in flat_called.values()), flat_called
     near_overhead = checked.read(load_image(ROOT / "examples" / "tray_ok.jpg"))
     assert not near_overhead.straight_down_doubted and set(near_overhead.status) == {"ok"}
+
+
+@pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")
+def test_a_leaning_die_the_picture_cuts_reads_uncertain_not_cocked() -> None:
+    """tray_cocked cut down to its middle columns: its leaning die and the 1 beside it lose their left part.
+
+    The crop is symmetric, so the picture's centre (the lens axis the tray's vertical is drawn
+    with) stays where it was. Left to decide on what is in view, the cocked test calls the cut leaning die
+    cocked; with the cut-die margin it reads uncertain, and the whole 6 reads as before.
+    """
+    path = ROOT / "examples" / "tray_cocked.jpg"
+    frame = load_image(path)
+    labels = load_labels(path, frame.shape[1], frame.shape[0])
+    left = 184  # through both dice on the left (x 172-219)
+    assert labels.tray is not None
+    crop = np.ascontiguousarray(frame[:, left : frame.shape[1] - left])
+    tray = TrayOutline.from_corners(labels.tray - np.array([left, 0], np.float32), source="labelled")
+    size = (crop.shape[1], crop.shape[0])
+
+    def read(margin: float | None) -> Reading:
+        return DiceReader(config=ReaderConfig(cut_die_margin_px=margin)).with_tray(tray).read(crop)
+
+    as_seen, doubting = read(None), read(2.0)
+    cut = near_picture_edge(as_seen.xyxy, size, 2.0)
+    assert cut.any() and not cut.all()
+    assert (as_seen.status[cut] == DieStatus.COCKED).any()
+    assert set(doubting.status[cut]) == {DieStatus.UNCERTAIN} and not doubting.data["cocked"][cut].any()
+    assert (doubting.face[cut] > 0).all()
+    assert doubting.status[~cut].tolist() == as_seen.status[~cut].tolist() == [DieStatus.OK]
+    assert doubting.face[~cut].tolist() == [6]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

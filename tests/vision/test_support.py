@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vision.support import may_lean
+from vision.support import may_lean, near_picture_edge
 from vision.tray import TrayOutline
 
 TRAY = TrayOutline.from_corners([[100, 100], [500, 100], [500, 400], [100, 400]])
@@ -44,3 +44,18 @@ def test_moving_a_neighbour_closer_never_removes_support(x: float, y: float, gap
     far = may_lean([box(x, y), box(x + 40 + gap, y)], TRAY, SIZE)[0]
     near = may_lean([box(x, y), box(x + 40 + gap / 2, y)], TRAY, SIZE)[0]
     assert near or not far
+
+
+@given(st.integers(-50, 690), st.integers(-50, 530), st.integers(1, 200), st.integers(1, 200), st.integers(0, 30))
+def test_a_box_is_near_the_picture_edge_exactly_when_one_of_its_sides_is_within_the_margin(
+    x1: int, y1: int, w: int, h: int, margin: int
+) -> None:
+    x2, y2 = x1 + w, y1 + h
+    expected = x1 <= margin or y1 <= margin or x2 >= SIZE[0] - margin or y2 >= SIZE[1] - margin
+    assert near_picture_edge([[x1, y1, x2, y2]], SIZE, margin).tolist() == [expected]
+
+
+def test_the_margin_may_be_one_per_box() -> None:
+    boxes = [box(30, 250), box(30, 250)]  # 10 px from the left edge
+    assert near_picture_edge(boxes, SIZE, [5, 15]).tolist() == [False, True]
+    assert near_picture_edge(np.zeros((0, 4)), SIZE, 2).shape == (0,)
