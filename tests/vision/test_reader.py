@@ -198,10 +198,11 @@ def test_a_die_the_picture_cuts_is_never_called_cocked_but_uncertain_with_its_be
     frame, found = _pip_scene()
     cut = dataclasses.replace(found, xyxy=found.xyxy - np.array([30, 0, 30, 0], np.float32))  # the first at x = 0
     probs = [[0, 0, 0, 0.08, 0, 0, 0.92], [0, 0, 0, 0, 0, 0.05, 0.95], [0, 0.9, 0.1, 0, 0, 0, 0]]
-    config = ReaderConfig(view_search=None, auto_tray=False)  # the classifier's own call
-    as_seen = DiceReader(detector=lambda _f: cut, classifier=ScriptedClassifier(probs), config=config).read(frame)
+    doubting = ReaderConfig(view_search=None, auto_tray=False)  # the classifier's own call; the margin by default
+    assert doubting.cut_die_margin_px is not None
+    trusting = dataclasses.replace(doubting, cut_die_margin_px=None)
+    as_seen = DiceReader(detector=lambda _f: cut, classifier=ScriptedClassifier(probs), config=trusting).read(frame)
     assert as_seen.status.tolist() == ["cocked", "cocked", "ok"]
-    doubting = dataclasses.replace(config, cut_die_margin_px=2.0)
     r = DiceReader(detector=lambda _f: cut, classifier=ScriptedClassifier(probs), config=doubting).read(frame)
     assert r.status.tolist() == ["uncertain", "cocked", "ok"]  # only the cut die is doubted
     assert r.face.tolist() == [4, 0, 2] and r.data["cocked"].tolist() == [False, True, False]
