@@ -33,7 +33,7 @@ from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.reading import DieStatus, Reading
 from vision.yolo_head import Candidates, candidates_from_decoded, candidates_from_levels, level_strides, select
 
-__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "SmallDiceLook", "letterbox"]
+__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "LookMemory", "SmallDiceLook", "letterbox"]
 
 _PAD_VALUE = 114
 #: YOLO's coarsest feature map is 1/32 of the input: the padding granule when the model does not say.
@@ -86,6 +86,22 @@ class SmallDiceLook:
     def __post_init__(self) -> None:
         if self.imgsz < 32 or self.side_px <= 0:
             raise ValueError(f"a small-dice look needs imgsz >= 32 and side_px > 0, got {self.imgsz}, {self.side_px}")
+
+
+class LookMemory:
+    """Whether one fixed camera's last frame with dice needed the small-dice look (one per camera).
+
+    A camera far from its tray shows small dice in every frame, and each read would pay
+    for two detector runs: one at the model's own size that finds them small, one at
+    :attr:`SmallDiceLook.imgsz`. Told so by the last frame, the detector reads the next
+    one at the larger size straight away; once the dice found there are no longer small
+    (or none are found), the next frame starts at the model's own size again. Not
+    thread-safe: one memory per camera, whose reads come one at a time.
+    """
+
+    def __init__(self) -> None:
+        #: Whether the next frame starts at the small-dice look's size.
+        self.small = False
 
 
 def letterbox(
@@ -203,6 +219,15 @@ class DieDetector:
             raise ModelLoadError(f"ONNX model {self.model.path} is not a YOLO detector: {exc}") from exc
         return xyxy, scores, box
 
+    def _small(
+        self, xyxy: npt.NDArray[np.float32], box: Letterbox, frame: npt.NDArray[np.uint8], look: SmallDiceLook
+    ) -> bool:
+        """Whether the dice found (``xyxy`` in the input pixels of ``box``) are small at the model's own size."""
+        height, width = frame.shape[:2]
+        own_scale = min(self.imgsz[0] / height, self.imgsz[1] / width)
+        sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]) * (own_scale / box.scale)
+        return bool(np.median(sides) < look.side_px)
+
     def _candidates(self, tensor: npt.NDArray[np.float32]) -> Candidates:
         """Run the network on an input tensor and keep the cells over the threshold."""
         outputs = self.model.run(tensor)
@@ -214,19 +239,28 @@ class DieDetector:
             raw = raw.transpose(0, 2, 1)  # an export with the boxes axis first
         return candidates_from_decoded(raw, self.conf)
 
-    def __call__(self, frame: npt.NDArray[np.uint8]) -> Reading:
+    def __call__(self, frame: npt.NDArray[np.uint8], memory: LookMemory | None = None) -> Reading:
         """Detect dice in a BGR frame.
+
+        Args:
+            frame: BGR image.
+            memory: the camera's :class:`LookMemory` (a stream of one camera's frames): the
+                frame is read first at the size the last one needed, and the memory updated.
 
         Returns:
             A reading of the dice found, best first, boxes in frame pixels.
         """
         height, width = frame.shape[:2]
-        xyxy, scores, box = self._detect(frame, self.imgsz)
         look = self.small_dice
-        if look is not None and len(scores):
-            sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1])  # model input pixels
-            if float(np.median(sides)) < look.side_px:
+        if look is not None and memory is not None and memory.small:
+            xyxy, scores, box = self._detect(frame, (look.imgsz, look.imgsz))
+            memory.small = len(scores) > 0 and self._small(xyxy, box, frame, look)
+        else:
+            xyxy, scores, box = self._detect(frame, self.imgsz)
+            if look is not None and len(scores) and self._small(xyxy, box, frame, look):
                 xyxy, scores, box = self._detect(frame, (look.imgsz, look.imgsz))
+                if memory is not None:
+                    memory.small = True
         n = len(scores)
         return Reading(
             xyxy=box.to_frame(xyxy, width, height),

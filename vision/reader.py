@@ -539,7 +539,10 @@ class DiceReader:
             ModelLoadError: a model rejected its input (a model of the wrong shape).
         """
         frame = as_bgr_frame(frame)
-        found = self.detector(frame)
+        if self.vertical_memory is not None and isinstance(self.detector, DieDetector):
+            found = self.detector(frame, self.vertical_memory.look)  # one camera's stream: its dice's size
+        else:
+            found = self.detector(frame)
         scores = self.classifier(frame, found.xyxy)
         if self.config.drop_not_die:
             keep = ~scores.not_die

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from vision.camera_motion import CameraMotion
 from vision.cocked import CockedTest, upright_angles
+from vision.detector import LookMemory
 from vision.upright import DEFAULT_FOCAL, UprightView
 
 __all__ = ["VerticalMemory", "ViewEstimate", "ViewSearchConfig", "candidate_views", "search_view"]
@@ -197,6 +198,10 @@ class VerticalMemory:
     searches on every read until a trusted estimate confirms or replaces the vertical.
     Not thread-safe: one memory per camera, whose reads come one at a time.
 
+    The same camera's frames also tell the detector how large its dice are: :attr:`look`
+    (:class:`vision.detector.LookMemory`) lets a camera far from its tray read each frame
+    once, at the small-dice look's size, instead of twice.
+
     A camera whose vertical cannot be learned (its frames hold too few dice, or dice the
     test cannot agree on) would pay for a search on every read; after ``patience`` such
     searches in a row it searches only on every ``retry``-th read until one succeeds.
@@ -229,6 +234,8 @@ class VerticalMemory:
         self._misses = 0
         self.motion = motion or CameraMotion()
         self._doubted = False
+        #: Whether this camera's last frame with dice needed the detector's small-dice look.
+        self.look = LookMemory()
 
     @property
     def view(self) -> UprightView | None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vision.detector import DieDetector, SmallDiceLook
+from vision.detector import DieDetector, LookMemory, SmallDiceLook
 from vision.evaluate import load_labels
 from vision.images import load_image
 from vision.metrics import COCKED_CLASS, match_by_centre
@@ -22,6 +22,7 @@ from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, Dice
 from vision.reading import DieStatus, Reading
 from vision.support import near_picture_edge
 from vision.tray import TrayOutline
+from vision.view_search import VerticalMemory
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -101,6 +102,54 @@ def test_small_dice_are_looked_at_again_at_the_larger_size() -> None:
     assert len(match_by_centre(second.xyxy, tiled_labels)) == len(tiled_labels) == len(second)  # every die, once
     webcam = load_image(ROOT / "examples" / "tray_webcam.jpg")  # dice of about 54 px at 320
     np.testing.assert_array_equal(plain(webcam).xyxy, looking(webcam).xyxy)
+
+
+def test_a_camera_of_small_dice_is_read_once_a_frame_at_the_size_its_last_frame_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the camera's :class:`LookMemory`, a stream of small dice skips the first look that finds them small.
+
+    Each read of the same small-dice frame then finds what the stateless second look finds;
+    a frame of large dice (or none) sends the next frame back to the model's own size.
+    """
+    detector = DieDetector(MODELS / DETECTOR_FILE, small_dice=SmallDiceLook(imgsz=416, side_px=24.0))
+    sizes: list[tuple[int, int]] = []
+    detect = detector._detect
+
+    def counted(frame: np.ndarray, imgsz: tuple[int, int]) -> Any:
+        sizes.append(imgsz)
+        return detect(frame, imgsz)
+
+    monkeypatch.setattr(detector, "_detect", counted)
+    small = np.tile(load_image(ROOT / "examples" / "tray_ok.jpg"), (2, 2, 1))  # dice of about 15 px at 320
+    large = load_image(ROOT / "examples" / "tray_webcam.jpg")  # about 54 px
+    own, look = detector.imgsz, (416, 416)
+    stateless = detector(small)
+    assert sizes == [own, look]
+    memory = LookMemory()
+    sizes.clear()
+    streamed = [detector(small, memory) for _ in range(3)]
+    assert sizes == [own, look, look, look] and memory.small
+    for reading in streamed:
+        np.testing.assert_array_equal(reading.xyxy, stateless.xyxy)
+    sizes.clear()
+    detector(large, memory)
+    detector(large, memory)
+    assert sizes == [look, own] and not memory.small
+    detector(small, memory)
+    sizes.clear()
+    detector(np.full_like(small, 114), memory)  # an empty frame: nothing says the dice are still small
+    assert sizes == [look] and not memory.small
+
+
+def test_a_reader_learning_a_cameras_vertical_also_learns_its_dices_size() -> None:
+    """The reader hands its :class:`VerticalMemory`'s look memory to the detector: small dice, one run a frame."""
+    memory = VerticalMemory()
+    reader = DiceReader().with_vertical_memory(memory)
+    small = np.tile(load_image(ROOT / "examples" / "tray_ok.jpg"), (2, 2, 1))
+    first = reader.read(small)
+    assert memory.look.small
+    np.testing.assert_array_equal(reader.read(small).xyxy, first.xyxy)
 
 
 def test_small_dice_look_and_its_settings_are_validated() -> None:
