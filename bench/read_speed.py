@@ -4,16 +4,18 @@
     python bench/read_speed.py --against OTHER_DIR [--models DIR] [--image PATH] [--runs 60] [--rounds 6]
     python bench/read_speed.py --compare-config FIELD=VALUE [--image PATH] [--runs 60] [--rounds 6]
 
-Stages: the detector (letterbox + ONNX + decode), the face classifier on the
-dice found (crops + ONNX), the tray search, the pip counter, the search for the
+Stages: the detector (letterbox + ONNX + decode), and the detector as one camera's
+stream reads it (a frame of small dice read once, at the size the last frame
+needed: :class:`vision.detector.LookMemory`); the face classifier on the dice
+found (crops + ONNX), the tray search, the pip counter, the search for the
 camera's vertical (:mod:`vision.view_search`), and the whole ``DiceReader.read``
 with the tray found in the frame: as configured by default (the vertical
 searched for in each frame), without that search, and for a fixed camera whose
 vertical is learned. Where the model folder has a cocked test and the image a
 labelled tray: the cocked test, and the whole read with that tray calibrated (as
-at a table). The target (issue 3) is a
-whole read in a median of <= 15 ms on 2 cores. A benchmark, not a test: the
-numbers depend on the machine and on what else runs on it.
+at a table). The target (issue 3) is a whole read in a median of <= 15 ms on 2
+cores. A benchmark, not a test: the numbers depend on the machine and on what
+else runs on it.
 
 ``--against`` compares two model folders fairly on a shared, noisy machine:
 the whole read (tray calibrated where the image has a labelled one) of each,
@@ -39,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2
 import numpy as np
 
+from vision.detector import DieDetector, LookMemory
 from vision.evaluate import load_labels, override_arg
 from vision.images import load_image
 from vision.pips import count_pips_in_boxes
@@ -142,6 +145,13 @@ def main() -> int:
         boxes = np.array([[60 + 90 * i, 200, 110 + 90 * i, 250] for i in range(6)], np.float32)
     stages = [
         ("detector", lambda: reader.detector(frame)),
+    ]
+    if isinstance(reader.detector, DieDetector) and reader.detector.small_dice is not None:
+        look = LookMemory()
+        reader.detector(frame, look)  # the stream's first frame says whether its dice are small
+        stream = reader.detector
+        stages.append((f"detector, a camera's stream (small: {look.small})", lambda: stream(frame, look)))
+    stages += [
         (f"classifier ({len(boxes)} dice x {args.views})", lambda: reader.classifier(frame, boxes)),
         ("tray search", lambda: detect_tray(frame, boxes)),
         (f"pip counter ({len(boxes)} dice)", lambda: count_pips_in_boxes(frame, boxes)),
