@@ -39,7 +39,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vision.reader import (
     CLASSIFIER_FILE,
@@ -49,6 +49,9 @@ from vision.reader import (
     config_override,
     default_model_dir,
 )
+
+if TYPE_CHECKING:
+    from vision.metrics import FolderStats
 
 __all__ = ["ModelSet", "judge", "main"]
 
@@ -92,20 +95,38 @@ class ModelSet:
 
 
 def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: ReaderConfig) -> dict[str, Any]:
-    """The whole reader over ``dirs``: metrics plus the dice read right and the dice scored wrong as ``ok``."""
+    """The whole reader over ``dirs``: metrics plus the dice read right and the dice scored wrong as ``ok``.
+
+    The metrics are over all of ``dirs`` together; ``folders`` holds each folder's own, and
+    ``mean_cocked_f1`` the mean of their cocked F1 (None unless each has leaning dice): a
+    mostly flat set and a leaning-rich one weigh alike, however many dice each holds.
+    """
     from vision.evaluate import evaluate_folder
-    from vision.metrics import FolderStats, f1
+    from vision.metrics import FolderStats
     from vision.reader import DiceReader
 
     reader, total = DiceReader(folder, config=config), FolderStats()
+    folders: dict[str, dict[str, Any]] = {}
     for d in dirs:
         stats, _problems = evaluate_folder(reader, d, sidecar_tray=sidecar_tray)
         total.merge(stats)
-    metrics = total.metrics()
+        folders[d.name] = _counted(stats)
+    metrics = _counted(total)
+    metrics["folders"] = folders
+    f1s = [m["cocked_f1"] for m in folders.values()]
+    metrics["mean_cocked_f1"] = sum(f1s) / len(f1s) if f1s and None not in f1s else None
+    return metrics
+
+
+def _counted(stats: FolderStats) -> dict[str, Any]:
+    """A :class:`vision.metrics.FolderStats`'s metrics, with cocked F1, dice read right and dice scored wrong as ok."""
+    from vision.metrics import f1
+
+    metrics: dict[str, Any] = stats.metrics()
     recall, precision = metrics["cocked_recall"], metrics["cocked_precision"]
     metrics["cocked_f1"] = None if recall is None or precision is None else f1(recall, precision)
-    metrics["dice_right"] = total.face_correct
-    metrics["wrong_as_ok"] = total.ok_matched - total.ok_correct
+    metrics["dice_right"] = stats.face_correct
+    metrics["wrong_as_ok"] = stats.ok_matched - stats.ok_correct
     return metrics
 
 
@@ -202,6 +223,10 @@ _ROWS = (
 
 
 _GATE_ROWS = (("real_false_calls", "false calls"), ("scene_recall", "scene R"), ("scene_precision", "scene P"))
+#: What the table shows of each calibration folder, where there are several.
+_FOLDER_ROWS = (("cocked_f1", "cocked F1"), ("wrong_as_ok", "wrong as ok"))
+#: The width of the table's label column.
+_LABEL = 34
 
 
 def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> str:
@@ -212,15 +237,26 @@ def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> 
             return "-"
         return f"{value:.4f}" if isinstance(value, float) else str(value)
 
-    lines = [f"{'':22}{'baseline':>12}{'candidate':>12}"]
+    def row(label: str, b: Any, c: Any) -> str:
+        return f"{label:{_LABEL}}{cell(b):>12}{cell(c):>12}"
+
+    lines = [row("", "baseline", "candidate")]
     for part, key, label in _ROWS:
         if part in baseline and part in candidate:
-            lines.append(f"{label:22}{cell(baseline[part].get(key)):>12}{cell(candidate[part].get(key)):>12}")
+            lines.append(row(label, baseline[part].get(key), candidate[part].get(key)))
+    calib = [report.get("calibration", {}) for report in (baseline, candidate)]
+    names = [*calib[0].get("folders", {})]
+    if len(names) > 1:  # each calibration folder's own leaning dice, and their mean
+        for name in names:
+            for key, label in _FOLDER_ROWS:
+                b, c = (part.get("folders", {}).get(name, {}).get(key) for part in calib)
+                lines.append(row(f"calib {name} {label}", b, c))
+        lines.append(row("calib mean cocked F1", *(part.get("mean_cocked_f1") for part in calib)))
     gates = [{row["call"]: row for row in report["gate"]} for report in (baseline, candidate)]
     for call in dict.fromkeys([*gates[0], *gates[1]]):
         for key, label in _GATE_ROWS:
             b, c = (g[call][key] if call in g else None for g in gates)
-            lines.append(f"{f'gate {call} {label}':22}{cell(b):>12}{cell(c):>12}")
+            lines.append(row(f"gate {call} {label}", b, c))
     return "\n".join(lines)
 
 

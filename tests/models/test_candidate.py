@@ -56,8 +56,9 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
 
     baseline = judged(ModelSet("baseline"))
     same_detector = judged(ModelSet("detector", (Path(swaps["die_detector.onnx"]),)))
-    for report in (baseline, same_detector):
-        report["calibration"].pop("median_ms")
+    for report in (baseline, same_detector):  # everything but the time a read took
+        for part in (report["calibration"], *report["calibration"]["folders"].values()):
+            part.pop("median_ms")
     # Swapping a file for an identical one changes nothing, and needs no refitting.
     assert same_detector["calibration"] == baseline["calibration"]
     assert "fusion" not in same_detector and "cocked_threshold" not in same_detector
@@ -98,15 +99,37 @@ def test_sets_are_made_ready_as_shipping_would_and_measured_alike(tmp_path: Path
     assert "validation" not in reclassified
 
 
+def table_rows(table: str) -> dict[str, list[str]]:
+    """The side-by-side table's rows by label: label -> [baseline, candidate]."""
+    return {line[:34].strip(): line[34:].split() for line in table.splitlines()[1:]}
+
+
 def test_the_table_shows_a_gate_only_one_side_has_as_missing_on_the_other() -> None:
     calib = {"face_accuracy": 0.96, "exact_accuracy": 0.87, "cocked_recall": 0.8, "cocked_precision": 0.8}
     gate = {"real_false_calls": 1, "scene_recall": 0.6, "scene_precision": 0.9}
     both = {"calibration": {**calib, "cocked_f1": 0.8}, "gate": [{"call": "test", **gate}, {"call": "fused", **gate}]}
     test_only = {"calibration": {**calib, "cocked_f1": None}, "gate": [{"call": "test", **gate}]}
-    rows = {line[:22].strip(): line[22:].split() for line in format_side_by_side(both, test_only).splitlines()[1:]}
+    rows = table_rows(format_side_by_side(both, test_only))
     assert rows["calib cocked F1"] == ["0.8000", "-"]
     assert rows["gate fused false calls"] == ["1", "-"] and rows["gate test false calls"] == ["1", "1"]
     assert "val face acc" not in rows  # neither side read validation photos
+
+
+def test_several_calibration_folders_are_also_reported_each_and_their_cocked_f1_averaged(tmp_path: Path) -> None:
+    """A mostly flat set and a leaning-rich one weigh alike in the mean, whatever their sizes."""
+    lean = tmp_path / "lean"
+    assert generate(["--out", str(lean), "--count", "4", "--seed", "5", "--size", "320x240", "--lean-rate", "1"]) == 0
+    report = judge(ModelSet("baseline"), tmp_path / "work", [EXAMPLES, lean], [], gate_classifier=None, gate=False)
+    calib = report["calibration"]
+    each = calib["folders"]
+    assert list(each) == ["examples", "lean"]
+    assert sum(f["dice"] for f in each.values()) == calib["dice"]
+    assert sum(f["wrong_as_ok"] for f in each.values()) == calib["wrong_as_ok"]
+    f1s = [each["examples"]["cocked_f1"], each["lean"]["cocked_f1"]]  # both hold leaning dice the reader finds
+    assert None not in f1s and calib["mean_cocked_f1"] == pytest.approx(sum(f1s) / 2)
+    rows = table_rows(format_side_by_side(report, report))
+    assert rows["calib lean wrong as ok"] == [str(each["lean"]["wrong_as_ok"])] * 2
+    assert "calib mean cocked F1" in rows and "calib examples cocked F1" in rows
 
 
 def test_a_reader_setting_is_judged_on_the_candidates_reader_alone(tmp_path: Path) -> None:
