@@ -107,10 +107,11 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: Reader
 
     reader, total = DiceReader(folder, config=config), FolderStats()
     folders: dict[str, dict[str, Any]] = {}
+    unique = len({d.name for d in dirs}) == len(dirs)
     for d in dirs:
         stats, _problems = evaluate_folder(reader, d, sidecar_tray=sidecar_tray)
         total.merge(stats)
-        folders[d.name] = _counted(stats)
+        folders[d.name if unique else str(d)] = _counted(stats)  # by name, unless two folders share one
     metrics = _counted(total)
     metrics["folders"] = folders
     f1s = [m["cocked_f1"] for m in folders.values()]
@@ -252,7 +253,7 @@ def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> 
                 b, c = (part.get("folders", {}).get(name, {}).get(key) for part in calib)
                 lines.append(row(f"calib {name} {label}", b, c))
         lines.append(row("calib mean cocked F1", *(part.get("mean_cocked_f1") for part in calib)))
-    gates = [{row["call"]: row for row in report["gate"]} for report in (baseline, candidate)]
+    gates = [{entry["call"]: entry for entry in report["gate"]} for report in (baseline, candidate)]
     for call in dict.fromkeys([*gates[0], *gates[1]]):
         for key, label in _GATE_ROWS:
             b, c = (g[call][key] if call in g else None for g in gates)
