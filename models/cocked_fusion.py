@@ -48,12 +48,14 @@ class FusionRows:
         classifier: the face classifier's ``cocked`` probability.
         callable: whether the reader may call the die cocked at all (the support test).
         truth: 1 leaning, 0 lying flat, -1 no labelled die (a false alarm).
+        folder: the index of the calibration folder each row comes from; None for one folder.
     """
 
     test: npt.NDArray[np.float32]
     classifier: npt.NDArray[np.float32]
     callable: npt.NDArray[np.bool_]
     truth: npt.NDArray[np.int64]
+    folder: npt.NDArray[np.int64] | None = None
 
 
 def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows:
@@ -71,8 +73,14 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
     test = reader.cocked_test
     if test is None:
         raise SystemExit("error: the model folder has no cocked test")
-    cols: dict[str, list[npt.NDArray[np.generic]]] = {"test": [], "classifier": [], "callable": [], "truth": []}
-    for folder in dirs:
+    cols: dict[str, list[npt.NDArray[np.generic]]] = {
+        "test": [],
+        "classifier": [],
+        "callable": [],
+        "truth": [],
+        "folder": [],
+    }
+    for index, folder in enumerate(dirs):
         for path in find_images(folder):
             frame = load_image(path)
             size = (frame.shape[1], frame.shape[0])
@@ -97,6 +105,7 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             cols["classifier"].append(scores.cocked_prob[scored])
             cols["callable"].append((~on_floor | may_lean(xyxy, tray, size))[scored])
             cols["truth"].append(truth[scored])
+            cols["folder"].append(np.full(int(scored.sum()), index, np.int64))
     if not cols["truth"]:
         raise SystemExit("error: no scene with a sidecar tray in " + ", ".join(map(str, dirs)))
     return FusionRows(
@@ -104,6 +113,7 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
         classifier=np.concatenate(cols["classifier"]).astype(np.float32),
         callable=np.concatenate(cols["callable"]).astype(bool),
         truth=np.concatenate(cols["truth"]).astype(np.int64),
+        folder=np.concatenate(cols["folder"]).astype(np.int64) if len(dirs) > 1 else None,
     )
 
 
@@ -131,7 +141,11 @@ def fit_logistic(
 
 
 def fit_fusion(rows: FusionRows, classifier_sha: str) -> tuple[CockedFusion, dict[str, float]]:
-    """The fusion fitted on the labelled dice of ``rows``, its threshold the F1-best over every row.
+    """The fusion fitted on the labelled dice of ``rows``, its threshold the F1-best.
+
+    The weights are fitted on every row. The threshold is the F1-best over every row, or,
+    where the rows come from several calibration folders, the best mean of the folders'
+    own F1 (:func:`models.cocked.best_threshold`).
 
     Returns:
         The fusion and its recall, precision and F1 on ``rows``.
@@ -141,7 +155,7 @@ def fit_fusion(rows: FusionRows, classifier_sha: str) -> tuple[CockedFusion, dic
     w = fit_logistic(x[dice], rows.truth[dice].astype(np.float64))
     fusion = CockedFusion(float(w[0]), float(w[1]), float(w[2]), 0.5, classifier_sha)
     fused = np.where(rows.callable, fusion(rows.test, rows.classifier), 0.0).astype(np.float32)
-    threshold, scores = best_threshold(fused, rows.truth == 1)
+    threshold, scores = best_threshold(fused, rows.truth == 1, rows.folder)
     return CockedFusion(fusion.test_weight, fusion.classifier_weight, fusion.bias, threshold, classifier_sha), scores
 
 

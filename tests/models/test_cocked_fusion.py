@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -27,10 +28,10 @@ def test_newton_recovers_the_weights_that_made_the_data(a: float, b: float, c: f
     np.testing.assert_allclose(fit_logistic(x, y), [a, b, c], atol=0.12)
 
 
-def _rows(seed: int, n: int = 4000) -> FusionRows:
-    """Dice whose leaning shows, noisily, in both networks' probabilities."""
+def _rows(seed: int, n: int = 4000, leaning: float = 0.05) -> FusionRows:
+    """Dice whose leaning shows, noisily, in both networks' probabilities; ``leaning`` of them lean."""
     rng = np.random.default_rng(seed)
-    truth = (rng.random(n) < 0.05).astype(np.int64)
+    truth = (rng.random(n) < leaning).astype(np.int64)
     sig = lambda z: 1.0 / (1.0 + np.exp(-z))  # noqa: E731
     test = sig(3.0 * truth - 1.5 + rng.normal(size=n)).astype(np.float32)
     classifier = sig(2.0 * truth - 1.0 + rng.normal(size=n)).astype(np.float32)
@@ -80,3 +81,26 @@ def test_the_command_fits_and_stores_a_fusion_naming_the_classifier(
     fusion = CockedTest(models / "cocked_test.onnx").fusion
     assert fusion is not None and fusion.threshold == report["fused"]["threshold"]
     assert fusion.classifier_sha == load_onnx(models / "face_classifier.onnx").metadata["train_config_sha"]
+
+
+def test_rows_from_several_folders_choose_the_threshold_by_the_mean_of_their_f1() -> None:
+    """A mostly flat folder and a leaning-rich one weigh alike, however many leaning dice each holds."""
+    flat, rich = _rows(1), _rows(2, leaning=0.3)
+    both = FusionRows(
+        np.concatenate([flat.test, rich.test]),
+        np.concatenate([flat.classifier, rich.classifier]),
+        np.concatenate([flat.callable, rich.callable]),
+        np.concatenate([flat.truth, rich.truth]),
+        folder=np.repeat([0, 1], [len(flat.truth), len(rich.truth)]),
+    )
+    fusion, scores = fit_fusion(both, "sha")
+    fused = np.where(both.callable, fusion(both.test, both.classifier), 0.0)
+
+    def mean_f1(t: float) -> float:
+        return float(np.mean([_f1(fused[both.folder == g] >= t, both.truth[both.folder == g] == 1) for g in (0, 1)]))
+
+    assert fusion.threshold in GRID
+    assert scores["mean_f1"] == pytest.approx(mean_f1(fusion.threshold))
+    assert all(mean_f1(fusion.threshold) >= mean_f1(t) - 1e-9 for t in GRID)
+    pooled, pooled_scores = fit_fusion(dataclasses.replace(both, folder=None), "sha")  # the pooled F1's threshold
+    assert pooled.test_weight == fusion.test_weight and "mean_f1" not in pooled_scores
