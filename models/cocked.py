@@ -300,7 +300,7 @@ def best_threshold(
     then weigh alike, however many leaning dice each holds. The scores returned are over
     all rows, with ``mean_f1`` added where groups were given.
     """
-    ids = None if groups is None else np.unique(groups)
+    ids = np.unique(groups) if groups is not None else np.empty(0, np.int64)
     best: tuple[float, dict[str, float]] = (0.5, {"f1": -1.0, "recall": 0.0, "precision": 0.0})
     best_key = -1.0
     for t in np.round(np.arange(0.05, 0.96, 0.05), 2):
@@ -309,7 +309,7 @@ def best_threshold(
         called = probs >= float(t)
         scores = call_scores(called, truth)
         key = scores["f1"]
-        if groups is not None and ids is not None:
+        if groups is not None:
             key = float(np.mean([call_scores(called[groups == g], truth[groups == g])["f1"] for g in ids]))
             scores = {**scores, "mean_f1": key}
         if key >= best_key:
