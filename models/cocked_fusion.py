@@ -21,6 +21,7 @@ fitted with, in the cocked test's metadata.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -34,9 +35,18 @@ import numpy.typing as npt
 from datasets.yolo import COCKED_CLASS, find_images
 from models.cocked import best_threshold, call_scores
 from models.onnx_metadata import set_metadata
-from vision.cocked import FUSION_METADATA_KEY, CockedFusion, logit
+from vision.cocked import FUSION_METADATA_KEY, FUSION_TERMS, CockedEvidence, CockedFusion, logit
 
-__all__ = ["FusionRows", "collect_rows", "fit_fusion", "fit_logistic", "refit", "write_fusion"]
+__all__ = [
+    "FusionRows",
+    "collect_rows",
+    "fit_fusion",
+    "fit_logistic",
+    "fusion_inputs",
+    "out_of_fold",
+    "refit",
+    "write_fusion",
+]
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,8 @@ class FusionRows:
         callable: whether the reader may call the die cocked at all (the support test).
         truth: 1 leaning, 0 lying flat, -1 no labelled die (a false alarm).
         folder: the index of the calibration folder each row comes from; None for one folder.
+        evidence: what else the reader knows of each die (:class:`vision.cocked.CockedEvidence`).
+        scene: the index of each row's scene within its folder (for folds); None where unknown.
     """
 
     test: npt.NDArray[np.float32]
@@ -56,6 +68,20 @@ class FusionRows:
     callable: npt.NDArray[np.bool_]
     truth: npt.NDArray[np.int64]
     folder: npt.NDArray[np.int64] | None = None
+    evidence: CockedEvidence | None = None
+    scene: npt.NDArray[np.int64] | None = None
+
+    def __getitem__(self, index: npt.NDArray[np.bool_]) -> FusionRows:
+        """Some of the rows (a boolean mask)."""
+        return FusionRows(
+            self.test[index],
+            self.classifier[index],
+            self.callable[index],
+            self.truth[index],
+            None if self.folder is None else self.folder[index],
+            None if self.evidence is None else self.evidence[index],
+            None if self.scene is None else self.scene[index],
+        )
 
 
 def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows:
@@ -79,9 +105,11 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
         "callable": [],
         "truth": [],
         "folder": [],
+        "scene": [],
     }
+    evidence: list[CockedEvidence] = []
     for index, folder in enumerate(dirs):
-        for path in find_images(folder):
+        for scene_index, path in enumerate(find_images(folder)):
             frame = load_image(path)
             size = (frame.shape[1], frame.shape[0])
             labels = load_labels(path, *size)
@@ -106,6 +134,8 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             cols["callable"].append((~on_floor | may_lean(xyxy, tray, size))[scored])
             cols["truth"].append(truth[scored])
             cols["folder"].append(np.full(int(scored.sum()), index, np.int64))
+            cols["scene"].append(np.full(int(scored.sum()), scene_index, np.int64))
+            evidence.append(CockedEvidence.of(scores.face_probs, xyxy, view)[scored])
     if not cols["truth"]:
         raise SystemExit("error: no scene with a sidecar tray in " + ", ".join(map(str, dirs)))
     return FusionRows(
@@ -114,6 +144,8 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
         callable=np.concatenate(cols["callable"]).astype(bool),
         truth=np.concatenate(cols["truth"]).astype(np.int64),
         folder=np.concatenate(cols["folder"]).astype(np.int64) if len(dirs) > 1 else None,
+        evidence=CockedEvidence.concatenate(evidence),
+        scene=np.concatenate(cols["scene"]).astype(np.int64),
     )
 
 
@@ -140,38 +172,89 @@ def fit_logistic(
     return w
 
 
-def fit_fusion(rows: FusionRows, classifier_sha: str) -> tuple[CockedFusion, dict[str, float]]:
+def fusion_inputs(rows: FusionRows, terms: Sequence[str] = ()) -> npt.NDArray[np.float64]:
+    """The regression's columns: logit(test), logit(classifier), each of ``terms``, and ones for the bias."""
+    t = logit(rows.test)
+    columns = [t, logit(rows.classifier)]
+    if terms:
+        if rows.evidence is None:
+            raise ValueError(f"the rows carry no evidence for the terms {list(terms)}")
+        columns += [rows.evidence.term(name, t) for name in terms]
+    return np.column_stack([*columns, np.ones(len(rows.truth))])
+
+
+def fit_fusion(
+    rows: FusionRows, classifier_sha: str, terms: Sequence[str] = ()
+) -> tuple[CockedFusion, dict[str, float]]:
     """The fusion fitted on the labelled dice of ``rows``, its threshold the F1-best.
 
-    The weights are fitted on every row. The threshold is the F1-best over every row, or,
-    where the rows come from several calibration folders, the best mean of the folders'
-    own F1 (:func:`models.cocked.best_threshold`).
+    The weights (of the two logits and of each of ``terms``, :data:`vision.cocked.FUSION_TERMS`)
+    are fitted on every row. The threshold is the F1-best over every row, or, where the rows
+    come from several calibration folders, the best mean of the folders' own F1
+    (:func:`models.cocked.best_threshold`).
 
     Returns:
         The fusion and its recall, precision and F1 on ``rows``.
     """
     dice = rows.truth >= 0
-    x = np.column_stack([logit(rows.test), logit(rows.classifier), np.ones(len(rows.truth))])
+    x = fusion_inputs(rows, terms)
     w = fit_logistic(x[dice], rows.truth[dice].astype(np.float64))
-    fusion = CockedFusion(float(w[0]), float(w[1]), float(w[2]), 0.5, classifier_sha)
-    fused = np.where(rows.callable, fusion(rows.test, rows.classifier), 0.0).astype(np.float32)
+    named = tuple((name, float(weight)) for name, weight in zip(terms, w[2:-1], strict=True))
+    fusion = CockedFusion(float(w[0]), float(w[1]), float(w[-1]), 0.5, classifier_sha, named)
+    fused = np.where(rows.callable, fusion(rows.test, rows.classifier, rows.evidence), 0.0).astype(np.float32)
     threshold, scores = best_threshold(fused, rows.truth == 1, rows.folder)
-    return CockedFusion(fusion.test_weight, fusion.classifier_weight, fusion.bias, threshold, classifier_sha), scores
+    return dataclasses.replace(fusion, threshold=threshold), scores
 
 
-def refit(folder: Path, dirs: Sequence[Path]) -> tuple[CockedFusion, dict[str, Any]]:
+def out_of_fold(rows: FusionRows, terms: Sequence[str] = ()) -> dict[str, float]:
+    """The fusion's calls where it never saw the scene: fitted on even scenes, scoring odd ones, and the reverse.
+
+    More weights always fit their own rows a little better; this says whether they
+    also call dice better on scenes they were not fitted on. Scores are over every
+    row, with ``mean_f1`` (the folders' own F1, averaged) where the rows come from
+    several folders.
+    """
+    if rows.scene is None:
+        raise ValueError("the rows do not say which scene each comes from")
+    called = np.zeros(len(rows.truth), bool)
+    for parity in (0, 1):
+        held = rows.scene % 2 == parity
+        fusion, _ = fit_fusion(rows[~held], "", terms)
+        part = rows[held]
+        called[held] = part.callable & (fusion(part.test, part.classifier, part.evidence) >= fusion.threshold)
+    truth = rows.truth == 1
+    scores = call_scores(called, truth)
+    if rows.folder is not None:
+        f1s = [call_scores(called[rows.folder == g], truth[rows.folder == g])["f1"] for g in np.unique(rows.folder)]
+        scores["mean_f1"] = float(np.mean(f1s))
+    return scores
+
+
+def refit(
+    folder: Path, dirs: Sequence[Path], terms: Sequence[str] | None = None
+) -> tuple[CockedFusion, dict[str, Any]]:
     """Fit the fusion of ``folder``'s cocked test and classifier on calibration scenes; the fusion and a report.
 
-    The report holds the dice, leaning dice and false alarms seen, the test alone
-    at its own threshold, and the fused call (weights, threshold, scores).
+    ``terms`` are the evidence weighed beyond the two logits; None keeps those of the
+    folder's present fusion (none if it has none), so a refit after swapping a network
+    keeps the fusion's shape.
+
+    The report holds the dice, leaning dice and false alarms seen, the test alone at
+    its own threshold, the fused call (weights, threshold, scores) and the same recipe
+    out of fold (:func:`out_of_fold`), beside the two-logit fusion's where ``terms``
+    are weighed.
     """
     from vision.onnx_runtime import load_onnx
     from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE
 
     sha = str(load_onnx(folder / CLASSIFIER_FILE).metadata.get("train_config_sha", ""))
-    test_threshold = float(load_onnx(folder / COCKED_TEST_FILE).metadata.get("threshold", 0.5))
+    test_model = load_onnx(folder / COCKED_TEST_FILE)
+    test_threshold = float(test_model.metadata.get("threshold", 0.5))
+    if terms is None:
+        present = test_model.metadata.get(FUSION_METADATA_KEY)
+        terms = [] if present is None else [n for n, _ in CockedFusion.from_metadata(present, folder).terms]
     rows = collect_rows(dirs, folder)
-    fusion, fused = fit_fusion(rows, sha)
+    fusion, fused = fit_fusion(rows, sha, terms)
     alone = rows.callable & (rows.test >= test_threshold)
     report = {
         "dice": int((rows.truth >= 0).sum()),
@@ -179,7 +262,10 @@ def refit(folder: Path, dirs: Sequence[Path]) -> tuple[CockedFusion, dict[str, A
         "false_alarms": int((rows.truth < 0).sum()),
         "test_alone": {"threshold": test_threshold, **call_scores(alone, rows.truth == 1)},
         "fused": {**json.loads(fusion.to_json()), **fused},
+        "out_of_fold": out_of_fold(rows, terms),
     }
+    if terms:
+        report["out_of_fold_two_logits"] = out_of_fold(rows)
     return fusion, report
 
 
@@ -198,9 +284,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
     ap.add_argument("--write", action="store_true", help="store the fusion in the folder's cocked test")
+    ap.add_argument(
+        "--terms",
+        default=None,
+        help=f"comma-separated evidence to weigh beyond the two logits, of {', '.join(FUSION_TERMS)}; "
+        "'none' for the two logits alone (default: those of the present fusion)",
+    )
     args = ap.parse_args(argv)
     folder = args.models or default_model_dir()
-    fusion, report = refit(folder, args.dirs)
+    terms = None
+    if args.terms is not None:
+        terms = [] if args.terms == "none" else [t.strip() for t in args.terms.split(",") if t.strip()]
+        unknown = sorted(set(terms) - set(FUSION_TERMS))
+        if unknown:
+            ap.error(f"unknown --terms {unknown}; expected some of {', '.join(FUSION_TERMS)}")
+    fusion, report = refit(folder, args.dirs, terms)
     print(json.dumps(report, indent=2))  # noqa: T201
     if args.write:
         write_fusion(folder, fusion)

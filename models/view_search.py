@@ -41,8 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from models.cocked import LabelledScene, labelled_scenes
-from vision.cocked import CockedTest
+from vision.cocked import CockedEvidence, CockedTest
 from vision.reader import COCKED_TEST_FILE
+from vision.upright import UprightView
 from vision.view_search import ViewSearchConfig, search_view
 
 __all__ = ["GateCounts", "SearchRow", "estimates", "gate_counts", "gate_table", "main"]
@@ -51,8 +52,10 @@ MAX_SCORES = (1.0, 0.1, 0.05, 0.03)
 THRESHOLDS = (0.8, 0.9, 0.95, 0.98)
 FUSED_THRESHOLDS = (0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
-#: The classifier's and fusion's say in a frame: (picture, boxes, test probabilities) -> fused probabilities.
-Fuse = Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.float32]], npt.NDArray[np.float32]]
+#: The classifier's and fusion's say in a frame: (picture, boxes, test probabilities, searched vertical) -> fused.
+Fuse = Callable[
+    [npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.float32], UprightView], npt.NDArray[np.float32]
+]
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ def estimates(
         estimate = search_view(test, frame.image, frame.boxes, cfg)
         if estimate is not None:
             probs = estimate.probabilities
-            fused = None if fuse is None else fuse(frame.image, frame.boxes, probs)
+            fused = None if fuse is None else fuse(frame.image, frame.boxes, probs, estimate.view)
             rows.append(SearchRow(estimate.score, probs, fused, frame.cocked))
     return rows
 
@@ -150,9 +153,11 @@ def _fuse(folder: Path, test: CockedTest) -> Fuse | None:
         return None
 
     def fuse(
-        image: npt.NDArray[np.uint8], boxes: npt.NDArray[np.float32], probs: npt.NDArray[np.float32]
+        image: npt.NDArray[np.uint8], boxes: npt.NDArray[np.float32], probs: npt.NDArray[np.float32], view: UprightView
     ) -> npt.NDArray[np.float32]:
-        return fusion(probs, classifier(image, boxes).cocked_prob)
+        scores = classifier(image, boxes)
+        evidence = CockedEvidence.of(scores.face_probs, boxes, view) if fusion.terms else None
+        return fusion(probs, scores.cocked_prob, evidence)
 
     return fuse
 

@@ -21,8 +21,11 @@ Optionally it also holds a ``fusion`` (:class:`CockedFusion`, written by
 ``python -m models.cocked fuse``): the test and the face classifier's own
 ``cocked`` class see the die differently (the classifier any way up, the test
 with down known), so where the vertical is calibrated their two logits are
-combined by a logistic regression fitted on calibration scenes. It names the
-classifier it was fitted with; under any other classifier it is ignored.
+combined by a logistic regression fitted on calibration scenes, optionally with
+further evidence from the frame (:class:`CockedEvidence`: how sure the
+classifier is of a face, how much of the die a nearer one hides, how steeply
+the camera sees it). It names the classifier it was fitted with; under any
+other classifier it is ignored.
 """
 
 from __future__ import annotations
@@ -39,12 +42,15 @@ from farklecam.errors import ModelLoadError
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
 from vision.faces import softmax
 from vision.onnx_runtime import OnnxModel, load_onnx
+from vision.support import covered_fraction
 from vision.upright import UprightView
 
 __all__ = [
     "COCKED_TEST_NAMES",
     "DEFAULT_THRESHOLD",
     "FUSION_METADATA_KEY",
+    "FUSION_TERMS",
+    "CockedEvidence",
     "CockedFusion",
     "CockedTest",
     "upright_angles",
@@ -67,14 +73,79 @@ def logit(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return np.log(q / (1.0 - q))
 
 
+#: Evidence a fusion may weigh beyond the two logits (:class:`CockedEvidence`), by the names its metadata uses.
+FUSION_TERMS = ("face", "covered", "view_sine", "test_x_view_sine")
+
+
+@dataclass(frozen=True, slots=True)
+class CockedEvidence:
+    """What else the reader knows of each die when it decides whether the die leans.
+
+    The test and the classifier each see one crop. The frame says more: how sure the
+    classifier is of a face (a leaning die the fusion misses often reads as a face it
+    doubts), how much of the die a nearer one hides (a flat die half behind another
+    shows that die's top where a side would be), and how steeply the camera sees it (a
+    crop seen obliquely shows sides on flat dice too, and the test's word may weigh
+    differently there). One constructor serves the fit and the reader, so both compute
+    the same numbers.
+
+    Attributes:
+        face_prob: the classifier's best face probability, shape (n,).
+        covered: the largest fraction of the die's box another found box covers, shape (n,).
+        view_sine: the sine of the camera's ray angle from the vertical at the die's centre, shape (n,).
+    """
+
+    face_prob: npt.NDArray[np.float32]
+    covered: npt.NDArray[np.float32]
+    view_sine: npt.NDArray[np.float32]
+
+    @classmethod
+    def of(cls, face_probs: npt.ArrayLike, xyxy: npt.ArrayLike, view: UprightView) -> CockedEvidence:
+        """The evidence on the dice in ``xyxy`` from the classifier's face probabilities (n, 6) and the vertical."""
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        probs = np.asarray(face_probs, np.float32).reshape(len(boxes), -1)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+        return cls(
+            face_prob=probs.max(axis=1, initial=0.0).astype(np.float32),
+            covered=covered_fraction(boxes),
+            view_sine=np.sin(view.view_tilt(centres)).astype(np.float32),
+        )
+
+    def term(self, name: str, test_logit: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The values of one of :data:`FUSION_TERMS`, given the test's logits."""
+        if name == "face":
+            return logit(self.face_prob)
+        if name == "covered":
+            return np.asarray(self.covered, np.float64)
+        if name == "view_sine":
+            return np.asarray(self.view_sine, np.float64)
+        if name == "test_x_view_sine":
+            return test_logit * np.asarray(self.view_sine, np.float64)
+        raise ValueError(f"unknown fusion term {name!r}; expected one of {', '.join(FUSION_TERMS)}")
+
+    def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> CockedEvidence:
+        """The evidence on some dice (a boolean mask or indices)."""
+        return CockedEvidence(self.face_prob[index], self.covered[index], self.view_sine[index])
+
+    @classmethod
+    def concatenate(cls, parts: list[CockedEvidence]) -> CockedEvidence:
+        """The evidence of several frames' dice, in order."""
+        return cls(
+            np.concatenate([p.face_prob for p in parts]).astype(np.float32),
+            np.concatenate([p.covered for p in parts]).astype(np.float32),
+            np.concatenate([p.view_sine for p in parts]).astype(np.float32),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class CockedFusion:
     """The cocked test's and the face classifier's cocked probabilities, combined.
 
-    ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + bias)``,
-    a die called cocked at ``threshold``. Fitted on calibration scenes by
-    ``python -m models.cocked fuse``; valid only with the classifier whose
-    ``train_config_sha`` is ``classifier_sha``.
+    ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + sum(w * term) + bias)``,
+    a die called cocked at ``threshold``, where ``terms`` names the further evidence
+    weighed (:data:`FUSION_TERMS`, :class:`CockedEvidence`; none in a two-logit fusion).
+    Fitted on calibration scenes by ``python -m models.cocked_fusion``; valid only with
+    the classifier whose ``train_config_sha`` is ``classifier_sha``.
     """
 
     test_weight: float
@@ -82,39 +153,59 @@ class CockedFusion:
     bias: float
     threshold: float
     classifier_sha: str
+    terms: tuple[tuple[str, float], ...] = ()
 
-    def __call__(self, test_prob: npt.ArrayLike, classifier_prob: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        """The fused cocked probability of each die."""
-        z = self.test_weight * logit(test_prob) + self.classifier_weight * logit(classifier_prob) + self.bias
+    def __call__(
+        self, test_prob: npt.ArrayLike, classifier_prob: npt.ArrayLike, evidence: CockedEvidence | None = None
+    ) -> npt.NDArray[np.float32]:
+        """The fused cocked probability of each die.
+
+        Raises:
+            ValueError: the fusion weighs further terms and no ``evidence`` was given.
+        """
+        t = logit(test_prob)
+        z = self.test_weight * t + self.classifier_weight * logit(classifier_prob) + self.bias
+        if self.terms:
+            if evidence is None:
+                raise ValueError(f"this fusion weighs {[n for n, _ in self.terms]} and needs the dice's evidence")
+            for name, weight in self.terms:
+                z = z + weight * evidence.term(name, t)
         return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
 
     def to_json(self) -> str:
-        """The metadata value (JSON object)."""
-        return json.dumps(
-            {
-                "test_weight": self.test_weight,
-                "classifier_weight": self.classifier_weight,
-                "bias": self.bias,
-                "threshold": self.threshold,
-                "classifier_sha": self.classifier_sha,
-            }
-        )
+        """The metadata value (JSON object); ``terms`` only where the fusion weighs some."""
+        value: dict[str, Any] = {
+            "test_weight": self.test_weight,
+            "classifier_weight": self.classifier_weight,
+            "bias": self.bias,
+            "threshold": self.threshold,
+            "classifier_sha": self.classifier_sha,
+        }
+        if self.terms:
+            value["terms"] = dict(self.terms)
+        return json.dumps(value)
 
     @classmethod
     def from_metadata(cls, value: Any, source: Path | str) -> CockedFusion:
         """Parse the metadata value (already decoded from JSON).
 
         Raises:
-            ModelLoadError: not an object of four finite numbers, a threshold in (0, 1) and a hash.
+            ModelLoadError: not an object of four finite numbers, a threshold in (0, 1) and a
+                hash, or ``terms`` that are not finite weights of known :data:`FUSION_TERMS`.
         """
         try:
             numbers = [float(value[k]) for k in ("test_weight", "classifier_weight", "bias", "threshold")]
             sha = str(value["classifier_sha"])
-        except (TypeError, KeyError, ValueError) as exc:
+            terms = tuple((str(k), float(w)) for k, w in dict(value.get("terms", {})).items())
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
             raise ModelLoadError(f"ONNX model {source} has a malformed fusion {value!r}: {exc}") from exc
-        if not np.isfinite(numbers).all() or not 0.0 < numbers[3] < 1.0:
+        weights = numbers + [w for _, w in terms]
+        if not np.isfinite(weights).all() or not 0.0 < numbers[3] < 1.0:
             raise ModelLoadError(f"ONNX model {source} has a fusion out of range: {value!r}")
-        return cls(*numbers, classifier_sha=sha)
+        unknown = sorted({k for k, _ in terms} - set(FUSION_TERMS))
+        if unknown:
+            raise ModelLoadError(f"ONNX model {source} has a fusion with unknown terms {unknown}")
+        return cls(*numbers, classifier_sha=sha, terms=terms)
 
 
 def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:

@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from vision.camera_motion import CameraMotion
-from vision.cocked import CockedFusion, CockedTest
+from vision.cocked import CockedEvidence, CockedFusion, CockedTest
 from vision.detector import DieDetector, SmallDiceLook
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
@@ -559,10 +559,10 @@ class DiceReader:
         if straight_down:
             view = straight_down_view(size)
         cocked_min_conf = self.config.cocked_min_conf
-        judged = self._cocked_test(frame, found.xyxy, view, scores.cocked_prob) if len(found) else None
+        judged = self._cocked_test(frame, found.xyxy, view, scores) if len(found) else None
         doubted = False
         if straight_down and judged is not None and judged.cocked.any():
-            judged, doubted = self._check_straight_down(frame, found.xyxy, judged, scores.cocked_prob)
+            judged, doubted = self._check_straight_down(frame, found.xyxy, judged, scores)
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
         inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
@@ -600,15 +600,16 @@ class DiceReader:
         frame: npt.NDArray[np.uint8],
         xyxy: npt.NDArray[np.float32],
         view: UprightView | None,
-        classifier_cocked: npt.NDArray[np.float32],
+        scores: FaceScores,
     ) -> _CockedCall | None:
         """What the cocked test says of each die, and with how much say; None where it cannot run.
 
         Under the calibrated tray's vertical (``view``), or one searched for in this frame
-        where the dice agree on it, it decides combined with the classifier's
-        ``classifier_cocked`` probabilities where the test carries a fusion fitted with this
-        classifier (:class:`vision.cocked.CockedFusion`), else alone: at its own threshold
-        under the calibrated vertical, at the search's stricter one under a searched one. Under
+        where the dice agree on it, it decides combined with the classifier's ``scores``
+        (and the evidence of :class:`vision.cocked.CockedEvidence`, where the fusion weighs
+        it) where the test carries a fusion fitted with this classifier
+        (:class:`vision.cocked.CockedFusion`), else alone: at its own threshold under the
+        calibrated vertical, at the search's stricter one under a searched one. Under
         the vertical this camera's memory has learned it decides alone, at the search's
         threshold. Under the best vertical of a search the dice do not clearly agree on, or
         a learned one the memory doubts (the camera seems to have moved since), it only vetoes,
@@ -618,7 +619,7 @@ class DiceReader:
         if test is None:
             return None
         if view is not None:
-            return self._decisive(test(frame, xyxy, view), classifier_cocked, test.threshold, view)
+            return self._decisive(test(frame, xyxy, view), scores, xyxy, test.threshold, view)
         if search is None:
             return None
         memory = self.vertical_memory
@@ -630,7 +631,7 @@ class DiceReader:
             if estimate is not None and estimate.trusted(search):
                 if memory is not None:
                     memory.learn(estimate.view)
-                return self._decisive(estimate.probabilities, classifier_cocked, search.threshold, estimate.view)
+                return self._decisive(estimate.probabilities, scores, xyxy, search.threshold, estimate.view)
             if memory is not None:
                 memory.miss()
             if estimate is not None:
@@ -652,7 +653,7 @@ class DiceReader:
         frame: npt.NDArray[np.uint8],
         xyxy: npt.NDArray[np.float32],
         judged: _CockedCall,
-        classifier_cocked: npt.NDArray[np.float32],
+        scores: FaceScores,
     ) -> tuple[_CockedCall, bool]:
         """The call under straight down, or under the searched vertical if the dice say the camera is tilted.
 
@@ -668,16 +669,20 @@ class DiceReader:
         estimate = search_view(self.cocked_test, frame, xyxy, search)
         if estimate is None or not estimate.trusted(search) or estimate.view.angle_to(judged.view) <= limit:
             return judged, False
-        return self._decisive(estimate.probabilities, classifier_cocked, search.threshold, estimate.view), True
+        return self._decisive(estimate.probabilities, scores, xyxy, search.threshold, estimate.view), True
 
     def _decisive(
         self,
         prob: npt.NDArray[np.float32],
-        classifier_cocked: npt.NDArray[np.float32],
+        scores: FaceScores,
+        xyxy: npt.NDArray[np.float32],
         threshold: float,
         view: UprightView,
     ) -> _CockedCall:
         """The test's call under a vertical trusted for this frame: fused with the classifier where a fusion fits it.
+
+        The evidence a fusion may weigh beyond the two logits is taken under ``view``,
+        the vertical the call is made under.
 
         The fusion decides at its own threshold, also under a searched vertical the
         frame's dice agree on: of the real validation photos' flat dice it called none
@@ -685,7 +690,8 @@ class DiceReader:
         test decides at ``threshold``.
         """
         if self.fusion is not None:
-            fused = self.fusion(prob, classifier_cocked)
+            evidence = CockedEvidence.of(scores.face_probs, xyxy, view) if self.fusion.terms else None
+            fused = self.fusion(prob, scores.cocked_prob, evidence)
             return _CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True, view=view)
         return _CockedCall(prob >= threshold, prob, threshold, decisive=True, view=view)
 

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from vision.tray import TrayOutline
 
-__all__ = ["SUPPORT_REACH", "may_lean", "near_picture_edge"]
+__all__ = ["SUPPORT_REACH", "covered_fraction", "may_lean", "near_picture_edge"]
 
 #: How far a support may be from a die's box, as a fraction of the die's side.
 SUPPORT_REACH = 0.35
@@ -92,3 +92,29 @@ def near_picture_edge(
         (boxes[:, 0] <= pad) | (boxes[:, 1] <= pad) | (boxes[:, 2] >= width - pad) | (boxes[:, 3] >= height - pad),
         dtype=bool,
     )
+
+
+def covered_fraction(xyxy: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """The largest fraction of each box that one other box covers.
+
+    A die partly hidden behind a nearer one shows that die's top where its own side
+    would be, which looks like a lean to a crop: the cocked fusion weighs this
+    (:class:`vision.cocked.CockedEvidence`). A die leaning on another overlaps it too,
+    so the fraction is evidence either way, weighed on calibration scenes.
+
+    Args:
+        xyxy: boxes, shape (n, 4), frame pixels.
+
+    Returns:
+        Shape (n,), in [0, 1]; 0 for a lone die.
+    """
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    if len(boxes) < 2:
+        return np.zeros(len(boxes), np.float32)
+    lo = np.maximum(boxes[:, None, :2], boxes[None, :, :2])
+    hi = np.minimum(boxes[:, None, 2:], boxes[None, :, 2:])
+    w, h = np.clip(hi - lo, 0.0, None).transpose(2, 0, 1)
+    area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-6)
+    share = (w * h) / area[:, None]
+    np.fill_diagonal(share, 0.0)
+    return np.clip(share.max(axis=1), 0.0, 1.0).astype(np.float32)

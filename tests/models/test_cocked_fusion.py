@@ -104,3 +104,62 @@ def test_rows_from_several_folders_choose_the_threshold_by_the_mean_of_their_f1(
     assert all(mean_f1(fusion.threshold) >= mean_f1(t) - 1e-9 for t in GRID)
     pooled, pooled_scores = fit_fusion(dataclasses.replace(both, folder=None), "sha")  # the pooled F1's threshold
     assert pooled.test_weight == fusion.test_weight and "mean_f1" not in pooled_scores
+
+
+def _rows_with_evidence(seed: int, n: int = 6000) -> FusionRows:
+    """Rows where a flat die hidden behind a nearer one fools both networks: ``covered`` tells them apart."""
+    from vision.cocked import CockedEvidence
+
+    rows = _rows(seed, n, leaning=0.1)
+    rng = np.random.default_rng(seed + 100)
+    hidden = (rows.truth == 0) & (rng.random(n) < 0.1)
+    test = np.where(hidden, rng.uniform(0.7, 0.99, n), rows.test).astype(np.float32)
+    classifier = np.where(hidden, rng.uniform(0.5, 0.9, n), rows.classifier).astype(np.float32)
+    covered = np.where(hidden, rng.uniform(0.3, 0.6, n), rng.uniform(0.0, 0.1, n)).astype(np.float32)
+    evidence = CockedEvidence(
+        face_prob=rng.uniform(0.2, 1.0, n).astype(np.float32),
+        covered=covered,
+        view_sine=rng.uniform(0.0, 0.7, n).astype(np.float32),
+    )
+    return dataclasses.replace(rows, test=test, classifier=classifier, evidence=evidence, scene=np.arange(n) // 4)
+
+
+def test_a_term_that_tells_the_dice_apart_gets_its_weight_and_calls_better_out_of_fold() -> None:
+    from models.cocked_fusion import out_of_fold
+    from vision.cocked import FUSION_TERMS
+
+    rows = _rows_with_evidence(3)
+    fusion, scores = fit_fusion(rows, "sha", FUSION_TERMS)
+    weights = dict(fusion.terms)
+    assert list(weights) == list(FUSION_TERMS) and weights["covered"] < 0  # covered: the flat dice that fool them
+    two, _ = fit_fusion(rows, "sha")
+    assert two.terms == () and scores["f1"] > _f1(
+        rows.callable & (two(rows.test, rows.classifier) >= two.threshold), rows.truth == 1
+    )
+    assert out_of_fold(rows, FUSION_TERMS)["f1"] > out_of_fold(rows)["f1"]
+    with pytest.raises(ValueError, match="evidence"):
+        fit_fusion(dataclasses.replace(rows, evidence=None), "sha", ["covered"])
+    with pytest.raises(ValueError, match="which scene"):
+        out_of_fold(dataclasses.replace(rows, scene=None))
+
+
+@pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
+def test_the_command_weighs_the_terms_asked_and_a_refit_keeps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from models.cocked_fusion import main
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("die_detector.onnx", "face_classifier.onnx", "cocked_test.onnx"):
+        shutil.copy(ROOT / "models" / name, models / name)
+    assert main([str(ROOT / "examples"), "--models", str(models), "--terms", "covered,view_sine", "--write"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["fused"]["terms"]) == {"covered", "view_sine"} and "out_of_fold_two_logits" in report
+    fusion = CockedTest(models / "cocked_test.onnx").fusion
+    assert fusion is not None and [n for n, _ in fusion.terms] == ["covered", "view_sine"]
+    assert main([str(ROOT / "examples"), "--models", str(models)]) == 0  # no --terms: the present fusion's
+    assert set(json.loads(capsys.readouterr().out)["fused"]["terms"]) == {"covered", "view_sine"}
+    with pytest.raises(SystemExit):
+        main([str(ROOT / "examples"), "--models", str(models), "--terms", "colour"])
+    assert "unknown --terms" in capsys.readouterr().err

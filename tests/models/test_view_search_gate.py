@@ -55,7 +55,7 @@ def test_estimates_skip_frames_too_small_to_search(tmp_path: Path) -> None:
     row = rows[0]
     assert row.test.shape == (3,) and row.truth.tolist() == [False, True, False] and 0.0 <= row.score <= 1.0
     assert row.fused is None
-    fused = estimates(test, scenes, ViewSearchConfig(), lambda image, boxes, probs: 1.0 - probs)
+    fused = estimates(test, scenes, ViewSearchConfig(), lambda image, boxes, probs, view: 1.0 - probs)
     assert fused[0].fused is not None and np.allclose(fused[0].fused, 1.0 - fused[0].test)
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_cocked_test
-from vision.cocked import CockedFusion, CockedTest, upright_angles, upright_inputs
+from vision.cocked import FUSION_TERMS, CockedEvidence, CockedFusion, CockedTest, upright_angles, upright_inputs
 from vision.crops import extract_crops
 from vision.upright import UprightView
 
@@ -71,7 +71,7 @@ def test_a_steep_view_reads_cocked_and_a_square_one_flat(tmp_path: Path, onnx_av
     assert test(frame, np.zeros((0, 4)), view_with_nadir(320.0, 240.0)).shape == (0,)
 
 
-def _fusion_json(**changes: float) -> str:
+def _fusion_json(**changes: object) -> str:
     fusion = {"test_weight": 1.2, "classifier_weight": 0.6, "bias": -1.5, "threshold": 0.35, "classifier_sha": "abc"}
     return json.dumps({**fusion, **changes})
 
@@ -81,6 +81,44 @@ def test_the_fusion_is_read_from_the_metadata(tmp_path: Path, onnx_available: No
     assert test.fusion == CockedFusion(1.2, 0.6, -1.5, 0.35, "abc")
     assert CockedTest(make_cocked_test(tmp_path / "d.onnx")).fusion is None
     assert CockedFusion.from_metadata(json.loads(test.fusion.to_json()), "x") == test.fusion
+
+
+def test_a_fusion_with_terms_is_read_back_and_needs_the_evidence(tmp_path: Path, onnx_available: None) -> None:
+    test = CockedTest(make_cocked_test(tmp_path / "c.onnx", fusion=_fusion_json(terms={"covered": -2.0, "face": -0.5})))
+    assert test.fusion is not None and dict(test.fusion.terms) == {"covered": -2.0, "face": -0.5}
+    assert CockedFusion.from_metadata(json.loads(test.fusion.to_json()), "x") == test.fusion
+    assert "terms" not in json.loads(CockedFusion(1.0, 1.0, 0.0, 0.5, "abc").to_json())
+    with pytest.raises(ValueError, match="evidence"):
+        test.fusion(0.9, 0.9)
+
+
+def test_the_evidence_is_what_the_frame_says_of_each_die() -> None:
+    boxes = np.array([[300.0, 220.0, 340.0, 260.0], [320.0, 220.0, 360.0, 260.0], [0.0, 0.0, 40.0, 40.0]])
+    face_probs = np.array([[0.1, 0.7, 0.1, 0.0, 0.0, 0.0], [0.2] * 6, [0.0, 0.0, 0.0, 0.0, 0.0, 0.95]])
+    evidence = CockedEvidence.of(face_probs, boxes, view_with_nadir(320.0, 240.0, focal=300.0))
+    np.testing.assert_allclose(evidence.face_prob, [0.7, 0.2, 0.95], rtol=1e-6)
+    np.testing.assert_allclose(evidence.covered, [0.5, 0.5, 0.0])  # two dice overlapping by half, one alone
+    # The first die's centre (320, 240) lies under the camera; the corner die is seen obliquely.
+    assert evidence.view_sine[0] < 0.01 < 0.6 < evidence.view_sine[2] < 1.0
+    t = np.zeros(3)
+    np.testing.assert_allclose(evidence.term("test_x_view_sine", t + 2.0), 2.0 * evidence.view_sine, rtol=1e-6)
+    assert all(evidence.term(name, t).shape == (3,) for name in FUSION_TERMS)
+    with pytest.raises(ValueError, match="unknown fusion term"):
+        evidence.term("colour", t)
+    assert len(evidence[np.array([True, False, True])].covered) == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(-3.0, -0.05))
+def test_a_negative_covered_weight_lowers_the_call_the_more_a_die_is_hidden(a: float, b: float, w: float) -> None:
+    fusion = CockedFusion(1.0, 1.0, 0.0, 0.5, "abc", terms=(("covered", w),))
+    lo, hi = min(a, b), max(a, b)
+    one = np.ones(1, np.float32)
+
+    def evidence(covered: float) -> CockedEvidence:
+        return CockedEvidence(one * 0.5, one * covered, one * 0.2)
+
+    assert float(fusion(0.8, 0.6, evidence(hi))[0]) <= float(fusion(0.8, 0.6, evidence(lo))[0]) + 1e-6
 
 
 @settings(max_examples=80, deadline=None)
@@ -114,6 +152,9 @@ def test_the_fused_probability_rises_with_either_network(
         ({"fusion": "[1, 2, 3]"}, "malformed fusion"),
         ({"fusion": _fusion_json(threshold=1.0)}, "fusion out of range"),
         ({"fusion": _fusion_json(bias=float("nan"))}, "fusion out of range"),
+        ({"fusion": _fusion_json(terms={"colour": 1.0})}, "unknown terms"),
+        ({"fusion": _fusion_json(terms={"covered": float("inf")})}, "fusion out of range"),
+        ({"fusion": _fusion_json(terms=[1, 2])}, "malformed fusion"),
     ],
 )
 def test_a_model_breaking_the_contract_is_refused(

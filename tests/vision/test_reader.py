@@ -357,6 +357,29 @@ def test_under_a_calibrated_tray_the_fusion_fitted_with_this_classifier_decides(
     assert read("abc", ReaderConfig(cocked_fusion=False)).status[0] != "cocked"
 
 
+def test_a_fusion_weighing_the_frames_evidence_gets_it_from_the_reader() -> None:
+    """The same two logits, and a weight on how sure the classifier is of a face: the doubted face tips it."""
+    frame, found = _pip_scene()
+    probs = [
+        [0, 0, 0.25, 0, 0, 0, 0.75],  # a face the classifier doubts (0.25) ...
+        [0, 0, 0, 0, 0.9, 0, 0.1],
+        [0, 0.9, 0, 0, 0, 0, 0.1],
+    ]
+    tray = [[20, 0], [400, 0], [400, 200], [20, 200]]
+    two = CockedFusion(1.0, 1.0, -1.0, 0.5, classifier_sha="abc")  # 0.4 and 0.75 fuse to 0.4: flat
+    weighed = CockedFusion(1.0, 1.0, -1.0, 0.5, classifier_sha="abc", terms=(("face", -1.0),))
+
+    def read(fusion: CockedFusion) -> Reading:
+        test = ScriptedCockedTest([0.4, 0.1, 0.1], threshold=0.5, fusion=fusion)
+        reader = DiceReader(
+            detector=lambda _f: found, classifier=ShaClassifier(probs, "abc"), tray=tray, cocked_test=test
+        )  # type: ignore[arg-type]
+        return reader.read(frame)
+
+    assert read(two).status[0] != "cocked"
+    assert read(weighed).status.tolist() == ["cocked", "ok", "ok"]  # ... and its doubt is evidence of a lean
+
+
 @pytest.mark.parametrize(
     ("test_probs", "statuses"),
     [

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vision.support import may_lean, near_picture_edge
+from vision.support import covered_fraction, may_lean, near_picture_edge
 from vision.tray import TrayOutline
 
 TRAY = TrayOutline.from_corners([[100, 100], [500, 100], [500, 400], [100, 400]])
@@ -59,3 +59,20 @@ def test_the_margin_may_be_one_per_box() -> None:
     boxes = [box(30, 250), box(30, 250)]  # 10 px from the left edge
     assert near_picture_edge(boxes, SIZE, [5, 15]).tolist() == [False, True]
     assert near_picture_edge(np.zeros((0, 4)), SIZE, 2).shape == (0,)
+
+
+def test_the_covered_fraction_is_what_the_largest_neighbour_hides() -> None:
+    inner, outer = box(200, 200, 20), box(200, 200, 40)
+    np.testing.assert_allclose(covered_fraction([inner, outer]), [1.0, 0.25])  # 20 x 20 inside 40 x 40
+    np.testing.assert_allclose(covered_fraction([box(100, 100), box(300, 300)]), [0.0, 0.0])
+    assert covered_fraction([box(100, 100)]).tolist() == [0.0] and covered_fraction(np.zeros((0, 4))).shape == (0,)
+
+
+@given(st.floats(0, 400), st.floats(0, 400), st.floats(0, 60), st.floats(0.5, 4.0))
+def test_the_covered_fraction_is_in_range_and_does_not_care_about_scale(
+    x: float, y: float, shift: float, scale: float
+) -> None:
+    boxes = np.array([box(x, y), box(x + shift, y + shift / 2), box(x - shift, y)], np.float32)
+    covered = covered_fraction(boxes)
+    assert ((0.0 <= covered) & (covered <= 1.0)).all()
+    np.testing.assert_allclose(covered_fraction(boxes * scale), covered, atol=1e-4)
