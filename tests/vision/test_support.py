@@ -74,5 +74,5 @@ def test_the_covered_fraction_is_in_range_and_does_not_care_about_scale(
 ) -> None:
     boxes = np.array([box(x, y), box(x + shift, y + shift / 2), box(x - shift, y)], np.float32)
     covered = covered_fraction(boxes)
-    assert ((0.0 <= covered) & (covered <= 1.0)).all()
+    assert ((covered >= 0.0) & (covered <= 1.0)).all()
     np.testing.assert_allclose(covered_fraction(boxes * scale), covered, atol=1e-4)
