@@ -64,6 +64,15 @@ def test_logit_is_finite_at_the_ends() -> None:
     assert np.isfinite(logit([0.0, 1.0])).all() and logit(0.5) == pytest.approx(0.0)
 
 
+def _model_copy(tmp_path: Path) -> Path:
+    """A copy of the committed models the command may rewrite."""
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("die_detector.onnx", "face_classifier.onnx", "cocked_test.onnx"):
+        shutil.copy(ROOT / "models" / name, models / name)
+    return models
+
+
 @pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
 def test_the_command_fits_and_stores_a_fusion_naming_the_classifier(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -71,10 +80,7 @@ def test_the_command_fits_and_stores_a_fusion_naming_the_classifier(
     from models.cocked_fusion import main
     from vision.onnx_runtime import load_onnx
 
-    models = tmp_path / "models"
-    models.mkdir()
-    for name in ("die_detector.onnx", "face_classifier.onnx", "cocked_test.onnx"):
-        shutil.copy(ROOT / "models" / name, models / name)
+    models = _model_copy(tmp_path)
     assert main([str(ROOT / "examples"), "--models", str(models), "--write"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["leaning"] >= 1 and report["dice"] >= report["leaning"]
@@ -149,10 +155,7 @@ def test_the_command_weighs_the_terms_asked_and_a_refit_keeps_them(
 ) -> None:
     from models.cocked_fusion import main
 
-    models = tmp_path / "models"
-    models.mkdir()
-    for name in ("die_detector.onnx", "face_classifier.onnx", "cocked_test.onnx"):
-        shutil.copy(ROOT / "models" / name, models / name)
+    models = _model_copy(tmp_path)
     assert main([str(ROOT / "examples"), "--models", str(models), "--terms", "covered,view_sine", "--write"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report["fused"]["terms"]) == {"covered", "view_sine"} and "out_of_fold_two_logits" in report
