@@ -66,6 +66,7 @@ _COLUMNS = (
     ("precision", "precision", "{:.4f}"),
     ("cocked_recall", "cocked R", "{:.3f}"),
     ("cocked_precision", "cocked P", "{:.3f}"),
+    ("cocked_rethrown", "cocked rethrown", "{:.3f}"),
     ("off_tray_recall", "off R", "{:.3f}"),
     ("off_tray_precision", "off P", "{:.3f}"),
     ("median_ms", "median ms", "{:.1f}"),

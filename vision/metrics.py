@@ -192,6 +192,7 @@ _COUNTS = (
     "cocked_tp",
     "cocked_labels",
     "cocked_preds",
+    "cocked_rethrown",
     "off_tp",
     "off_labels",
     "off_preds",
@@ -215,6 +216,8 @@ class FolderStats:
     cocked_tp: int = 0
     cocked_labels: int = 0
     cocked_preds: int = 0
+    #: Labelled cocked dice the reading sends back to the throw (cocked, off the tray or unread).
+    cocked_rethrown: int = 0
     off_tp: int = 0
     off_labels: int = 0
     off_preds: int = 0
@@ -264,6 +267,8 @@ class FolderStats:
         self.cocked_preds += int(p_cocked[preds].sum())
         self.cocked_labels += int(g_cocked[labelled].sum())
         self.cocked_tp += sum(1 for i, j in scored.pairs if p_cocked[i] and g_cocked[j])
+        rethrown = reading.rethrow_mask
+        self.cocked_rethrown += sum(1 for i, j in scored.pairs if rethrown[i] and g_cocked[j])
         if labels.tilt_deg is not None:
             called = {j for i, j in scored.pairs if p_cocked[i]}
             for j in labelled[g_cocked[labelled]]:
@@ -293,6 +298,8 @@ class FolderStats:
             "precision": ratio(self.matched, self.predictions),
             "cocked_recall": ratio(self.cocked_tp, self.cocked_labels),
             "cocked_precision": ratio(self.cocked_tp, self.cocked_preds),
+            # The player's view of a leaning die: thrown again, whether as cocked or as a die to look at.
+            "cocked_rethrown": ratio(self.cocked_rethrown, self.cocked_labels),
             "off_tray_recall": ratio(self.off_tp, self.off_labels) if self.off_labelled else None,
             "off_tray_precision": ratio(self.off_tp, self.off_preds) if self.off_labelled else None,
             "median_ms": float(np.median(self.latencies_ms)) if self.latencies_ms else None,

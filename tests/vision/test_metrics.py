@@ -138,3 +138,17 @@ def test_cocked_recall_by_lean() -> None:
     plain = FolderStats()
     plain.add(reading(boxes, [0, 2, 0, 3], ["cocked", "ok", "cocked", "ok"]), ImageLabels(labels.xyxy, labels.classes))
     assert plain.cocked_recall_by_lean() == {}
+
+
+def test_a_leaning_die_read_unsure_is_not_found_cocked_but_is_rethrown() -> None:
+    """Cocked recall counts the cocked calls; the player sees every leaning die sent back, unsure ones too."""
+    boxes = [[0, 0, 10, 10], [20, 0, 30, 10], [40, 0, 50, 10], [60, 0, 70, 10]]
+    labels = ImageLabels(np.array([*boxes, [90, 0, 99, 10]], np.float32), np.array([6, 6, 6, 6, 6]))
+    stats = FolderStats()
+    # Called cocked, read unsure, scored as a 3, off the tray; the fifth is never found.
+    stats.add(reading(boxes, [0, 2, 3, 4], ["cocked", "uncertain", "ok", "off_tray"]), labels)
+    m = stats.metrics()
+    assert m["cocked_recall"] == pytest.approx(1 / 5) and m["cocked_rethrown"] == pytest.approx(3 / 5)
+    stats.merge(stats)
+    assert stats.metrics()["cocked_rethrown"] == pytest.approx(3 / 5)
+    assert FolderStats().metrics()["cocked_rethrown"] is None
