@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from models.cocked import LabelledScene, labelled_scenes
-from vision.cocked import CockedEvidence, CockedTest
+from vision.cocked import CockedTest
 from vision.reader import COCKED_TEST_FILE
 from vision.upright import UprightView
 from vision.view_search import ViewSearchConfig, search_view
@@ -155,9 +155,7 @@ def _fuse(folder: Path, test: CockedTest) -> Fuse | None:
     def fuse(
         image: npt.NDArray[np.uint8], boxes: npt.NDArray[np.float32], probs: npt.NDArray[np.float32], view: UprightView
     ) -> npt.NDArray[np.float32]:
-        scores = classifier(image, boxes)
-        evidence = CockedEvidence.of(scores.face_probs, boxes, view) if fusion.terms else None
-        return fusion(probs, scores.cocked_prob, evidence)
+        return fusion.in_frame(probs, classifier(image, boxes), boxes, view)
 
     return fuse
 

@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from farklecam.errors import ModelLoadError
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
-from vision.faces import softmax
+from vision.faces import FaceScores, softmax
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.support import covered_fraction
 from vision.upright import UprightView
@@ -171,6 +171,16 @@ class CockedFusion:
             for name, weight in self.terms:
                 z = z + weight * evidence.term(name, t)
         return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+
+    def in_frame(
+        self, test_prob: npt.ArrayLike, scores: FaceScores, xyxy: npt.ArrayLike, view: UprightView
+    ) -> npt.NDArray[np.float32]:
+        """The fused probability of the dice in ``xyxy``, from the classifier's ``scores`` and the vertical.
+
+        What the reader calls: the frame's evidence is gathered only where the fusion weighs it.
+        """
+        evidence = CockedEvidence.of(scores.face_probs, xyxy, view) if self.terms else None
+        return self(test_prob, scores.cocked_prob, evidence)
 
     def to_json(self) -> str:
         """The metadata value (JSON object); ``terms`` only where the fusion weighs some."""

@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from vision.camera_motion import CameraMotion
-from vision.cocked import CockedEvidence, CockedFusion, CockedTest
+from vision.cocked import CockedFusion, CockedTest
 from vision.detector import DieDetector, SmallDiceLook
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
@@ -690,8 +690,7 @@ class DiceReader:
         test decides at ``threshold``.
         """
         if self.fusion is not None:
-            evidence = CockedEvidence.of(scores.face_probs, xyxy, view) if self.fusion.terms else None
-            fused = self.fusion(prob, scores.cocked_prob, evidence)
+            fused = self.fusion.in_frame(prob, scores, xyxy, view)
             return _CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True, view=view)
         return _CockedCall(prob >= threshold, prob, threshold, decisive=True, view=view)
 
