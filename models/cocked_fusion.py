@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from datasets.yolo import COCKED_CLASS, find_images
-from models.cocked import best_threshold, call_scores
+from models.cocked import best_threshold, call_scores, mean_group_f1
 from models.onnx_metadata import set_metadata
 from vision.cocked import FUSION_METADATA_KEY, FUSION_TERMS, CockedEvidence, CockedFusion, logit
 
@@ -225,8 +225,7 @@ def out_of_fold(rows: FusionRows, terms: Sequence[str] = ()) -> dict[str, float]
     truth = rows.truth == 1
     scores = call_scores(called, truth)
     if rows.folder is not None:
-        f1s = [call_scores(called[rows.folder == g], truth[rows.folder == g])["f1"] for g in np.unique(rows.folder)]
-        scores["mean_f1"] = float(np.mean(f1s))
+        scores["mean_f1"] = mean_group_f1(called, truth, rows.folder)
     return scores
 
 
