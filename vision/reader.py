@@ -16,13 +16,11 @@ Example:
 
 from __future__ import annotations
 
-import ast
 import copy
 import dataclasses
 import functools
 import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -32,18 +30,20 @@ import numpy.typing as npt
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from vision.camera_motion import CameraMotion
 from vision.cocked import CockedFusion, CockedTest
-from vision.detector import DieDetector, SmallDiceLook
+from vision.cocked_call import CockedJudge
+from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pips import count_pips_in_boxes, pip_posterior
+from vision.reader_config import ReaderConfig, config_override
 from vision.reading import DieStatus, Reading
 from vision.support import may_lean, near_picture_edge
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
 from vision.tray_sides import snap
 from vision.upright import UprightView, straight_down_view, upright_view
-from vision.view_search import VerticalMemory, ViewSearchConfig, search_view
+from vision.view_search import VerticalMemory
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -125,216 +125,6 @@ def default_model_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModelLoadError("the 'models' package is not installed; pass model_dir explicitly")
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-@dataclass(frozen=True)
-class _CockedCall:
-    """The cocked test's word on each die: its calls, probabilities and threshold, and whether it decides.
-
-    ``view`` is the vertical a decisive call was made under; it also places each die's
-    base for the off-tray test (:func:`vision.tray.footprint_inside`).
-    """
-
-    cocked: npt.NDArray[np.bool_]
-    probability: npt.NDArray[np.float32]
-    threshold: float
-    decisive: bool
-    view: UprightView | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ReaderConfig:
-    """Thresholds of the reader, in one validated place.
-
-    Attributes:
-        det_conf: minimum detector score for a die; None for the model's recommendation
-            (see :class:`vision.detector.DieDetector`).
-        det_iou: NMS overlap above which two boxes are one die.
-        small_dice_imgsz: where the dice the detector finds have a median side under
-            ``small_dice_side_px`` at its own input size (320), read the frame again with
-            the detector at this size and keep what it finds there
-            (:class:`vision.detector.SmallDiceLook`); None reads each frame once. Chosen by a
-            rule written first (``models/HISTORY.md``): on the calibration scenes it found
-            more dice (recall 0.9946 against 0.9933) and read them better (exact 0.884
-            against 0.881, cocked F1 0.850 against 0.836), and it found the one real
-            validation die missed at 320 (``python -m models.candidate --set
-            small_dice_imgsz=None --no-gate`` measures it again). Frames of larger dice
-            (a webcam over a tray) pay nothing; those it reads again pay a second detector
-            run on 1.7 times the pixels.
-        small_dice_side_px: that median side, in the detector's input pixels (24: about a
-            third of generated scenes and most phone photos of a whole box).
-        face_min_conf: classifier confidence below which a face is ``uncertain``.
-        cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
-        use_pips: run the pip counter as a second opinion on every die (about 0.5-1 ms a
-            die). Off by default: with classifiers trained on real and generated dice it
-            gave no net gain on held-out real photos (``python -m vision.evaluate --pips on``
-            measures it again for a new model).
-        pip_reliability: how often a fully confident pip count is right (see
-            :func:`vision.pips.pip_posterior`).
-        off_tray_min_inside: share of a die's footprint that must lie inside the tray.
-        auto_tray: look for the tray in every frame when no outline was given.
-        tray_sides: fit a found tray's sides at full resolution and, where they can be
-            trusted, draw the camera's vertical from them as from calibrated corners
-            (:mod:`vision.tray_sides`). Off by default: the vertical is right (0.25 degrees
-            from the true corners' at the median), but under it the cocked test called real
-            flat dice cocked (``models/HISTORY.md``).
-        corner_sigma_px: how far the tray's corners may be off, in pixels, when the camera's
-            vertical is drawn from them (:func:`vision.upright.focal_from_corners`); None takes
-            it from where the outline came from (:data:`vision.tray.CORNER_SIGMA_PX`: 2 px for
-            clicked corners, 0 for a generated scene's labels).
-        snap_corners: fit the sides of a tray given by its corners to the picture's edges near
-            them (:func:`vision.tray_sides.snap`, tried on the first few frames until it holds)
-            and draw the camera's vertical from those: clicks are a few pixels off.
-        watch_tray: compare each frame with the first one read with a calibrated tray (clicked
-            corners or ArUco markers) and, while the picture has shifted or turned since (a
-            bumped camera, :mod:`vision.camera_motion`), read as if no tray had been given
-            (found in the picture, the vertical searched) rather than with corners in the
-            wrong place; :attr:`DiceReader.tray_moved` says so, for a notice to mark them again.
-        aruco: look for ArUco corner markers in every frame when no outline was given
-            (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
-        threads: onnxruntime intra-op threads (None: automatic).
-        ort_spin: onnxruntime's worker threads busy-wait between operators while a model
-            runs, and sleep once it returns (:func:`vision.onnx_runtime.load_onnx`'s ``spin``).
-        face_views: views of each crop the classifier averages (1, 2, 4 or 8; see
-            :meth:`vision.faces.FaceClassifier.classify_crops`). Four quarter turns cost
-            about 1 ms for three dice; they were chosen with the cocked offset on the
-            calibration scenes (``python -m models.calibrate``: cocked F1 0.365 against
-            0.349 with one view). On the held-out real photos no die they marked ok had a
-            wrong face (one view: 98.1 % and 99.6 % of them right).
-        face_views_sure: a die whose first view the classifier reads as a face with this
-            probability or more skips the other views (None: every die gets them all). They
-            only change the read where the first view is unsure, and cost most of its time:
-            at 0.9 (the classifier, trained with label smoothing, tops out near 0.96) the
-            calibration scenes and the real validation photos read exactly as with every
-            view, and a calibrated read of the two-dice webcam example took 14.3 against
-            15.8 ms (``python bench/read_speed.py --compare-config face_views_sure=None``).
-        face_context_offsets: also cut each die with this much more (or less) context
-            around its box than the classifier was trained with, and average, as with
-            views. Off by default: offsets of -0.05, 0 and +0.05 read the calibration
-            scenes no better (face accuracy 0.9655 against 0.9660, exact 0.895 against
-            0.893) and cost three times the classifier's time; on the held-out real
-            photos they read two more byler dice right (``python -m vision.evaluate
-            --context-offsets=-0.05,0,0.05``), which the held-out sets alone cannot choose.
-        cocked_needs_support: let a die on the tray's floor be cocked only where something
-            could hold it tilted (another die, the tray's wall, the picture's edge; see
-            :mod:`vision.support`); elsewhere it reads as its best face.
-        cut_die_margin_px: a die whose box comes within this many pixels of the picture's
-            edge is never called cocked: part of it, and whatever it may lean on, is out of
-            view, so it reads ``uncertain`` (its best face kept) for the player to look at;
-            None lets the cocked test decide on what is in view. Chosen by a rule written
-            first (``models/HISTORY.md``): on the calibration scenes cocked precision 0.825
-            against 0.800 and recall 0.883 against 0.906 (F1 0.853 against 0.850; three cut
-            leaning dice now read uncertain), the validation photos read the same
-            (``python -m models.candidate --set cut_die_margin_px=None --no-gate``).
-        drop_not_die: drop detections the classifier reads as "not a die" (only for a
-            classifier with that class; see :mod:`vision.faces`).
-        cocked_test: let the cocked test (:mod:`vision.cocked`) decide which dice lean,
-            where the camera's vertical is known from the tray (its corners given, snapped to
-            its edges or from ArUco markers, or with ``tray_sides`` the fitted sides of an
-            outline found in the picture: see :attr:`TrayOutline.vertical_corners`) and the
-            model folder has one.
-        cocked_fusion: where the cocked test decides under a calibrated vertical, or a
-            searched one the frame's dice agree on, combine
-            it with the face classifier's cocked probability as the test's fitted
-            :class:`vision.cocked.CockedFusion` says (if it has one for this classifier).
-        straight_down: the camera looks straight down at the dice (an overhead rig): where no
-            calibrated tray gives the vertical, the picture's centre is the nadir
-            (:func:`vision.upright.straight_down_view`) and the cocked test decides under it,
-            with no search. Only for a camera within about 5 degrees of straight down: on the
-            calibration scenes it called 1.4 % of flat dice cocked where the camera was 0-5
-            degrees off, 3 % at 5-10, 5 % at 10-15 and 21-69 % beyond (a tilted camera
-            should have its tray's corners marked instead; ``straight_down_check_deg``
-            catches most of those).
-        straight_down_check_deg: with ``straight_down``, where the test calls a die cocked
-            under the picture's centre, search the vertical as for an unmarked tray
-            (:func:`vision.view_search.search_view`); if the dice clearly agree on one more
-            than this many degrees off straight down, the camera is not looking straight
-            down and the frame is read under the searched vertical
-            (:attr:`Reading.straight_down_doubted` says so). None trusts the setting. At 10
-            degrees, on the calibration scenes (``python bench/straight_down.py
-            data/calib_synth --check 8 10 12 15``), it called 170 of 1684 flat dice cocked
-            under cameras more than 10 degrees off, against 639 as said, and under cameras
-            within 10 degrees 34 of 1934 (36) while finding 59 of 71 leaning dice (60). On the
-            byler validation photos (a phone held over the dice) it called the same 2 of 213
-            flat dice cocked as the setting alone.
-        view_search: where the tray's corners are not known, find the camera's vertical
-            from the dice themselves (:mod:`vision.view_search`) and run the cocked test
-            under it; None keeps the face classifier's own cocked call there.
-    """
-
-    det_conf: float | None = None
-    det_iou: float = 0.5
-    small_dice_imgsz: int | None = 416
-    small_dice_side_px: float = 24.0
-    face_min_conf: float = 0.6
-    cocked_min_conf: float = 0.5
-    use_pips: bool = False
-    pip_reliability: float = 0.6
-    off_tray_min_inside: float = 0.5
-    auto_tray: bool = True
-    tray_sides: bool = False
-    corner_sigma_px: float | None = None
-    snap_corners: bool = True
-    watch_tray: bool = True
-    aruco: bool = False
-    threads: int | None = None
-    ort_spin: bool = True
-    drop_not_die: bool = True
-    face_views: int = 4
-    face_views_sure: float | None = 0.9
-    face_context_offsets: tuple[float, ...] = (0.0,)
-    cocked_needs_support: bool = True
-    cut_die_margin_px: float | None = 2.0
-    cocked_test: bool = True
-    cocked_fusion: bool = True
-    straight_down: bool = False
-    straight_down_check_deg: float | None = 10.0
-    view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
-
-    def __post_init__(self) -> None:
-        for name in (
-            "det_conf",
-            "det_iou",
-            "face_min_conf",
-            "cocked_min_conf",
-            "pip_reliability",
-            "off_tray_min_inside",
-        ):
-            value = getattr(self, name)
-            if value is not None and not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in 0..1, but got {value!r}")
-        if self.face_views not in (1, 2, 4, 8):
-            raise ValueError(f"face_views must be 1, 2, 4 or 8, but got {self.face_views!r}")
-        if self.straight_down_check_deg is not None and not 0.0 < self.straight_down_check_deg < 90.0:
-            raise ValueError(f"straight_down_check_deg must be in (0, 90), but got {self.straight_down_check_deg!r}")
-        if self.cut_die_margin_px is not None and self.cut_die_margin_px < 0:
-            raise ValueError(f"cut_die_margin_px must be >= 0 or None, but got {self.cut_die_margin_px!r}")
-        if self.threads is not None and self.threads < 1:
-            raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
-        _ = self.small_dice_look  # raises ValueError when out of range
-
-    @property
-    def small_dice_look(self) -> SmallDiceLook | None:
-        """The detector's second look these settings ask for, or None (``small_dice_imgsz`` None)."""
-        if self.small_dice_imgsz is None:
-            return None
-        return SmallDiceLook(self.small_dice_imgsz, self.small_dice_side_px)
-
-
-def config_override(text: str) -> tuple[str, object]:
-    """``FIELD=VALUE`` (a :class:`ReaderConfig` field, a Python literal) -> ``(field, value)``.
-
-    The one parser behind every tool's ``--set`` (measurement scripts change one setting
-    at a time); a ``ValueError`` names the fields or the literal expected.
-    """
-    field, _, value = text.partition("=")
-    names = {f.name for f in dataclasses.fields(ReaderConfig)}
-    if field not in names:
-        raise ValueError(f"{field!r} is no ReaderConfig field; one of {', '.join(sorted(names))}")
-    try:
-        return field, ast.literal_eval(value)
-    except (ValueError, SyntaxError) as exc:
-        raise ValueError(f"{value!r} is not a Python literal (e.g. 0.9, None, True)") from exc
 
 
 def as_bgr_frame(frame: npt.NDArray[np.generic]) -> npt.NDArray[np.uint8]:
@@ -452,6 +242,18 @@ class DiceReader:
         other.detector = detector
         return other
 
+    @property
+    def cocked_judge(self) -> CockedJudge | None:
+        """The cocked test with this reader's fusion and search settings; None without a test.
+
+        Made per read (a small frozen record) so that a copy with other settings
+        (:meth:`with_straight_down`) or a test swapped in by a measuring tool is judged by
+        what it holds now.
+        """
+        if self.cocked_test is None:
+            return None
+        return CockedJudge(self.cocked_test, self.fusion, self.config.view_search)
+
     def calibrate(self, frame: npt.NDArray[np.uint8]) -> DiceReader:
         """A reader whose tray is found once, in this frame, and then kept for every frame.
 
@@ -559,10 +361,12 @@ class DiceReader:
         if straight_down:
             view = straight_down_view(size)
         cocked_min_conf = self.config.cocked_min_conf
-        judged = self._cocked_test(frame, found.xyxy, view, scores) if len(found) else None
+        judge = self.cocked_judge
+        judged = judge.call(frame, found.xyxy, view, scores, self.vertical_memory) if judge and len(found) else None
         doubted = False
-        if straight_down and judged is not None and judged.cocked.any():
-            judged, doubted = self._check_straight_down(frame, found.xyxy, judged, scores)
+        if judge is not None and straight_down and judged is not None and judged.cocked.any():
+            limit = self.config.straight_down_check_deg
+            judged, doubted = judge.check_straight_down(frame, found.xyxy, judged, scores, limit)
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
         inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
@@ -594,105 +398,6 @@ class DiceReader:
             timestamp=timestamp,
             data=data,
         )
-
-    def _cocked_test(
-        self,
-        frame: npt.NDArray[np.uint8],
-        xyxy: npt.NDArray[np.float32],
-        view: UprightView | None,
-        scores: FaceScores,
-    ) -> _CockedCall | None:
-        """What the cocked test says of each die, and with how much say; None where it cannot run.
-
-        Under the calibrated tray's vertical (``view``), or one searched for in this frame
-        where the dice agree on it, it decides combined with the classifier's ``scores``
-        (and the evidence of :class:`vision.cocked.CockedEvidence`, where the fusion weighs
-        it) where the test carries a fusion fitted with this classifier
-        (:class:`vision.cocked.CockedFusion`), else alone: at its own threshold under the
-        calibrated vertical, at the search's stricter one under a searched one. Under
-        the vertical this camera's memory has learned it decides alone, at the search's
-        threshold. Under the best vertical of a search the dice do not clearly agree on, or
-        a learned one the memory doubts (the camera seems to have moved since), it only vetoes,
-        at its own threshold (``decisive`` false).
-        """
-        test, search = self.cocked_test, self.config.view_search
-        if test is None:
-            return None
-        if view is not None:
-            return self._decisive(test(frame, xyxy, view), scores, xyxy, test.threshold, view)
-        if search is None:
-            return None
-        memory = self.vertical_memory
-        veto = None
-        if memory is not None:
-            memory.observe(frame)
-        if memory is None or memory.search_due():
-            estimate = search_view(test, frame, xyxy, search)
-            if estimate is not None and estimate.trusted(search):
-                if memory is not None:
-                    memory.learn(estimate.view)
-                return self._decisive(estimate.probabilities, scores, xyxy, search.threshold, estimate.view)
-            if memory is not None:
-                memory.miss()
-            if estimate is not None:
-                prob = estimate.probabilities
-                veto = _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
-        known = memory.view if memory is not None else None
-        if known is None:
-            return veto
-        prob = test(frame, xyxy, known)
-        if memory is not None and memory.doubted:
-            # The camera seems to have moved and no search has confirmed the vertical: it only vetoes.
-            return veto or _CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
-        # A learned vertical judges frames no search would trust (a real die the test over-calls raises the
-        # frame's score), so the test alone decides, at the search's strict threshold.
-        return _CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True, view=known)
-
-    def _check_straight_down(
-        self,
-        frame: npt.NDArray[np.uint8],
-        xyxy: npt.NDArray[np.float32],
-        judged: _CockedCall,
-        scores: FaceScores,
-    ) -> tuple[_CockedCall, bool]:
-        """The call under straight down, or under the searched vertical if the dice say the camera is tilted.
-
-        Only run where a die was called cocked under straight down: that is what a tilted
-        camera does to flat dice, and what needs to be right. A camera that does look
-        straight down keeps its call, leaning die and all, since the search leaves the most
-        cocked-looking die out when it scores a vertical. Returns the call and whether the
-        setting was overruled.
-        """
-        limit, search = self.config.straight_down_check_deg, self.config.view_search or ViewSearchConfig()
-        if limit is None or self.cocked_test is None or judged.view is None:
-            return judged, False
-        estimate = search_view(self.cocked_test, frame, xyxy, search)
-        if estimate is None or not estimate.trusted(search) or estimate.view.angle_to(judged.view) <= limit:
-            return judged, False
-        return self._decisive(estimate.probabilities, scores, xyxy, search.threshold, estimate.view), True
-
-    def _decisive(
-        self,
-        prob: npt.NDArray[np.float32],
-        scores: FaceScores,
-        xyxy: npt.NDArray[np.float32],
-        threshold: float,
-        view: UprightView,
-    ) -> _CockedCall:
-        """The test's call under a vertical trusted for this frame: fused with the classifier where a fusion fits it.
-
-        The evidence a fusion may weigh beyond the two logits is taken under ``view``,
-        the vertical the call is made under.
-
-        The fusion decides at its own threshold, also under a searched vertical the
-        frame's dice agree on: of the real validation photos' flat dice it called none
-        cocked there (``python -m models.view_search --real validation``); else the
-        test decides at ``threshold``.
-        """
-        if self.fusion is not None:
-            fused = self.fusion.in_frame(prob, scores, xyxy, view)
-            return _CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True, view=view)
-        return _CockedCall(prob >= threshold, prob, threshold, decisive=True, view=view)
 
     def _decide(
         self,
