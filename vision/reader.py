@@ -28,12 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
-from vision.camera_motion import CameraMotion
 from vision.cocked import CockedFusion, CockedTest
 from vision.cocked_call import CockedJudge
 from vision.detector import DieDetector
 from vision.faces import FaceClassifier, FaceScores
 from vision.images import decode_image, load_image
+from vision.marked_tray import MarkedTrays
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reader_config import ReaderConfig, config_override
@@ -41,7 +41,6 @@ from vision.reading import DieStatus, Reading
 from vision.support import may_lean, near_picture_edge
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
-from vision.tray_sides import snap
 from vision.upright import UprightView, straight_down_view, upright_view
 from vision.view_search import VerticalMemory
 
@@ -57,39 +56,10 @@ __all__ = [
     "fusion_for",
 ]
 
-#: Frames on which clicked corners are tried against the picture's edges before they are used as clicked.
-_SNAP_TRIES = 5
-#: Trays whose snapping a reader remembers (a server sees a few tables' corners).
-_SNAP_CACHE = 64
-#: Calibrated trays that come from a frame of the camera and go stale when it moves.
-_WATCHED_SOURCES = ("corners", "aruco")
-#: A marked tray's watch looks at one read in this many (:class:`_TrayWatch`).
-_WATCH_EVERY = 4
-
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
 CLASSIFIER_FILE = "face_classifier.onnx"
 COCKED_TEST_FILE = "cocked_test.onnx"
-
-
-class _TrayWatch:
-    """A marked tray's watch for a bumped camera, looking every :data:`_WATCH_EVERY` reads.
-
-    Comparing a frame with the tray's first one costs about 1.5 ms (thumbnails, two phase
-    correlations, a log-polar spectrum), a tenth of a read; a bump is still caught within a
-    few reads, and a table reads only a few times per throw. The reads in between keep the
-    last verdict.
-    """
-
-    def __init__(self, motion: CameraMotion) -> None:
-        self.motion, self.reads, self.verdict = motion, 0, False
-
-    def moved(self, frame: npt.NDArray[np.uint8]) -> bool:
-        """Whether the picture has moved since the first frame, as last looked at."""
-        if self.reads % _WATCH_EVERY == 0:
-            self.verdict = self.motion.moved(frame)
-        self.reads += 1
-        return self.verdict
 
 
 @functools.lru_cache(maxsize=16)
@@ -200,10 +170,8 @@ class DiceReader:
         self.cocked_test = cocked_test if cfg.cocked_test else None
         self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
-        #: Clicked corners snapped to a picture's edges, shared by this reader's copies (see :meth:`_snapped`).
-        self._snaps: dict[tuple[bytes, int, int], tuple[int, TrayOutline]] = {}
-        #: Each calibrated tray's watch for a moved camera, shared by this reader's copies (see :meth:`_tray_moved`).
-        self._watches: dict[bytes, _TrayWatch] = {}
+        #: Marked trays' snaps to the picture's edges and watches for a moved camera, shared by this reader's copies.
+        self._marked = MarkedTrays()
         #: Whether the last read set the calibrated tray aside because the picture moved since its first frame.
         self.tray_moved = False
         self.vertical_memory: VerticalMemory | None = None
@@ -278,49 +246,14 @@ class DiceReader:
         A calibrated tray is set aside while the picture has moved since its first frame
         (:attr:`tray_moved`): a bumped camera puts the marked corners in the wrong place.
         """
-        self.tray_moved = self.tray is not None and self._tray_moved(self.tray, frame)
+        self.tray_moved = self.tray is not None and self.config.watch_tray and self._marked.moved(self.tray, frame)
         if self.tray is not None and not self.tray_moved:
             if self.config.snap_corners and self.tray.source == "corners":
-                return self._snapped(self.tray, frame)
+                return self._marked.snapped(self.tray, frame)
             return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
         if outline is None and self.config.auto_tray:
             outline = detect_tray(frame, xyxy, find_sides=self.config.tray_sides)
-        return outline
-
-    def _tray_moved(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> bool:
-        """Whether the picture moved since the first frame read with this calibrated tray (a bumped camera).
-
-        The watch (:class:`vision.camera_motion.CameraMotion` keeping its first frame) is kept
-        per corners in a cache this reader's copies share, like the snap, so that a server
-        making a reader per frame still compares each frame with the tray's first one.
-        Labelled trays (generated scenes) and found ones are not watched.
-        """
-        if not self.config.watch_tray or tray.source not in _WATCHED_SOURCES:
-            return False
-        key = tray.polygon.tobytes()
-        watch = self._watches.get(key)
-        if watch is None:
-            if len(self._watches) >= _SNAP_CACHE:
-                self._watches.clear()
-            watch = self._watches[key] = _TrayWatch(CameraMotion(keep_first=True))
-        return watch.moved(frame)
-
-    def _snapped(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
-        """``tray`` snapped to the edges of the first frames it is used with (:func:`vision.tray_sides.snap`).
-
-        The answer is kept per corners and picture size in a cache that copies of this reader
-        share, so a server that makes a reader per request (:meth:`with_tray`) snaps once, not
-        on every frame; after :data:`_SNAP_TRIES` frames without a fit the clicks stand as given.
-        """
-        key = (tray.polygon.tobytes(), frame.shape[1], frame.shape[0])
-        tries, outline = self._snaps.get(key, (0, tray))
-        if outline.sides is not None or tries >= _SNAP_TRIES:
-            return outline
-        outline = snap(tray, frame)
-        if len(self._snaps) >= _SNAP_CACHE:
-            self._snaps.clear()
-        self._snaps[key] = (tries + 1, outline)
         return outline
 
     def read(

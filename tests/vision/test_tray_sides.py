@@ -173,20 +173,22 @@ def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to()
 
 
 def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
-    from vision.reader import _SNAP_TRIES, DiceReader
+    from vision.marked_tray import SNAP_TRIES
+    from vision.reader import DiceReader
 
     truth = projected_tray(30, 25)
     clicked = TrayOutline(truth, "corners")
     reader = DiceReader().with_tray(clicked)
     blank = np.full((SIZE[1], SIZE[0], 3), 120, np.uint8)
-    for _ in range(_SNAP_TRIES):
+    for _ in range(SNAP_TRIES):
         assert reader.find_tray(blank, np.zeros((0, 4), np.float32)).sides is None
     # Tries used up: even a frame where the edges show leaves the clicks as given.
     assert reader.find_tray(draw(truth), np.zeros((0, 4), np.float32)).sides is None
 
 
 def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_frame() -> None:
-    from vision.reader import _WATCH_EVERY, DiceReader, ReaderConfig
+    from vision.marked_tray import WATCH_EVERY
+    from vision.reader import DiceReader, ReaderConfig
 
     frame = cv2.imread(str(Path(__file__).resolve().parents[2] / "examples" / "tray_cocked.jpg"))
     h, w = frame.shape[:2]
@@ -201,11 +203,11 @@ def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_f
 
     def reads_until(copy: DiceReader, picture: np.ndarray, moved: bool) -> TrayOutline | None:
         """Read ``picture`` until the watch looks (it looks every few reads); the tray of that read."""
-        for _ in range(_WATCH_EVERY):
+        for _ in range(WATCH_EVERY):
             tray = copy.find_tray(picture, boxes)
             if copy.tray_moved == moved:
                 return tray
-        raise AssertionError(f"the watch did not see moved={moved} within {_WATCH_EVERY} reads")
+        raise AssertionError(f"the watch did not see moved={moved} within {WATCH_EVERY} reads")
 
     moved = reads_until(reader.with_tray(marked), bumped, True)  # a copy (a server's reader per frame) shares it
     assert moved is None or moved.source == "auto"  # read as if no tray was marked
@@ -214,8 +216,8 @@ def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_f
     assert back is not None and back.source == "corners"
     assert not reader.read(frame).tray_set_aside
     unwatched = DiceReader(config=ReaderConfig(watch_tray=False)).with_tray(marked)
-    for picture in (frame, *[bumped] * _WATCH_EVERY):
+    for picture in (frame, *[bumped] * WATCH_EVERY):
         assert unwatched.find_tray(picture, boxes).source == "corners" and not unwatched.tray_moved
     labelled = DiceReader().with_tray(TrayOutline(marked.polygon, "labelled"))
-    for picture in (frame, *[bumped] * _WATCH_EVERY):
+    for picture in (frame, *[bumped] * WATCH_EVERY):
         assert labelled.find_tray(picture, boxes).source == "labelled"  # generated scenes' labels are not watched
