@@ -44,6 +44,7 @@ __all__ = [
     "Frame",
     "build_detector_dataset",
     "export_synthetic_holdout",
+    "is_synthetic_holdout",
     "read_synthetic_frame",
     "real_frames",
     "synthetic_frames",
@@ -101,11 +102,20 @@ def real_frames(sources: Iterable[str] = tuple(SOURCES), *, hold_validation: boo
     return frames
 
 
+def is_synthetic_holdout(image_name: str) -> bool:
+    """Whether a generated scene's image (``s1_000042.jpg``) is held out, by its file-name hash.
+
+    A scene's name fixes its split, so the generator can write a run's held-out scenes
+    alone (``--holdout-only``) and they are the very scenes a full run would hold out.
+    """
+    return is_holdout(image_name, SYNTH_HOLDOUT_PERCENT)
+
+
 def synthetic_split(folder: Path) -> tuple[list[Path], list[Path]]:
     """``(train, holdout)`` image paths of a folder of generated scenes, by file-name hash."""
     images = find_images(folder / "images" if (folder / "images").is_dir() else folder)
-    train = [p for p in images if not is_holdout(p.name, SYNTH_HOLDOUT_PERCENT)]
-    holdout = [p for p in images if is_holdout(p.name, SYNTH_HOLDOUT_PERCENT)]
+    train = [p for p in images if not is_synthetic_holdout(p.name)]
+    holdout = [p for p in images if is_synthetic_holdout(p.name)]
     return train, holdout
 
 

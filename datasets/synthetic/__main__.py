@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml, write_scene
 from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, generate_scene
+from datasets.training_sets import is_synthetic_holdout
 from farklecam.cli_types import share
 
 
@@ -44,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         help=f"1 regenerates the first training scenes exactly; default {GENERATOR_VERSION} (wider dice palette)",
     )
     ap.add_argument("--skip-existing", action="store_true", help="do not regenerate scenes already written")
+    ap.add_argument(
+        "--holdout-only",
+        action="store_true",
+        help="write only the run's held-out scenes (about a tenth): the evaluation set, without the training scenes",
+    )
     args = ap.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -52,12 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     width, height = args.size
     for i in tqdm(range(args.start, args.start + args.count), desc="scenes", unit="scene"):
         name = scene_name(args.seed, i)
+        if args.holdout_only and not is_synthetic_holdout(f"{name}.jpg"):
+            continue
         if args.skip_existing and (out / "labels" / f"{name}.json").exists():
             continue
         write_scene(out, name, generate_scene(args.seed, i, width, height, args.lean_rate, args.generator_version))
     (out / READY_FILE).write_text(
         f"seed={args.seed} start={args.start} count={args.count} lean_rate={args.lean_rate}"
-        f" generator_version={args.generator_version}\n"
+        f" generator_version={args.generator_version}"
+        f"{' holdout_only' if args.holdout_only else ''}\n"
     )
     return 0
 

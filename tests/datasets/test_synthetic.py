@@ -15,6 +15,7 @@ from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, die_mesh, top
 from datasets.synthetic.scene import GENERATOR_VERSIONS, Scene, generate_scene
 from datasets.synthetic.textures import DIE_STYLES, EXTRA_STYLES_V2, DieStyle, die_atlas, sample_die_style
 from datasets.synthetic.world import Tray, World, flat_rotation, lean_pose, quat_from_matrix
+from datasets.training_sets import synthetic_split
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS, read_labels
 
 W, H = 192, 144
@@ -134,6 +135,20 @@ def test_cli_writes_the_layout_and_resumes(tmp_path: Path) -> None:
         assert sidecar["seed"] == 4 and sidecar["index"] == i
         assert len(read_labels(out / "labels" / f"{name}.txt")) == len(sidecar["dice"])
     assert (out / READY_FILE).exists() and (out / "dataset.yaml").exists()
+
+
+def test_holdout_only_writes_exactly_the_scenes_a_full_run_holds_out(tmp_path: Path) -> None:
+    args = ["--count", "16", "--seed", "1", "--size", "64x48"]  # seed 1 holds out some of its first 16
+    assert main(["--out", str(tmp_path / "full"), *args]) == 0
+    assert main(["--out", str(tmp_path / "held"), *args, "--holdout-only"]) == 0
+    _, held_in_full = synthetic_split(tmp_path / "full")
+    written = sorted((tmp_path / "held" / "images").iterdir())
+    assert written
+    assert [p.name for p in written] == sorted(p.name for p in held_in_full)
+    assert len(written) < 16
+    for path in written:  # the same scenes, not only the same names
+        assert path.read_bytes() == (tmp_path / "full" / "images" / path.name).read_bytes()
+    assert "holdout_only" in (tmp_path / "held" / READY_FILE).read_text()
 
 
 def test_cli_rejects_a_bad_size(tmp_path: Path) -> None:
