@@ -47,7 +47,7 @@ from datasets.yolo import COCKED_CLASS, find_images, label_path_for
 from farklecam.cli_types import crop_side, width_scale
 from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.onnx_metadata import set_metadata
-from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, upright_angles
+from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, UNDO_FORESHORTENING_KEY, foreshortening, upright_angles
 from vision.crops import CROP_SIZE
 from vision.metrics import f1
 from vision.upright import UprightView, straight_down_view, upright_view
@@ -151,11 +151,17 @@ def build_cocked_bank(
     detected: dict[Path, npt.NDArray[np.float32]] | None = None,
     crop_size: int = CROP_SIZE,
     real_flat_copies: int = REAL_FLAT_COPIES,
+    undo_foreshortening: bool = False,
 ) -> CockedBank:
     """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
 
     A leaning die is banked :data:`COCKED_COPIES` times, a flat one :data:`FLAT_COPIES` times
     (``real_flat_copies`` in a real photo); copies after the first two are jittered.
+
+    With ``undo_foreshortening`` the crops are banked already turned upright and squeezed
+    across (:func:`vision.cocked.foreshortening`), their angles kept as 0, so that training
+    turns them by the jitter alone: a crop squeezed to a third of its width needs three
+    times the field of view across, more than an unturned bank crop holds.
     """
     from vision.crops import extract_crops
 
@@ -182,9 +188,14 @@ def build_cocked_bank(
             boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
-            crops.append(extract_crops(image, boxes, size=bank_size(crop_size), context=BANK_CONTEXT))
+            if undo_foreshortening:
+                turn, squeeze = angle[take], foreshortening(sine[take])
+                crops.append(extract_crops(image, boxes, bank_size(crop_size), BANK_CONTEXT, turn, squeeze))
+                angles.append(np.zeros_like(turn))
+            else:
+                crops.append(extract_crops(image, boxes, size=bank_size(crop_size), context=BANK_CONTEXT))
+                angles.append(angle[take])
             labels.append(cocked[take].astype(np.int64))
-            angles.append(angle[take])
             sines.append(sine[take])
     if not crops:
         raise ValueError("no frames with a known vertical (a tray outline, or a straight-down camera) and visible dice")
@@ -209,6 +220,7 @@ def train_cocked(
     crop_size: int = CROP_SIZE,
     real_flat: Sequence[str] = (),
     real_flat_copies: int = REAL_FLAT_COPIES,
+    undo_foreshortening: bool = False,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -222,6 +234,9 @@ def train_cocked(
         real_flat: real sources (of :data:`datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
             less their validation slice (which judges the test), add real flat dice.
         real_flat_copies: crops banked per real flat die (the first two unjittered).
+        undo_foreshortening: read crops squeezed across by the cosine of the camera's angle
+            (:func:`vision.cocked.foreshortening`), so that a flat top face looks square at
+            any angle; the model's metadata says so and the run-time test squeezes alike.
     """
     import torch
 
@@ -237,7 +252,7 @@ def train_cocked(
         raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
     frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
-    bank = build_cocked_bank(frames, config.seed, detected, crop_size, real_flat_copies)
+    bank = build_cocked_bank(frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening)
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
@@ -253,6 +268,8 @@ def train_cocked(
     widths = scaled_widths(config.width)
     model, stats = fit(FaceNet(num_classes=2, widths=widths, in_channels=4), bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
+    if undo_foreshortening:
+        meta[UNDO_FORESHORTENING_KEY] = "true"
     export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size)
     return {
         "file": out.name,
@@ -268,6 +285,7 @@ def train_cocked(
             "angle_jitter_deg": ANGLE_JITTER_DEG,
             "crop_size": crop_size,
             "widths": list(widths),
+            "undo_foreshortening": undo_foreshortening,
         },
         "data": {
             "crops": len(bank.labels),
@@ -390,6 +408,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help=f"crops banked per real flat die (default {REAL_FLAT_COPIES})",
     )
+    tr.add_argument(
+        "--undo-foreshortening",
+        action="store_true",
+        help="read crops squeezed across by the cosine of the camera's angle, so flat top faces look square",
+    )
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -412,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         crop_size=args.crop_size,
         real_flat=args.real_flat,
         real_flat_copies=args.real_flat_copies,
+        undo_foreshortening=args.undo_foreshortening,
     )
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
-from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
+from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops, turn_and_squeeze
 from vision.faces import NOT_DIE_NAME
 
 if TYPE_CHECKING:
@@ -333,9 +333,8 @@ def turned_centres(
     angles = np.asarray(angles_deg, np.float64).reshape(-1)
     out = centre_crops(crops, crop_size).copy()
     side = crops.shape[1]
-    c = (side - 1) / 2
     for i in np.flatnonzero(~np.isnan(angles)):
-        m = cv2.getRotationMatrix2D((c, c), float(angles[i]), 1.0)
+        m = turn_and_squeeze(side, float(angles[i]))
         turned = cv2.warpAffine(crops[i], m, (side, side), flags=cv2.INTER_LINEAR)
         out[i] = centre_crops(turned[None], crop_size)[0]
     return out

@@ -53,6 +53,7 @@ __all__ = [
     "CockedEvidence",
     "CockedFusion",
     "CockedTest",
+    "foreshortening",
     "upright_angles",
     "upright_inputs",
 ]
@@ -63,6 +64,10 @@ COCKED_TEST_NAMES = ("flat", "cocked")
 DEFAULT_THRESHOLD = 0.5
 #: Metadata key of the test's :class:`CockedFusion` with the face classifier.
 FUSION_METADATA_KEY = "fusion"
+#: Metadata key saying the test reads crops with the floor's foreshortening undone (:func:`foreshortening`).
+UNDO_FORESHORTENING_KEY = "undo_foreshortening"
+#: The steepest view whose foreshortening is undone in full: past it a crop would be squeezed to a sliver.
+_MAX_UNDONE_VIEW_SINE = 0.95
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 _EPS = 1e-4
 
@@ -223,6 +228,19 @@ def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.
     return (np.degrees(view.down_angles(centres)) - 90.0).astype(np.float32)
 
 
+def foreshortening(view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """How much a flat face is foreshortened towards the nadir: the cosine of the camera's angle to it.
+
+    A turned crop (nadir below) shows a horizontal square as a rectangle this much lower
+    than it is wide; a test that reads crops squeezed across by this factor
+    (:func:`vision.crops.extract_crops`'s ``squeeze``) sees every flat top face square,
+    whatever the angle, and a leaning one not. Views steeper than about 72 degrees are
+    squeezed as at 72 (cosine 0.31).
+    """
+    sine = np.clip(np.asarray(view_sine, np.float64), 0.0, _MAX_UNDONE_VIEW_SINE)
+    return np.sqrt(1.0 - sine * sine).astype(np.float32)
+
+
 def upright_inputs(crops: npt.NDArray[np.uint8], view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """The network's input: RGB planes of the turned crops and a plane holding each view's sine, (n, 4, s, s)."""
     rgb = crops_to_tensor(crops)
@@ -257,6 +275,13 @@ class CockedTest:
                 f"ONNX model {self.model.path} has threshold {threshold!r}; expected a number in (0, 1)"
             )
         self.threshold = float(threshold)
+        undo = meta.get(UNDO_FORESHORTENING_KEY, False)
+        if not isinstance(undo, bool):
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has {UNDO_FORESHORTENING_KEY}={undo!r}; expected true or false"
+            )
+        #: Whether the test reads crops squeezed so that flat faces look square (:func:`foreshortening`).
+        self.undo_foreshortening = undo
         fusion = meta.get(FUSION_METADATA_KEY)
         #: How to combine this test with the face classifier (None: the test alone decides).
         self.fusion = None if fusion is None else CockedFusion.from_metadata(fusion, self.model.path)
@@ -278,7 +303,10 @@ class CockedTest:
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         if len(boxes) == 0:
             return np.zeros(0, np.float32)
-        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context, np.asarray(angles_deg, np.float32))
+        squeeze = foreshortening(view_sine) if self.undo_foreshortening else None
+        crops = extract_crops(
+            frame, boxes, self.crop_size, self.crop_context, np.asarray(angles_deg, np.float32), squeeze
+        )
         logits = self.model.run(upright_inputs(crops, view_sine))[0]
         if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
             raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")

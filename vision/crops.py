@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CROP_CONTEXT", "CROP_SIZE", "crops_to_tensor", "extract_crops", "square_boxes"]
+__all__ = ["CROP_CONTEXT", "CROP_SIZE", "crops_to_tensor", "extract_crops", "square_boxes", "turn_and_squeeze"]
 
 #: Context added on each side of a box, as a fraction of the box's longer side.
 CROP_CONTEXT = 0.15
@@ -38,12 +38,32 @@ def square_boxes(xyxy: npt.ArrayLike, context: float = CROP_CONTEXT) -> npt.NDAr
     return np.concatenate([centre - half, centre + half], axis=1).astype(np.float32)
 
 
+def turn_and_squeeze(side: int, angle_deg: float, squeeze: float = 1.0) -> npt.NDArray[np.float64]:
+    """The 2x3 affine map that turns a ``side`` square crop about its centre, then squeezes it across.
+
+    Args:
+        side: the crop's side in pixels.
+        angle_deg: counter-clockwise turn on screen, as ``cv2.getRotationMatrix2D``.
+        squeeze: factor on the turned crop's horizontal axis about its centre (1 leaves it):
+            a turned crop with the nadir below shows a flat face foreshortened vertically by
+            the cosine of the camera's angle, and squeezing the width by that cosine makes
+            it square again (:func:`vision.cocked.foreshortening`).
+    """
+    c = (side - 1) / 2.0
+    turn = cv2.getRotationMatrix2D((c, c), float(angle_deg), 1.0)
+    if squeeze == 1.0:
+        return turn
+    across = np.array([[squeeze, 0.0, (1.0 - squeeze) * c], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    return (across @ np.vstack([turn, [0.0, 0.0, 1.0]]))[:2]
+
+
 def extract_crops(
     image: npt.NDArray[np.uint8],
     xyxy: npt.ArrayLike,
     size: int = CROP_SIZE,
     context: float = CROP_CONTEXT,
     angles_deg: npt.ArrayLike | None = None,
+    squeeze: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.uint8]:
     """Cut one square, resized crop per box; parts outside the image repeat its border.
 
@@ -54,21 +74,24 @@ def extract_crops(
         context: see :func:`square_boxes`.
         angles_deg: turn each crop about its centre by this many degrees, counter-clockwise
             on screen (as ``cv2.getRotationMatrix2D``), shape (n,); None keeps them upright.
+        squeeze: then scale each crop's horizontal axis about its centre by this factor,
+            shape (n,) (see :func:`turn_and_squeeze`); None leaves them unsqueezed.
 
     Returns:
         Crops of shape (n, size, size, 3), uint8 BGR.
     """
     squares = square_boxes(xyxy, context)
     angles = None if angles_deg is None else np.asarray(angles_deg, np.float64).reshape(-1)
+    squeezes = None if squeeze is None else np.asarray(squeeze, np.float64).reshape(-1)
     out = np.empty((len(squares), size, size, 3), dtype=np.uint8)
     for i, (x1, y1, x2, _y2) in enumerate(squares):
         scale = size / float(x2 - x1)
         # Affine map from the square box to the crop: one warp does crop, resize and border at once.
         m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
-        if angles is not None and angles[i] != 0.0:
-            c = (size - 1) / 2.0
-            turn = cv2.getRotationMatrix2D((c, c), float(angles[i]), 1.0)
-            m = (turn @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
+        angle = 0.0 if angles is None else float(angles[i])
+        across = 1.0 if squeezes is None else float(squeezes[i])
+        if angle != 0.0 or across != 1.0:
+            m = (turn_and_squeeze(size, angle, across) @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
         interp = cv2.INTER_AREA if scale < 1.0 else cv2.INTER_LINEAR
         out[i] = cv2.warpAffine(image, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
     return out

@@ -108,4 +108,9 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_net
     assert test.threshold == 0.5
     assert main(["calibrate", str(scenes), "--model", str(out), "--write"]) == 0
     assert 0.0 < CockedTest(out).threshold < 1.0
+    assert not CockedTest(out).undo_foreshortening
+    squeezed = tmp_path / "squeezed.onnx"
+    args = ["train", "--synthetic", str(scenes), "--out", str(squeezed), "--steps", "2", "--width-scale", "0.5"]
+    assert main([*args, "--undo-foreshortening"]) == 0
+    assert CockedTest(squeezed).undo_foreshortening  # the run-time test squeezes as training did
     assert no_network == []

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
-from models.crop_bank import BANK_SIZE, bank_size, centre_crops, turned_centres
-from vision.crops import CROP_SIZE
+from models.crop_bank import BANK_CONTEXT, BANK_SIZE, bank_size, centre_crops, turned_centres
+from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
 
 
 def _crops(n: int) -> np.ndarray:
@@ -45,3 +46,21 @@ def test_any_crop_size_has_its_bank(crop_size: int) -> None:
     assert side == crop_size * 3 // 2 and out.shape == (2, crop_size, crop_size, 3)
     np.testing.assert_array_equal(out[0], centre_crops(crops, crop_size)[0])
     np.testing.assert_array_equal(out[1], centre_crops(np.rot90(crops[1:], 1, axes=(1, 2)), crop_size)[0])
+
+
+@pytest.mark.parametrize(("angle", "squeeze"), [(0.0, 0.5), (30.0, 0.8), (-120.0, 0.31), (75.0, 1.0)])
+def test_a_crop_banked_turned_and_squeezed_holds_the_run_time_crop(angle: float, squeeze: float) -> None:
+    # The cocked test that undoes foreshortening banks its crops turned and squeezed: their
+    # centre must be what run time cuts from the frame, or the network meets crops it never saw.
+    noise = np.random.default_rng(2).integers(0, 256, (240, 320, 3), dtype=np.uint8)
+    image = cv2.GaussianBlur(noise, (0, 0), 4.0)  # smooth, so only the interpolation differs
+    box = np.array([[140.0, 90.0, 190.0, 146.0]])
+    banked = extract_crops(image, box, BANK_SIZE, BANK_CONTEXT, [angle], [squeeze])
+    run_time = extract_crops(image, box, CROP_SIZE, CROP_CONTEXT, [angle], [squeeze])[0].astype(np.float64)
+    assert np.abs(centre_crops(banked)[0].astype(np.float64) - run_time).mean() < 2.0
+    # and the jitter's small turn at training time finds no border inside the run-time crop
+    flat = np.full((1, BANK_SIZE, BANK_SIZE, 3), 200, np.uint8)
+    assert turned_centres(flat, [12.0]).min() == 200
+    if squeeze < 1.0:
+        unsqueezed = extract_crops(image, box, CROP_SIZE, CROP_CONTEXT, [angle])[0].astype(np.float64)
+        assert np.abs(unsqueezed - run_time).mean() > 2.0  # the squeeze is seen, not lost in the noise

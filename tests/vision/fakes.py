@@ -114,6 +114,7 @@ def make_cocked_test(
     threshold: str | None = "0.5",
     planes: int = 4,
     fusion: str | None = None,
+    undo_foreshortening: str | None = None,
 ) -> Path:
     """A "cocked test": cocked logit = 20 x (mean of the view-sine plane - 0.5) - 20 x mean red, flat logit 0.
 
@@ -131,6 +132,8 @@ def make_cocked_test(
         meta["threshold"] = threshold
     if fusion is not None:
         meta["fusion"] = fusion
+    if undo_foreshortening is not None:
+        meta["undo_foreshortening"] = undo_foreshortening
     return _save(graph, path, meta)
 
 

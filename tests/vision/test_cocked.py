@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_cocked_test
-from vision.cocked import FUSION_TERMS, CockedEvidence, CockedFusion, CockedTest, upright_angles, upright_inputs
+from vision.cocked import (
+    FUSION_TERMS,
+    CockedEvidence,
+    CockedFusion,
+    CockedTest,
+    foreshortening,
+    upright_angles,
+    upright_inputs,
+)
 from vision.crops import extract_crops
 from vision.upright import UprightView
 
@@ -46,6 +54,60 @@ def test_crops_are_turned_so_the_nadir_lies_below(nadir: tuple[float, float], wh
 def test_unturned_crops_are_unchanged_by_a_zero_angle() -> None:
     box = np.array([[300.0, 220.0, 340.0, 260.0]])
     assert np.array_equal(extract_crops(marked_frame(), box), extract_crops(marked_frame(), box, angles_deg=[0.0]))
+
+
+def _white_extent(crop: np.ndarray) -> tuple[int, int]:
+    ys, xs = np.nonzero(crop.mean(axis=-1) > 128)
+    return int(xs.max() - xs.min() + 1), int(ys.max() - ys.min() + 1)
+
+
+def test_a_flat_face_seen_at_sixty_degrees_is_square_again_once_squeezed() -> None:
+    # A 32 px square face seen 60 degrees off the vertical, nadir straight below: 32 wide, 16 high.
+    frame = np.zeros((480, 640, 3), np.uint8)
+    frame[232:248, 304:336] = 255
+    box = np.array([[296.0, 216.0, 344.0, 264.0]])
+    angle = upright_angles(view_with_nadir(320.0, 3000.0), [[320.0, 240.0]])
+    assert abs(float(angle[0])) < 1e-3  # the nadir is already below: no turn
+    squeeze = foreshortening([np.sin(np.radians(60.0))])
+    assert squeeze[0] == pytest.approx(0.5, abs=1e-6)
+    w0, h0 = _white_extent(extract_crops(frame, box, 64, 0.15, angle)[0])
+    w1, h1 = _white_extent(extract_crops(frame, box, 64, 0.15, angle, squeeze)[0])
+    assert w0 / h0 == pytest.approx(2.0, rel=0.1)
+    assert w1 / h1 == pytest.approx(1.0, rel=0.1) and h1 == h0
+
+
+def test_no_squeeze_and_a_squeeze_of_one_cut_the_same_pixels() -> None:
+    box = np.array([[300.0, 220.0, 340.0, 260.0], [100.0, 100.0, 150.0, 150.0]])
+    turned = extract_crops(marked_frame(), box, 64, 0.15, [30.0, -75.0])
+    assert np.array_equal(turned, extract_crops(marked_frame(), box, 64, 0.15, [30.0, -75.0], [1.0, 1.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_foreshortening_is_the_cosine_up_to_a_steepest_view(a: float, b: float) -> None:
+    fa, fb = foreshortening([a, b])
+    for sine, f in ((a, fa), (b, fb)):
+        assert 0.3 < f <= 1.0
+        if sine <= 0.95:
+            assert f * f + sine * sine == pytest.approx(1.0, abs=1e-5)
+    if a <= b:
+        assert fa >= fb  # the steeper the view, the more a flat face is foreshortened
+
+
+def test_a_test_that_undoes_foreshortening_reads_squeezed_crops(tmp_path: Path, onnx_available: None) -> None:
+    # The fake's cocked logit falls with the crop's mean red: squeezing a red die's crop across
+    # shows less of the die and more of the black floor, so only a steep view's call rises.
+    frame = np.zeros((480, 640, 3), np.uint8)
+    boxes = np.array([[300.0, 220.0, 340.0, 260.0], [560.0, 220.0, 600.0, 260.0]])
+    frame[220:260, 300:340, 2] = 255
+    frame[220:260, 560:600, 2] = 255
+    view = view_with_nadir(320.0, 240.0, focal=300.0)  # the first die straight down, the second ~43 degrees off
+    plain = CockedTest(make_cocked_test(tmp_path / "plain.onnx"))
+    undoing = CockedTest(make_cocked_test(tmp_path / "undo.onnx", undo_foreshortening="true"))
+    assert not plain.undo_foreshortening and undoing.undo_foreshortening
+    p, u = plain(frame, boxes, view), undoing(frame, boxes, view)
+    assert u[0] == pytest.approx(p[0], abs=1e-6)
+    assert u[1] > p[1] + 1e-3
 
 
 def test_inputs_hold_the_crop_and_the_views_sine() -> None:
@@ -155,6 +217,8 @@ def test_the_fused_probability_rises_with_either_network(
         ({"fusion": _fusion_json(terms={"colour": 1.0})}, "unknown terms"),
         ({"fusion": _fusion_json(terms={"covered": float("inf")})}, "fusion out of range"),
         ({"fusion": _fusion_json(terms=[1, 2])}, "malformed fusion"),
+        ({"undo_foreshortening": "sometimes"}, "expected true or false"),
+        ({"undo_foreshortening": "1"}, "expected true or false"),
     ],
 )
 def test_a_model_breaking_the_contract_is_refused(
