@@ -7,9 +7,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml, write_scene
-from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, generate_scene
-from datasets.training_sets import is_synthetic_holdout
+from datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
+from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN
 from farklecam.cli_types import share
 
 
@@ -52,22 +51,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     out: Path = args.out
+    width, height = args.size
+    try:
+        run = SceneRun(
+            args.seed, args.count, args.start, width, height, args.lean_rate, args.generator_version, args.holdout_only
+        )
+    except ValueError as exc:
+        ap.error(str(exc))
     out.mkdir(parents=True, exist_ok=True)
     (out / READY_FILE).unlink(missing_ok=True)
     write_dataset_yaml(out)
-    width, height = args.size
-    for i in tqdm(range(args.start, args.start + args.count), desc="scenes", unit="scene"):
-        name = scene_name(args.seed, i)
-        if args.holdout_only and not is_synthetic_holdout(f"{name}.jpg"):
-            continue
-        if args.skip_existing and (out / "labels" / f"{name}.json").exists():
-            continue
-        write_scene(out, name, generate_scene(args.seed, i, width, height, args.lean_rate, args.generator_version))
-    (out / READY_FILE).write_text(
-        f"seed={args.seed} start={args.start} count={args.count} lean_rate={args.lean_rate}"
-        f" generator_version={args.generator_version}"
-        f"{' holdout_only' if args.holdout_only else ''}\n"
-    )
+    for i in tqdm(run.indices(), desc="scenes", unit="scene"):
+        write_scenes(out, run, [i], skip_existing=args.skip_existing)
+    (out / READY_FILE).write_text(run.ready_text())
     return 0
 
 

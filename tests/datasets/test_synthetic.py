@@ -151,6 +151,12 @@ def test_holdout_only_writes_exactly_the_scenes_a_full_run_holds_out(tmp_path: P
     assert "holdout_only" in (tmp_path / "held" / READY_FILE).read_text()
 
 
+def test_cli_rejects_a_negative_count(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--out", str(tmp_path), "--count", "-1"])
+    assert exc.value.code == 2
+
+
 def test_cli_rejects_a_bad_size(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["--out", str(tmp_path), "--count", "1", "--size", "big"])
