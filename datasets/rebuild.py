@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for folder in [*export_holdout(args.data / "eval"), *export_holdout(args.data / "val", validation=True)]:
                 sys.stdout.write(f"{folder}: {sum(1 for _ in (folder / 'images').iterdir())} real photos\n")
-        except (FileNotFoundError, OSError) as exc:
+        except OSError as exc:  # no ../shared/datasets/real here (FARKLECAM_REAL_DATA points elsewhere)
             sys.stderr.write(f"real photos not exported ({exc}); the generated folders follow\n")
     for folder, state in rebuild_scenes(args.data, runs, args.jobs).items():
         images = sum(1 for _ in (args.data / folder / "images").iterdir())
