@@ -45,7 +45,15 @@ from datasets.real import STRAIGHT_DOWN_SOURCES
 from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
 from farklecam.cli_types import crop_side, width_scale
-from models.crop_bank import BANK_CONTEXT, bank_size, detect_boxes, jitter_boxes, match_detections, turned_centres
+from models.crop_bank import (
+    BANK_CONTEXT,
+    bank_size,
+    detect_boxes,
+    jitter_boxes,
+    match_detections,
+    misplaced_boxes,
+    turned_centres,
+)
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, UNDO_FORESHORTENING_KEY, foreshortening, upright_angles
 from vision.crops import CROP_SIZE
@@ -152,11 +160,19 @@ def build_cocked_bank(
     crop_size: int = CROP_SIZE,
     real_flat_copies: int = REAL_FLAT_COPIES,
     undo_foreshortening: bool = False,
+    misplaced: bool = False,
 ) -> CockedBank:
     """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
 
     A leaning die is banked :data:`COCKED_COPIES` times, a flat one :data:`FLAT_COPIES` times
     (``real_flat_copies`` in a real photo); copies after the first two are jittered.
+
+    With ``misplaced`` each die is banked half as many times again around boxes placed as
+    badly as the detector's worst (:func:`~models.crop_bank.misplaced_boxes`, IoU 0.5-0.8
+    with the label): a third of every die's copies then, flat or leaning, so neither the
+    classes' balance nor their share of such crops tells the test which class a crop is.
+    Those boxes come from their own random stream: the other copies are banked exactly as
+    without them, which keeps a control trained without them comparable.
 
     With ``undo_foreshortening`` the crops are banked already turned upright and squeezed
     across (:func:`vision.cocked.foreshortening`), their angles kept as 0, so that training
@@ -166,6 +182,7 @@ def build_cocked_bank(
     from vision.crops import extract_crops
 
     rng = np.random.default_rng(seed)
+    misplacing = np.random.default_rng([seed, 1])
     crops, labels, angles, sines = [], [], [], []
     for frame in frames:
         if len(frame.boxes) == 0:
@@ -181,11 +198,20 @@ def build_cocked_bank(
         cocked = frame.classes == COCKED_CLASS
         copies = np.where(cocked, COCKED_COPIES, FLAT_COPIES if frame.source == "synthetic" else real_flat_copies)
         found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
-        for copy in range(int(copies.max())):
-            take = keep & (copies > copy)
+        rounds = [(copy, keep & (copies > copy)) for copy in range(int(copies.max()))]
+        if misplaced:
+            rounds += [(-1, keep & (copies // 2 > copy)) for copy in range(int(copies.max()) // 2)]
+        for copy, take in rounds:
             if not take.any():
                 continue
-            boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
+            if copy < 0:
+                boxes, made = misplaced_boxes(frame.boxes[take], frame.boxes, misplacing)
+                take[take] = made
+                boxes = boxes[made]
+                if not take.any():
+                    continue
+            else:
+                boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
             if undo_foreshortening:
@@ -221,6 +247,7 @@ def train_cocked(
     real_flat: Sequence[str] = (),
     real_flat_copies: int = REAL_FLAT_COPIES,
     undo_foreshortening: bool = False,
+    misplaced: bool = False,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -237,6 +264,8 @@ def train_cocked(
         undo_foreshortening: read crops squeezed across by the cosine of the camera's angle
             (:func:`vision.cocked.foreshortening`), so that a flat top face looks square at
             any angle; the model's metadata says so and the run-time test squeezes alike.
+        misplaced: also bank each die around boxes as badly placed as the detector's worst
+            (:func:`build_cocked_bank`); nothing changes at run time.
     """
     import torch
 
@@ -252,7 +281,7 @@ def train_cocked(
         raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
     frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
-    bank = build_cocked_bank(frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening)
+    bank = build_cocked_bank(frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening, misplaced)
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
@@ -286,6 +315,7 @@ def train_cocked(
             "crop_size": crop_size,
             "widths": list(widths),
             "undo_foreshortening": undo_foreshortening,
+            "misplaced_boxes": misplaced,
         },
         "data": {
             "crops": len(bank.labels),
@@ -413,6 +443,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="read crops squeezed across by the cosine of the camera's angle, so flat top faces look square",
     )
+    tr.add_argument(
+        "--misplaced-boxes",
+        action="store_true",
+        help="also bank each die around boxes placed as badly as the detector's worst (IoU 0.5-0.8 with the label)",
+    )
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -436,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         real_flat=args.real_flat,
         real_flat_copies=args.real_flat_copies,
         undo_foreshortening=args.undo_foreshortening,
+        misplaced=args.misplaced_boxes,
     )
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0

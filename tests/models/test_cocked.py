@@ -72,6 +72,21 @@ def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Pat
     assert len(once.labels) == len(boxes) and np.allclose(np.sort(once.sines), np.sort(expected), atol=1e-6)
 
 
+def test_misplaced_copies_are_added_and_leave_the_other_copies_as_they_were(tmp_path: Path) -> None:
+    from datasets.training_sets import Frame
+
+    boxes = np.array([[20, 20, 50, 50], [60, 24, 90, 54], [240, 200, 270, 230]], np.float32)
+    byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
+    plain = build_cocked_bank([byler], seed=3)
+    misplaced = build_cocked_bank([byler], seed=3, misplaced=True)
+    n = len(plain.labels)
+    assert len(misplaced.labels) == n + (REAL_FLAT_COPIES // 2) * len(boxes)  # half as many copies again
+    np.testing.assert_array_equal(misplaced.crops[:n], plain.crops)  # their own random stream
+    np.testing.assert_array_equal(misplaced.sines[n:], np.tile(plain.sines[: len(boxes)], REAL_FLAT_COPIES // 2))
+    around_labels = plain.crops[: len(boxes)].astype(np.int16)
+    assert all(np.abs(misplaced.crops[n + i].astype(np.int16) - around_labels[i % 3]).mean() > 1 for i in range(6))
+
+
 def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) -> None:
     from models.cocked import main
 

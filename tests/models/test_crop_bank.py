@@ -5,9 +5,20 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from models.crop_bank import BANK_CONTEXT, BANK_SIZE, bank_size, centre_crops, turned_centres
+from models.crop_bank import (
+    BANK_CONTEXT,
+    BANK_SIZE,
+    MISPLACED_IOU,
+    bank_size,
+    centre_crops,
+    misplaced_boxes,
+    turned_centres,
+)
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
+from vision.settle import box_iou
 
 
 def _crops(n: int) -> np.ndarray:
@@ -64,3 +75,38 @@ def test_a_crop_banked_turned_and_squeezed_holds_the_run_time_crop(angle: float,
     if squeeze < 1.0:
         unsqueezed = extract_crops(image, box, CROP_SIZE, CROP_CONTEXT, [angle])[0].astype(np.float64)
         assert np.abs(unsqueezed - run_time).mean() > 2.0  # the squeeze is seen, not lost in the noise
+
+
+_box = st.tuples(st.floats(0, 600), st.floats(0, 400), st.floats(8, 120), st.floats(0.6, 1.6)).map(
+    lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[2] * b[3]]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_box, min_size=1, max_size=10), st.integers(0, 2**32 - 1))
+def test_misplaced_boxes_keep_the_promised_overlap_with_their_die(boxes: list[list[float]], seed: int) -> None:
+    xyxy = np.array(boxes, np.float32)
+    drawn, made = misplaced_boxes(xyxy, xyxy, np.random.default_rng(seed))
+    assert drawn.shape == xyxy.shape and made.all()  # about half the draws fit, and each box has 32
+    overlap = np.diag(box_iou(drawn, xyxy))
+    assert np.all((overlap >= MISPLACED_IOU[0]) & (overlap <= MISPLACED_IOU[1]))
+
+
+def test_misplaced_boxes_grow_and_lean_towards_the_nearest_other_die() -> None:
+    die = np.array([[100.0, 100.0, 140.0, 140.0]], np.float32)
+    right = np.array([[150.0, 102.0, 190.0, 142.0]], np.float32)  # the nearest, to the right
+    below = np.array([[100.0, 300.0, 140.0, 340.0]], np.float32)
+    many = np.repeat(die, 4000, axis=0)
+    drawn, made = misplaced_boxes(many, np.concatenate([die, right, below]), np.random.default_rng(0))
+    assert made.all()
+    shift = (drawn[:, :2] + drawn[:, 2:]) / 2 - 120.0
+    assert shift[:, 0].mean() > 0.4 > abs(shift[:, 1].mean())  # towards the right, not down
+    assert np.median((drawn[:, 2] - drawn[:, 0]) / 40.0) > 1.1  # mostly too big, as the detector's are
+    alone, _ = misplaced_boxes(many, die, np.random.default_rng(0))  # no other die: any direction
+    assert abs(((alone[:, 0] + alone[:, 2]) / 2 - 120.0).mean()) < 0.4
+
+
+def test_an_overlap_no_box_can_keep_leaves_the_die_out() -> None:
+    die = np.array([[10.0, 10.0, 50.0, 50.0]], np.float32)
+    drawn, made = misplaced_boxes(die, die, np.random.default_rng(0), iou=(0.999, 1.0))
+    assert not made.any() and drawn.shape == (1, 4)
