@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,9 @@ def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_network: list[Any]) -> None:
+def test_a_tiny_run_trains_exports_and_calibrates_offline(
+    tmp_path: Path, no_network: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("torch")
     onnx = pytest.importorskip("onnx")
     from datasets.synthetic.__main__ import main as generate
@@ -117,6 +120,7 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_net
     assert generate(["--out", str(scenes), "--count", "4", "--seed", "5", "--size", "160x120", "--lean-rate", "1"]) == 0
     out = tmp_path / "cocked_test.onnx"
     assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "2", "--width-scale", "0.5"]) == 0
+    plain = json.loads(capsys.readouterr().out.splitlines()[-1])
     first_conv = next(t for t in onnx.load(str(out)).graph.initializer if len(t.dims) == 4)
     assert list(first_conv.dims) == [8, 4, 3, 3]  # half of the first block's 16 channels, over RGB + steepness
     test = CockedTest(out)
@@ -126,6 +130,9 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(tmp_path: Path, no_net
     assert not CockedTest(out).undo_foreshortening
     squeezed = tmp_path / "squeezed.onnx"
     args = ["train", "--synthetic", str(scenes), "--out", str(squeezed), "--steps", "2", "--width-scale", "0.5"]
-    assert main([*args, "--undo-foreshortening"]) == 0
+    assert main([*args, "--undo-foreshortening", "--misplaced-boxes"]) == 0
     assert CockedTest(squeezed).undo_foreshortening  # the run-time test squeezes as training did
+    record = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert record["config"]["misplaced_boxes"] and not plain["config"]["misplaced_boxes"]
+    assert record["data"]["crops"] > plain["data"]["crops"]  # each die banked half as many times again
     assert no_network == []
