@@ -198,8 +198,8 @@ def build_cocked_bank(
         cocked = frame.classes == COCKED_CLASS
         copies = np.where(cocked, COCKED_COPIES, FLAT_COPIES if frame.source == "synthetic" else real_flat_copies)
         found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
-        # (copy, which dice): copies 0 and 1 around the labelled and the detector's box, later
-        # ones jittered; copy -1 is a misplaced box (jittered enough already).
+        # (copy, which dice): even copies around the labelled box, odd ones around the detector's
+        # where it found the die, from copy 2 on jittered; copy -1 a misplaced box (not jittered).
         rounds = [(copy, keep & (copies > copy)) for copy in range(int(copies.max()))]
         if misplaced:
             rounds += [(-1, keep & (copies // 2 > copy)) for copy in range(int(copies.max()) // 2)]
