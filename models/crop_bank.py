@@ -166,7 +166,7 @@ def misplaced_boxes(
     centre = centres + shift * side[:, None]
     half = size * np.exp(rng.normal(0.12, 0.12, (tries, n, 2))) / 2
     drawn = np.concatenate([centre - half, centre + half], axis=2).astype(np.float32)
-    overlap = np.stack([np.diag(box_iou(drawn[t], xyxy)) for t in range(tries)]) if n else np.zeros((tries, 0))
+    overlap = box_iou(drawn.reshape(-1, 4), xyxy).reshape(tries, n, n)[:, np.arange(n), np.arange(n)]
     fits = (overlap >= iou[0]) & (overlap <= iou[1])
     first = fits.argmax(axis=0)
     return drawn[first, np.arange(n)].reshape(-1, 4), fits.any(axis=0)
