@@ -32,7 +32,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,16 +156,26 @@ def labelled_scenes(folders: Sequence[Path]) -> Iterator[LabelledScene]:
 def build_cocked_bank(
     frames: Sequence[Frame],
     seed: int = 0,
-    detected: dict[Path, npt.NDArray[np.float32]] | None = None,
+    detected: Sequence[Mapping[Path, npt.NDArray[np.float32]]] = (),
     crop_size: int = CROP_SIZE,
     real_flat_copies: int = REAL_FLAT_COPIES,
     undo_foreshortening: bool = False,
     misplaced: bool = False,
+    flat_copies: int = FLAT_COPIES,
 ) -> CockedBank:
     """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
 
-    A leaning die is banked :data:`COCKED_COPIES` times, a flat one :data:`FLAT_COPIES` times
+    A leaning die is banked :data:`COCKED_COPIES` times, a flat one ``flat_copies`` times
     (``real_flat_copies`` in a real photo); copies after the first two are jittered.
+
+    ``detected`` holds each detector's boxes per frame (:func:`~models.crop_bank.detect_boxes`).
+    Even copies are cut around the labelled box, odd ones around a detector's box where
+    it found the die; with several detectors they take turns, frame by frame and copy by
+    copy (odd copy ``c`` of the ``i``-th frame: detector ``(i + c // 2) % n``), so a
+    leaning die is seen through each of four detectors and the flat dice, banked once
+    around a detector, are shared out among them. Different detectors misplace boxes
+    differently, and the run-time detector's errors are what the test must not mistake
+    for a lean.
 
     With ``misplaced`` each die is banked half as many times again around boxes placed as
     badly as the detector's worst (:func:`~models.crop_bank.misplaced_boxes`, IoU 0.5-0.8
@@ -184,7 +194,7 @@ def build_cocked_bank(
     rng = np.random.default_rng(seed)
     misplacing = np.random.default_rng([seed, 1])
     crops, labels, angles, sines = [], [], [], []
-    for frame in frames:
+    for index, frame in enumerate(frames):
         if len(frame.boxes) == 0:
             continue
         scene = frame_view(frame)
@@ -196,9 +206,9 @@ def build_cocked_bank(
         angle, sine = upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32)
         keep = ~occluded
         cocked = frame.classes == COCKED_CLASS
-        copies = np.where(cocked, COCKED_COPIES, FLAT_COPIES if frame.source == "synthetic" else real_flat_copies)
-        found = match_detections(frame.boxes, detected[frame.path]) if detected and frame.path in detected else None
-        # (copy, which dice): even copies around the labelled box, odd ones around the detector's
+        copies = np.where(cocked, COCKED_COPIES, flat_copies if frame.source == "synthetic" else real_flat_copies)
+        found = [match_detections(frame.boxes, d[frame.path]) if frame.path in d else frame.boxes for d in detected]
+        # (copy, which dice): even copies around the labelled box, odd ones around a detector's
         # where it found the die, from copy 2 on jittered; copy -1 a misplaced box (not jittered).
         rounds = [(copy, keep & (copies > copy)) for copy in range(int(copies.max()))]
         if misplaced:
@@ -213,7 +223,8 @@ def build_cocked_bank(
                 if not take.any():
                     continue
             else:
-                boxes = (found if (found is not None and copy % 2) else frame.boxes)[take]
+                odd = bool(found) and copy % 2 == 1
+                boxes = (found[(index + copy // 2) % len(found)] if odd else frame.boxes)[take]
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
             if undo_foreshortening:
@@ -243,13 +254,14 @@ def train_cocked(
     out: Path,
     config: ClassifierConfig,
     *,
-    detector: Path | None = None,
+    detectors: Sequence[Path] = (),
     limit: int | None = None,
     crop_size: int = CROP_SIZE,
     real_flat: Sequence[str] = (),
     real_flat_copies: int = REAL_FLAT_COPIES,
     undo_foreshortening: bool = False,
     misplaced: bool = False,
+    flat_copies: int = FLAT_COPIES,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -257,7 +269,8 @@ def train_cocked(
         synthetic: folders of generated scenes (their training part is used).
         out: where the ONNX file goes.
         config: epochs, steps, seed, threads and width (the jitter settings are not used).
-        detector: an exported die detector; half the copies are cut around its boxes.
+        detectors: exported die detectors; half the copies are cut around their boxes, the
+            detectors taking turns (:func:`build_cocked_bank`).
         limit: at most this many scenes per folder (smoke runs).
         crop_size: side of its input crops (the run-time test reads it from the model's metadata).
         real_flat: real sources (of :data:`datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
@@ -268,6 +281,7 @@ def train_cocked(
             any angle; the model's metadata says so and the run-time test squeezes alike.
         misplaced: also bank each die around boxes as badly placed as the detector's worst
             (:func:`build_cocked_bank`); nothing changes at run time.
+        flat_copies: crops banked per generated flat die (the first two unjittered).
     """
     import torch
 
@@ -276,14 +290,19 @@ def train_cocked(
 
     start = time.monotonic()
     frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
-    if real_flat_copies < 1:
-        raise ValueError(f"real_flat_copies must be at least 1, but got {real_flat_copies}")
+    if min(real_flat_copies, flat_copies) < 1:
+        raise ValueError(f"copies per flat die must be at least 1, but got {real_flat_copies} and {flat_copies}")
+    missing = [str(p) for p in detectors if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"no detector at {', '.join(missing)}")
     unknown = sorted(set(real_flat) - set(STRAIGHT_DOWN_SOURCES))
     if unknown:
         raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
     frames += real_frames(real_flat, hold_validation=True)[:limit]
-    detected = detect_boxes(frames, detector) if detector is not None and detector.exists() else None
-    bank = build_cocked_bank(frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening, misplaced)
+    detected = [detect_boxes(frames, path) for path in detectors]
+    bank = build_cocked_bank(
+        frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening, misplaced, flat_copies
+    )
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
@@ -310,7 +329,7 @@ def train_cocked(
             "batch": config.batch,
             "lr": config.lr,
             "seed": config.seed,
-            "flat_copies": FLAT_COPIES,
+            "flat_copies": flat_copies,
             "cocked_copies": COCKED_COPIES,
             "real_flat_copies": real_flat_copies if real_flat else 0,
             "angle_jitter_deg": ANGLE_JITTER_DEG,
@@ -326,7 +345,8 @@ def train_cocked(
             "folders": [str(p) for p in synthetic],
             "real_flat": list(real_flat),
         },
-        "crops_around": "labelled and matched detector boxes" if detected is not None else "labelled boxes",
+        "crops_around": "labelled and matched detector boxes" if detected else "labelled boxes",
+        "detectors": [str(p) for p in detectors],
         "train_seconds": round(stats["seconds"], 1),
         "steps": int(stats["steps"]),
         "total_seconds": round(time.monotonic() - start, 1),
@@ -419,7 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr = sub.add_parser("train", help="train and export the cocked test on generated scenes")
     tr.add_argument("--synthetic", type=Path, nargs="+", required=True, help="folders of generated scenes")
     tr.add_argument("--out", type=Path, required=True, help="where the ONNX file goes")
-    tr.add_argument("--detector", type=Path, help="die_detector.onnx: bank half the copies around its boxes")
+    tr.add_argument(
+        "--detector",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="die_detector.onnx files: bank half the copies around their boxes, the detectors taking turns",
+    )
     tr.add_argument("--epochs", type=int, default=20)
     tr.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     tr.add_argument("--threads", type=int, default=1)
@@ -432,6 +458,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         choices=STRAIGHT_DOWN_SOURCES,
         help="also learn real flat dice from these straight-down sources' training photos (not their validation ones)",
+    )
+    tr.add_argument(
+        "--flat-copies",
+        type=int,
+        default=FLAT_COPIES,
+        metavar="N",
+        help=f"crops banked per generated flat die (default {FLAT_COPIES})",
     )
     tr.add_argument(
         "--real-flat-copies",
@@ -468,12 +501,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.synthetic,
         args.out,
         config,
-        detector=args.detector,
+        detectors=args.detector,
         crop_size=args.crop_size,
         real_flat=args.real_flat,
         real_flat_copies=args.real_flat_copies,
         undo_foreshortening=args.undo_foreshortening,
         misplaced=args.misplaced_boxes,
+        flat_copies=args.flat_copies,
     )
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0

@@ -284,7 +284,7 @@ def _train_cocked(args: argparse.Namespace, record: dict[str, Any]) -> None:
         args.synthetic,
         args.out / "cocked_test.onnx",
         config,
-        detector=args.out / "die_detector.onnx",
+        detectors=[args.out / "die_detector.onnx"],
         limit=args.cls_synth_limit,
     )
 

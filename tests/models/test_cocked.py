@@ -88,6 +88,28 @@ def test_misplaced_copies_are_added_and_leave_the_other_copies_as_they_were(tmp_
     assert all(np.abs(misplaced.crops[n + i].astype(np.int16) - around_labels[i % 3]).mean() > 1 for i in range(6))
 
 
+def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
+    from datasets.training_sets import Frame
+
+    boxes = np.array([[20, 20, 50, 50], [150, 100, 180, 130]], np.float32)
+    frames = [
+        Frame("byler_d6", _photo(tmp_path, f"{i}.jpg", boxes), np.array([0, 3]), boxes, (320, 240)) for i in range(2)
+    ]
+    near = {f.path: boxes + np.float32([-4, -4, 4, 4]) for f in frames}  # a looser box around each die
+    far = {f.path: boxes + np.float32([6, 6, 6, 6]) for f in frames}  # a shifted one
+
+    def around(detected: list[dict[Path, np.ndarray]]) -> np.ndarray:
+        bank = build_cocked_bank(frames, detected=detected, real_flat_copies=2)
+        return bank.crops.reshape(len(frames), 2, len(boxes), *bank.crops.shape[1:])[:, 1]  # frame, copy 1
+
+    both, only_near, only_far = around([near, far]), around([near]), around([far])
+    assert not np.array_equal(only_near, only_far)  # the two detectors' crops differ
+    np.testing.assert_array_equal(both[0], only_near[0])  # the first frame through the first detector
+    np.testing.assert_array_equal(both[1], only_far[1])  # the second through the second
+    labelled = build_cocked_bank(frames, real_flat_copies=2).crops
+    assert not np.array_equal(labelled[len(boxes) : 2 * len(boxes)], only_near[0])  # no detector: labelled boxes
+
+
 def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) -> None:
     from models.cocked import main
 
