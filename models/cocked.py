@@ -490,6 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.command == "calibrate":
         return calibrate(args)
+    missing = [str(p) for p in args.detector if not p.is_file()]
+    if missing:
+        ap.error(f"no detector at {', '.join(missing)}")
     from models.classifier import ClassifierConfig
     from models.offline import go_offline
 

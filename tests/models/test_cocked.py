@@ -128,6 +128,14 @@ def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) ->
     assert exc.value.code == 2
 
 
+def test_training_refuses_a_detector_that_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from models.cocked import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), "--detector", "nowhere.onnx"])
+    assert exc.value.code == 2 and "no detector at nowhere.onnx" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_a_tiny_run_trains_exports_and_calibrates_offline(
     tmp_path: Path, no_network: list[Any], capsys: pytest.CaptureFixture[str]
