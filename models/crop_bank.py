@@ -31,7 +31,7 @@ from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops, turn_and_squeeze
 from vision.faces import NOT_DIE_NAME
-from vision.settle import box_iou
+from vision.settle import paired_iou
 
 if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
@@ -166,7 +166,7 @@ def misplaced_boxes(
     centre = centres + shift * side[:, None]
     half = size * np.exp(rng.normal(0.12, 0.12, (tries, n, 2))) / 2
     drawn = np.concatenate([centre - half, centre + half], axis=2).astype(np.float32)
-    overlap = box_iou(drawn.reshape(-1, 4), xyxy).reshape(tries, n, n)[:, np.arange(n), np.arange(n)]
+    overlap = paired_iou(drawn, xyxy[None])  # (tries, n): each draw against its own die only
     fits = (overlap >= iou[0]) & (overlap <= iou[1])
     first = fits.argmax(axis=0)
     return drawn[first, np.arange(n)].reshape(-1, 4), fits.any(axis=0)

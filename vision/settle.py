@@ -41,6 +41,7 @@ __all__ = [
     "SettlePhase",
     "SettleState",
     "box_iou",
+    "paired_iou",
     "vote",
 ]
 
@@ -195,12 +196,23 @@ def box_iou(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArr
     """Pairwise IoU of boxes ``a`` (n, 4) and ``b`` (m, 4), shape (n, m)."""
     a = np.asarray(a, np.float32).reshape(-1, 4)
     b = np.asarray(b, np.float32).reshape(-1, 4)
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.prod(np.clip(rb - lt, 0, None), axis=2)
-    area_a = np.prod(np.clip(a[:, 2:] - a[:, :2], 0, None), axis=1)
-    area_b = np.prod(np.clip(b[:, 2:] - b[:, :2], 0, None), axis=1)
-    union = area_a[:, None] + area_b[None, :] - inter
+    return paired_iou(a[:, None, :], b[None, :, :])
+
+
+def paired_iou(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """IoU of each box of ``a`` with the box of ``b`` at the same place (xyxy on the last axis; shapes broadcast).
+
+    Where only matching pairs matter (a box and its own redraws) this costs one IoU
+    per pair, where :func:`box_iou`'s matrix would cost every box against every box.
+    """
+    a = np.asarray(a, np.float32)
+    b = np.asarray(b, np.float32)
+    lt = np.maximum(a[..., :2], b[..., :2])
+    rb = np.minimum(a[..., 2:], b[..., 2:])
+    inter = np.prod(np.clip(rb - lt, 0, None), axis=-1)
+    area_a = np.prod(np.clip(a[..., 2:] - a[..., :2], 0, None), axis=-1)
+    area_b = np.prod(np.clip(b[..., 2:] - b[..., :2], 0, None), axis=-1)
+    union = area_a + area_b - inter
     return np.where(union > 0, inter / np.maximum(union, 1e-9), 0.0).astype(np.float32)
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from service.live.demo import DemoTable, DemoThrow, demo_script
 from vision.camera import Frame
@@ -18,6 +20,7 @@ from vision.settle import (
     SettleDetector,
     SettlePhase,
     box_iou,
+    paired_iou,
     vote,
 )
 
@@ -108,6 +111,16 @@ def test_box_iou() -> None:
     assert iou.shape == (2, 2)
     np.testing.assert_allclose(iou, [[1.0, 1 / 3], [0.0, 0.0]], rtol=1e-6)
     assert box_iou(a, np.empty((0, 4), np.float32)).shape == (2, 0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_paired_iou_is_the_iou_matrix_diagonal(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    corner = rng.uniform(0, 100, (2, n, 2)).astype(np.float32)
+    a, b = (np.concatenate([c, c + rng.uniform(0, 40, (n, 2)).astype(np.float32)], axis=1) for c in corner)
+    np.testing.assert_array_equal(paired_iou(a, b), np.diag(box_iou(a, b)))
+    np.testing.assert_array_equal(paired_iou(a[None], b[:1]), box_iou(b[:1], a))  # broadcast: every a against one b
 
 
 # ---------------------------------------------------------------------------- vote
