@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["crop_side", "share", "width_scale"]
+__all__ = ["copies", "crop_side", "share", "width_scale"]
 
 _N = TypeVar("_N", int, float)
 
@@ -25,6 +25,11 @@ def _in_range(text: str, parse: Callable[[str], _N], low: _N, high: _N, not_pars
 def share(text: str) -> float:
     """A share or rate from 0 to 1 (``--lean-rate``, ``--cls-streaks``, ...)."""
     return _in_range(text, float, 0.0, 1.0, "{text!r} is not a number", "{text} is not a share between 0 and 1")
+
+
+def copies(text: str) -> int:
+    """Crops banked per die: a whole number from 1 to 64 (``--flat-copies``, ``--real-flat-copies``)."""
+    return _in_range(text, int, 1, 64, "{text!r} is not a whole number", "{value} copies is outside 1..64")
 
 
 def crop_side(text: str) -> int:

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from datasets.real import STRAIGHT_DOWN_SOURCES
 from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from farklecam.cli_types import crop_side, width_scale
+from farklecam.cli_types import copies, crop_side, width_scale
 from models.crop_bank import (
     BANK_CONTEXT,
     bank_size,
@@ -461,14 +461,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     tr.add_argument(
         "--flat-copies",
-        type=int,
+        type=copies,
         default=FLAT_COPIES,
         metavar="N",
         help=f"crops banked per generated flat die (default {FLAT_COPIES})",
     )
     tr.add_argument(
         "--real-flat-copies",
-        type=int,
+        type=copies,
         default=REAL_FLAT_COPIES,
         metavar="N",
         help=f"crops banked per real flat die (default {REAL_FLAT_COPIES})",

@@ -136,6 +136,19 @@ def test_training_refuses_a_detector_that_is_not_there(tmp_path: Path, capsys: p
     assert exc.value.code == 2 and "no detector at nowhere.onnx" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--flat-copies", "0"), ("--real-flat-copies", "-2"), ("--flat-copies", "x")]
+)
+def test_training_refuses_copies_outside_one_to_64(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    from models.cocked import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), flag, value])
+    assert exc.value.code == 2 and flag in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_a_tiny_run_trains_exports_and_calibrates_offline(
     tmp_path: Path, no_network: list[Any], capsys: pytest.CaptureFixture[str]
