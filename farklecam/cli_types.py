@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["copies", "crop_side", "share", "width_scale"]
+__all__ = ["copy_count", "crop_side", "share", "width_scale"]
 
 _N = TypeVar("_N", int, float)
 
@@ -27,7 +27,7 @@ def share(text: str) -> float:
     return _in_range(text, float, 0.0, 1.0, "{text!r} is not a number", "{text} is not a share between 0 and 1")
 
 
-def copies(text: str) -> int:
+def copy_count(text: str) -> int:
     """Crops banked per die: a whole number from 1 to 64 (``--flat-copies``, ``--real-flat-copies``)."""
     return _in_range(text, int, 1, 64, "{text!r} is not a whole number", "{value} copies is outside 1..64")
 

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from datasets.real import STRAIGHT_DOWN_SOURCES
 from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from farklecam.cli_types import copies, crop_side, width_scale
+from farklecam.cli_types import copy_count, crop_side, width_scale
 from models.crop_bank import (
     BANK_CONTEXT,
     bank_size,
@@ -289,12 +289,12 @@ def train_cocked(
     from models.facenet import FaceNet, augment, export_facenet, fit, scaled_widths, to_tensor
 
     start = time.monotonic()
-    frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
     if min(real_flat_copies, flat_copies) < 1:
         raise ValueError(f"copies per flat die must be at least 1, but got {real_flat_copies} and {flat_copies}")
     missing = [str(p) for p in detectors if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"no detector at {', '.join(missing)}")
+    frames = [f for folder in synthetic for f in synthetic_frames(folder, limit)]
     unknown = sorted(set(real_flat) - set(STRAIGHT_DOWN_SOURCES))
     if unknown:
         raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
@@ -461,14 +461,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     tr.add_argument(
         "--flat-copies",
-        type=copies,
+        type=copy_count,
         default=FLAT_COPIES,
         metavar="N",
         help=f"crops banked per generated flat die (default {FLAT_COPIES})",
     )
     tr.add_argument(
         "--real-flat-copies",
-        type=copies,
+        type=copy_count,
         default=REAL_FLAT_COPIES,
         metavar="N",
         help=f"crops banked per real flat die (default {REAL_FLAT_COPIES})",
@@ -490,9 +490,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.command == "calibrate":
         return calibrate(args)
-    missing = [str(p) for p in args.detector if not p.is_file()]
-    if missing:
-        ap.error(f"no detector at {', '.join(missing)}")
     from models.classifier import ClassifierConfig
     from models.offline import go_offline
 
@@ -500,18 +497,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = ClassifierConfig(
         epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed, width=args.width_scale
     )
-    record = train_cocked(
-        args.synthetic,
-        args.out,
-        config,
-        detectors=args.detector,
-        crop_size=args.crop_size,
-        real_flat=args.real_flat,
-        real_flat_copies=args.real_flat_copies,
-        undo_foreshortening=args.undo_foreshortening,
-        misplaced=args.misplaced_boxes,
-        flat_copies=args.flat_copies,
-    )
+    try:
+        record = train_cocked(
+            args.synthetic,
+            args.out,
+            config,
+            detectors=args.detector,
+            crop_size=args.crop_size,
+            real_flat=args.real_flat,
+            real_flat_copies=args.real_flat_copies,
+            undo_foreshortening=args.undo_foreshortening,
+            misplaced=args.misplaced_boxes,
+            flat_copies=args.flat_copies,
+        )
+    except FileNotFoundError as exc:  # a detector or folder that is not there: one usage line
+        ap.error(str(exc))
     print(json.dumps(record), flush=True)  # noqa: T201
     return 0
 
