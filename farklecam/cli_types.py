@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["copy_count", "crop_side", "share", "width_scale"]
+__all__ = ["copy_count", "crop_side", "head_grid", "share", "width_scale"]
 
 _N = TypeVar("_N", int, float)
 
@@ -40,3 +40,8 @@ def crop_side(text: str) -> int:
 def width_scale(text: str) -> float:
     """A factor on a network's channel widths, from 0.5 to 4 (``--width-scale``)."""
     return _in_range(text, float, 0.5, 4.0, "{text!r} is not a number", "{text} is outside 0.5..4")
+
+
+def head_grid(text: str) -> int:
+    """The side of the grid a network's last feature map is pooled to, from 1 to 8 (``--head-grid``)."""
+    return _in_range(text, int, 1, 8, "{text!r} is not a whole number", "a {value}x{value} grid is outside 1..8")

@@ -47,6 +47,8 @@ class ClassifierConfig:
         streaks: share of training crops given marble streaks (:mod:`models.marbling`).
         motion_blur: share of training crops smeared along a line (:mod:`models.motion_blur`).
         width: factor on the network's channel widths (:func:`models.facenet.scaled_widths`).
+        head_grid: side of the grid the last feature map is pooled to before the linear head
+            (:class:`models.facenet.FaceNet`; 1 is a global average pool).
         seed: seed for jitter, augmentation, initialisation and batch order.
         max_steps: stop after this many steps (smoke tests); None trains every epoch.
         threads: torch CPU threads.
@@ -66,6 +68,7 @@ class ClassifierConfig:
     streaks: float = 0.0
     motion_blur: float = 0.0
     width: float = 1.0
+    head_grid: int = 1
     seed: int = 0
     max_steps: int | None = None
     threads: int = 1
@@ -84,7 +87,7 @@ def train_classifier(
 ) -> tuple[FaceNet, dict[str, float]]:
     """Train :class:`FaceNet` on a crop bank with augmentation; returns the model and run stats."""
     torch.manual_seed(config.seed)
-    model = FaceNet(num_classes=len(CLASSIFIER_NAMES), widths=scaled_widths(config.width))
+    model = FaceNet(num_classes=len(CLASSIFIER_NAMES), widths=scaled_widths(config.width), head_grid=config.head_grid)
     # Streaks and smears draw from their own streams, so the batches, turns and
     # photometric draws stay those of the same recipe without them.
     streak_rng = np.random.default_rng([config.seed, 1])

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from datasets.real import STRAIGHT_DOWN_SOURCES
 from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from farklecam.cli_types import copy_count, crop_side, width_scale
+from farklecam.cli_types import copy_count, crop_side, head_grid, width_scale
 from models.crop_bank import (
     BANK_CONTEXT,
     bank_size,
@@ -268,7 +268,7 @@ def train_cocked(
     Args:
         synthetic: folders of generated scenes (their training part is used).
         out: where the ONNX file goes.
-        config: epochs, steps, seed, threads and width (the jitter settings are not used).
+        config: epochs, steps, seed, threads, width and head grid (the jitter settings are not used).
         detectors: exported die detectors; half the copies are cut around their boxes, the
             detectors taking turns (:func:`build_cocked_bank`).
         limit: at most this many scenes per folder (smoke runs).
@@ -286,9 +286,12 @@ def train_cocked(
     import torch
 
     from farklecam import __version__
-    from models.facenet import FaceNet, augment, export_facenet, fit, scaled_widths, to_tensor
+    from models.facenet import FaceNet, augment, export_facenet, fit, grid_problem, scaled_widths, to_tensor
 
     start = time.monotonic()
+    problem = grid_problem(crop_size, config.head_grid)
+    if problem:
+        raise ValueError(problem)
     if min(real_flat_copies, flat_copies) < 1:
         raise ValueError(f"copies per flat die must be at least 1, but got {real_flat_copies} and {flat_copies}")
     missing = [str(p) for p in detectors if not p.is_file()]
@@ -316,7 +319,8 @@ def train_cocked(
         return torch.cat([rgb, steep], dim=1)
 
     widths = scaled_widths(config.width)
-    model, stats = fit(FaceNet(num_classes=2, widths=widths, in_channels=4), bank.labels, batch, config)
+    net = FaceNet(num_classes=2, widths=widths, in_channels=4, head_grid=config.head_grid)
+    model, stats = fit(net, bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
     if undo_foreshortening:
         meta[UNDO_FORESHORTENING_KEY] = "true"
@@ -335,6 +339,7 @@ def train_cocked(
             "angle_jitter_deg": ANGLE_JITTER_DEG,
             "crop_size": crop_size,
             "widths": list(widths),
+            "head_grid": config.head_grid,
             "undo_foreshortening": undo_foreshortening,
             "misplaced_boxes": misplaced,
         },
@@ -453,6 +458,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--crop-size", type=crop_side, default=CROP_SIZE, help=f"input crop side, px (default {CROP_SIZE})")
     tr.add_argument("--width-scale", type=width_scale, default=1.0, help="factor on the channel widths (default 1)")
     tr.add_argument(
+        "--head-grid",
+        type=head_grid,
+        default=1,
+        metavar="N",
+        help="pool the last feature map to an NxN grid before the head, so it learns where things lie (default 1)",
+    )
+    tr.add_argument(
         "--real-flat",
         nargs="+",
         default=[],
@@ -491,11 +503,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "calibrate":
         return calibrate(args)
     from models.classifier import ClassifierConfig
+    from models.facenet import grid_problem
     from models.offline import go_offline
 
+    problem = grid_problem(args.crop_size, args.head_grid)
+    if problem:
+        ap.error(problem)
     go_offline()
     config = ClassifierConfig(
-        epochs=args.epochs, max_steps=args.steps, threads=args.threads, seed=args.seed, width=args.width_scale
+        epochs=args.epochs,
+        max_steps=args.steps,
+        threads=args.threads,
+        seed=args.seed,
+        width=args.width_scale,
+        head_grid=args.head_grid,
     )
     try:
         record = train_cocked(

@@ -29,7 +29,17 @@ from vision.crops import CROP_CONTEXT, CROP_SIZE
 if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
 
-__all__ = ["FACENET_WIDTHS", "FaceNet", "augment", "export_facenet", "fit", "scaled_widths", "to_tensor"]
+__all__ = [
+    "FACENET_WIDTHS",
+    "FaceNet",
+    "augment",
+    "export_facenet",
+    "feature_side",
+    "fit",
+    "grid_problem",
+    "scaled_widths",
+    "to_tensor",
+]
 
 ModelT = TypeVar("ModelT", bound=nn.Module)
 
@@ -42,13 +52,39 @@ def scaled_widths(scale: float) -> tuple[int, ...]:
     return tuple(max(1, round(w * scale)) for w in FACENET_WIDTHS)
 
 
+def feature_side(crop_size: int) -> int:
+    """Side of :class:`FaceNet`'s last feature map for a square crop: the stride-2 conv, then three 2x2 pools."""
+    side = (crop_size + 1) // 2
+    for _ in range(3):
+        side //= 2
+    return side
+
+
+def grid_problem(crop_size: int, head_grid: int) -> str | None:
+    """Why a ``head_grid`` does not fit crops of ``crop_size`` px, or None when it does."""
+    side = feature_side(crop_size)
+    if head_grid < 1 or side % head_grid:
+        return (
+            f"a {head_grid}x{head_grid} head grid does not split the {side}x{side} feature map of {crop_size} px crops"
+        )
+    return None
+
+
 class FaceNet(nn.Module):
-    """Five conv blocks (conv 3x3, batch norm, ReLU), global average pool, linear.
+    """Five conv blocks (conv 3x3, batch norm, ReLU), average pool, linear.
 
     The first conv has stride 2 and the next three end in a 2x2 max-pool
     (64 -> 32 -> 16 -> 8 -> 4 pixels): about 11 M multiply-adds per crop, so six
     crops take about a millisecond on a laptop CPU and a training step stays
     cheap on two cores. A pip (6-8 pixels in a crop) survives the first stride.
+
+    ``head_grid`` is the side of the grid the last feature map is averaged to
+    before the linear head: 1 (a global pool) keeps what the network sees and
+    forgets where, which suits a face read any way up; 4 keeps each cell of the
+    4x4 map apart, so the head also learns where in the crop a feature lies
+    (the cocked test's crops are turned so that down is down). The final map's
+    side (:func:`feature_side`) must be a multiple of it (:func:`grid_problem`),
+    so that the pool exports to ONNX as a plain average pool.
     """
 
     def __init__(
@@ -56,8 +92,12 @@ class FaceNet(nn.Module):
         num_classes: int,
         widths: Sequence[int] = FACENET_WIDTHS,
         in_channels: int = 3,
+        head_grid: int = 1,
     ):
         super().__init__()
+        if head_grid < 1:
+            raise ValueError(f"head_grid must be at least 1, but got {head_grid}")
+        self.head_grid = head_grid
         layers: list[nn.Module] = []
         channels = in_channels
         for i, width in enumerate(widths):
@@ -72,12 +112,12 @@ class FaceNet(nn.Module):
             channels = width
         self.features = nn.Sequential(*layers)
         self.dropout = nn.Dropout(0.2)
-        self.head = nn.Linear(channels, num_classes)
+        self.head = nn.Linear(channels * head_grid * head_grid, num_classes)
 
     def forward(self, crops: torch.Tensor) -> torch.Tensor:
         """RGB crops (n, 3, 64, 64) in 0..1 -> logits (n, classes)."""
         x = self.features(crops)
-        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        x = torch.flatten(F.adaptive_avg_pool2d(x, self.head_grid), 1)
         return self.head(self.dropout(x))
 
 

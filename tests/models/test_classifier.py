@@ -21,7 +21,7 @@ from models.crop_bank import (  # noqa: E402
     match_detections,
     negative_boxes,
 )
-from models.facenet import FACENET_WIDTHS, FaceNet, scaled_widths  # noqa: E402
+from models.facenet import FACENET_WIDTHS, FaceNet, export_facenet, feature_side, grid_problem, scaled_widths  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -117,3 +117,33 @@ def test_a_wider_facenet_keeps_its_shape_and_grows_as_the_square(scale: float) -
         assert model(torch.zeros(2, 3, 64, 64)).shape == (2, 2)
     weights = sum(p.numel() for p in model.parameters()) / sum(p.numel() for p in base.parameters())
     assert weights == pytest.approx(scale**2, rel=0.15)  # the 3x3 convolutions dominate
+
+
+@pytest.mark.parametrize("crop", [32, 48, 64, 65, 96, 128])
+def test_feature_side_is_the_last_maps_side(crop: int) -> None:
+    with torch.no_grad():
+        assert FaceNet(num_classes=2).features(torch.zeros(1, 3, crop, crop)).shape[-1] == feature_side(crop)
+
+
+@pytest.mark.parametrize(
+    ("crop", "grid", "fits"),
+    [(64, 1, True), (64, 2, True), (64, 4, True), (64, 3, False), (96, 4, False), (96, 6, True), (64, 0, False)],
+)
+def test_a_head_grid_must_split_the_last_map(crop: int, grid: int, fits: bool) -> None:
+    assert (grid_problem(crop, grid) is None) == fits
+
+
+def test_a_grid_head_keeps_each_cell_apart_and_exports_as_it_runs(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    torch.manual_seed(0)
+    model = FaceNet(num_classes=2, in_channels=4, head_grid=4).eval()
+    assert model.head.in_features == FACENET_WIDTHS[-1] * 16  # one weight per cell of the 4x4 map, not per channel
+    x = torch.rand(3, 4, 64, 64)
+    with torch.no_grad():
+        expected = model(x).numpy()
+        # Swapping the crop's top and bottom halves changes what a grid head reads (it knows where things are).
+        assert not np.allclose(model(torch.cat([x[..., 32:, :], x[..., :32, :]], dim=2)).numpy(), expected)
+    out = export_facenet(model, tmp_path / "grid.onnx", "test", names=["flat", "cocked"], channels=4)
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"crops": x.numpy()})[0], expected, rtol=1e-4, atol=1e-5)

@@ -149,6 +149,18 @@ def test_training_refuses_copies_outside_one_to_64(
     assert exc.value.code == 2 and flag in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("grid", "message"), [("3", "does not split the 4x4 feature map"), ("0", "outside 1..8")])
+def test_training_refuses_a_head_grid_that_does_not_split_the_map(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], grid: str, message: str
+) -> None:
+    pytest.importorskip("torch")
+    from models.cocked import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), "--head-grid", grid])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_a_tiny_run_trains_exports_and_calibrates_offline(
     tmp_path: Path, no_network: list[Any], capsys: pytest.CaptureFixture[str]
@@ -173,9 +185,12 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     assert not CockedTest(out).undo_foreshortening
     squeezed = tmp_path / "squeezed.onnx"
     args = ["train", "--synthetic", str(scenes), "--out", str(squeezed), "--steps", "2", "--width-scale", "0.5"]
-    assert main([*args, "--undo-foreshortening", "--misplaced-boxes"]) == 0
+    assert main([*args, "--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2"]) == 0
     assert CockedTest(squeezed).undo_foreshortening  # the run-time test squeezes as training did
     record = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert record["config"]["misplaced_boxes"] and not plain["config"]["misplaced_boxes"]
+    assert (record["config"]["head_grid"], plain["config"]["head_grid"]) == (2, 1)
+    head = next(t for t in onnx.load(str(squeezed)).graph.initializer if len(t.dims) == 2)
+    assert list(head.dims) == [2, 64 * 4]  # half of the last block's 128 channels, once per cell of a 2x2 grid
     assert record["data"]["crops"] > plain["data"]["crops"]  # each die banked half as many times again
     assert no_network == []
