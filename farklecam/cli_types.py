@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["copy_count", "crop_side", "head_grid", "share", "width_scale"]
+__all__ = ["copy_count", "crop_context", "crop_side", "head_grid", "share", "width_scale"]
 
 _N = TypeVar("_N", int, float)
 
@@ -35,6 +35,11 @@ def copy_count(text: str) -> int:
 def crop_side(text: str) -> int:
     """A network's square input side in pixels: a whole number from 32 to 256 (``--crop-size``)."""
     return _in_range(text, int, 32, 256, "{text!r} is not a whole number of pixels", "{value} px is outside 32..256")
+
+
+def crop_context(text: str) -> float:
+    """Context around a box in its crop, a fraction of the box's side per side, from 0 to 1 (``--context``)."""
+    return _in_range(text, float, 0.0, 1.0, "{text!r} is not a number", "a context of {text} is outside 0..1")
 
 
 def width_scale(text: str) -> float:

@@ -44,9 +44,9 @@ import numpy.typing as npt
 from datasets.real import STRAIGHT_DOWN_SOURCES
 from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from farklecam.cli_types import copy_count, crop_side, head_grid, width_scale
+from farklecam.cli_types import copy_count, crop_context, crop_side, head_grid, width_scale
 from models.crop_bank import (
-    BANK_CONTEXT,
+    bank_context,
     bank_size,
     detect_boxes,
     jitter_boxes,
@@ -56,7 +56,7 @@ from models.crop_bank import (
 )
 from models.onnx_metadata import set_metadata
 from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, UNDO_FORESHORTENING_KEY, foreshortening, upright_angles
-from vision.crops import CROP_SIZE
+from vision.crops import CROP_CONTEXT, CROP_SIZE
 from vision.metrics import f1
 from vision.upright import UprightView, straight_down_view, upright_view
 
@@ -162,6 +162,7 @@ def build_cocked_bank(
     undo_foreshortening: bool = False,
     misplaced: bool = False,
     flat_copies: int = FLAT_COPIES,
+    context: float = CROP_CONTEXT,
 ) -> CockedBank:
     """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
 
@@ -184,6 +185,9 @@ def build_cocked_bank(
     Those boxes come from their own random stream: the other copies are banked exactly as
     without them, which keeps a control trained without them comparable.
 
+    ``context`` is the run-time crop's context (:func:`vision.crops.square_boxes`); the bank
+    holds 1.5x that field of view (:func:`~models.crop_bank.bank_context`).
+
     With ``undo_foreshortening`` the crops are banked already turned upright and squeezed
     across (:func:`vision.cocked.foreshortening`), their angles kept as 0, so that training
     turns them by the jitter alone: a crop squeezed to a third of its width needs three
@@ -193,6 +197,7 @@ def build_cocked_bank(
 
     rng = np.random.default_rng(seed)
     misplacing = np.random.default_rng([seed, 1])
+    side, margin = bank_size(crop_size), bank_context(context)
     crops, labels, angles, sines = [], [], [], []
     for index, frame in enumerate(frames):
         if len(frame.boxes) == 0:
@@ -229,10 +234,10 @@ def build_cocked_bank(
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
             if undo_foreshortening:
                 turn, squeeze = angle[take], foreshortening(sine[take])
-                crops.append(extract_crops(image, boxes, bank_size(crop_size), BANK_CONTEXT, turn, squeeze))
+                crops.append(extract_crops(image, boxes, side, margin, turn, squeeze))
                 angles.append(np.zeros_like(turn))
             else:
-                crops.append(extract_crops(image, boxes, size=bank_size(crop_size), context=BANK_CONTEXT))
+                crops.append(extract_crops(image, boxes, size=side, context=margin))
                 angles.append(angle[take])
             labels.append(cocked[take].astype(np.int64))
             sines.append(sine[take])
@@ -262,6 +267,7 @@ def train_cocked(
     undo_foreshortening: bool = False,
     misplaced: bool = False,
     flat_copies: int = FLAT_COPIES,
+    context: float = CROP_CONTEXT,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -282,6 +288,9 @@ def train_cocked(
         misplaced: also bank each die around boxes as badly placed as the detector's worst
             (:func:`build_cocked_bank`); nothing changes at run time.
         flat_copies: crops banked per generated flat die (the first two unjittered).
+        context: context around each box in its crop, a fraction of the box's longer side per
+            side (the run-time test reads it from the model's metadata): more shows what a
+            die leans on, fewer pixels show the die.
     """
     import torch
 
@@ -304,7 +313,7 @@ def train_cocked(
     frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = [detect_boxes(frames, path) for path in detectors]
     bank = build_cocked_bank(
-        frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening, misplaced, flat_copies
+        frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening, misplaced, flat_copies, context
     )
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
@@ -324,7 +333,9 @@ def train_cocked(
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
     if undo_foreshortening:
         meta[UNDO_FORESHORTENING_KEY] = "true"
-    export_facenet(model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size)
+    export_facenet(
+        model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size, crop_context=context
+    )
     return {
         "file": out.name,
         "config": {
@@ -338,6 +349,7 @@ def train_cocked(
             "real_flat_copies": real_flat_copies if real_flat else 0,
             "angle_jitter_deg": ANGLE_JITTER_DEG,
             "crop_size": crop_size,
+            "crop_context": context,
             "widths": list(widths),
             "head_grid": config.head_grid,
             "undo_foreshortening": undo_foreshortening,
@@ -458,6 +470,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--crop-size", type=crop_side, default=CROP_SIZE, help=f"input crop side, px (default {CROP_SIZE})")
     tr.add_argument("--width-scale", type=width_scale, default=1.0, help="factor on the channel widths (default 1)")
     tr.add_argument(
+        "--context",
+        type=crop_context,
+        default=CROP_CONTEXT,
+        help=f"context around each box in its crop, a fraction of its side per side (default {CROP_CONTEXT})",
+    )
+    tr.add_argument(
         "--head-grid",
         type=head_grid,
         default=1,
@@ -530,6 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             undo_foreshortening=args.undo_foreshortening,
             misplaced=args.misplaced_boxes,
             flat_copies=args.flat_copies,
+            context=args.context,
         )
     except FileNotFoundError as exc:  # a detector or folder that is not there: one usage line
         ap.error(str(exc))

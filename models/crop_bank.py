@@ -44,6 +44,7 @@ __all__ = [
     "NOT_DIE_CLASS",
     "UNLABELLED_DIE_CONF",
     "CropBank",
+    "bank_context",
     "bank_size",
     "build_bank",
     "centre_crops",
@@ -73,10 +74,15 @@ def bank_size(crop_size: int = CROP_SIZE) -> int:
     return crop_size * 3 // 2
 
 
+def bank_context(context: float = CROP_CONTEXT) -> float:
+    """Context that makes a :func:`bank_size` crop cover 1.5x the field of view of a run-time crop with ``context``."""
+    return (1.5 * (1 + 2 * context) - 1) / 2
+
+
 #: Side of the banked crops of the run-time crop size.
 BANK_SIZE = bank_size()
 #: Context that makes a BANK_SIZE crop cover 1.5x the run-time crop's field of view.
-BANK_CONTEXT = (1.5 * (1 + 2 * CROP_CONTEXT) - 1) / 2
+BANK_CONTEXT = bank_context()
 
 
 @dataclass

@@ -225,11 +225,13 @@ def export_facenet(
     names: Sequence[str],
     channels: int = 3,
     crop_size: int = CROP_SIZE,
+    crop_context: float = CROP_CONTEXT,
 ) -> Path:
     """Export to ONNX per docs/model-contract.md: ``crops`` (n, channels, crop_size, crop_size) in, ``logits`` out.
 
     The batch axis is dynamic; metadata holds the class ``names`` (JSON),
-    ``crop_size``, ``crop_context`` and ``farklecam_version``.
+    ``crop_size``, ``crop_context`` (the context the network was trained with, which the
+    run-time reader cuts its crops with) and ``farklecam_version``.
     """
     import onnx
 
@@ -253,7 +255,7 @@ def export_facenet(
     meta = {
         "names": json.dumps(list(names)),
         "crop_size": str(crop_size),
-        "crop_context": str(CROP_CONTEXT),
+        "crop_context": str(crop_context),
         "farklecam_version": version,
         **(extra or {}),
     }

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.cocked import REAL_FLAT_COPIES, best_threshold, build_cocked_bank
+from vision.crops import CROP_CONTEXT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -149,15 +150,22 @@ def test_training_refuses_copies_outside_one_to_64(
     assert exc.value.code == 2 and flag in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("grid", "message"), [("3", "does not split the 4x4 feature map"), ("0", "outside 1..8")])
-def test_training_refuses_a_head_grid_that_does_not_split_the_map(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], grid: str, message: str
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--head-grid", "3", "does not split the 4x4 feature map"),
+        ("--head-grid", "0", "outside 1..8"),
+        ("--context", "1.5", "outside 0..1"),
+    ],
+)
+def test_training_refuses_a_head_grid_or_context_that_cannot_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
 ) -> None:
     pytest.importorskip("torch")
     from models.cocked import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), "--head-grid", grid])
+        main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), flag, value])
     assert exc.value.code == 2 and message in capsys.readouterr().err
 
 
@@ -185,11 +193,13 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     assert not CockedTest(out).undo_foreshortening
     squeezed = tmp_path / "squeezed.onnx"
     args = ["train", "--synthetic", str(scenes), "--out", str(squeezed), "--steps", "2", "--width-scale", "0.5"]
-    assert main([*args, "--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2"]) == 0
+    assert main([*args, "--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2", "--context", "0.3"]) == 0
     assert CockedTest(squeezed).undo_foreshortening  # the run-time test squeezes as training did
+    assert (CockedTest(squeezed).crop_context, CockedTest(out).crop_context) == (0.3, CROP_CONTEXT)
     record = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert record["config"]["misplaced_boxes"] and not plain["config"]["misplaced_boxes"]
     assert (record["config"]["head_grid"], plain["config"]["head_grid"]) == (2, 1)
+    assert record["config"]["crop_context"] == 0.3
     head = next(t for t in onnx.load(str(squeezed)).graph.initializer if len(t.dims) == 2)
     assert list(head.dims) == [2, 64 * 4]  # half of the last block's 128 channels, once per cell of a 2x2 grid
     assert record["data"]["crops"] > plain["data"]["crops"]  # each die banked half as many times again

@@ -12,6 +12,7 @@ from models.crop_bank import (
     BANK_CONTEXT,
     BANK_SIZE,
     MISPLACED_IOU,
+    bank_context,
     bank_size,
     centre_crops,
     misplaced_boxes,
@@ -75,6 +76,21 @@ def test_a_crop_banked_turned_and_squeezed_holds_the_run_time_crop(angle: float,
     if squeeze < 1.0:
         unsqueezed = extract_crops(image, box, CROP_SIZE, CROP_CONTEXT, [angle])[0].astype(np.float64)
         assert np.abs(unsqueezed - run_time).mean() > 2.0  # the squeeze is seen, not lost in the noise
+
+
+@pytest.mark.parametrize("context", [0.0, CROP_CONTEXT, 0.35, 0.6])
+def test_a_bank_crop_at_any_context_holds_the_run_time_crop_at_that_context(context: float) -> None:
+    # The cocked test may be trained with more context than the classifier; its run-time crop
+    # (cut with the context its metadata names) must be the centre of what it was banked as.
+    noise = np.random.default_rng(3).integers(0, 256, (240, 320, 3), dtype=np.uint8)
+    image = cv2.GaussianBlur(noise, (0, 0), 4.0)
+    box = np.array([[140.0, 90.0, 190.0, 146.0]])
+    banked = extract_crops(image, box, BANK_SIZE, bank_context(context))
+    run_time = extract_crops(image, box, CROP_SIZE, context)[0].astype(np.float64)
+    assert np.abs(centre_crops(banked)[0].astype(np.float64) - run_time).mean() < 2.0
+    if context != CROP_CONTEXT:
+        default = extract_crops(image, box, CROP_SIZE, CROP_CONTEXT)[0].astype(np.float64)
+        assert np.abs(default - run_time).mean() > 2.0  # the context is seen, not lost in the noise
 
 
 _box = st.tuples(st.floats(0, 600), st.floats(0, 400), st.floats(8, 120), st.floats(0.6, 1.6)).map(
