@@ -88,13 +88,22 @@ ANGLE_JITTER_DEG = 6.0
 
 @dataclass(frozen=True)
 class CockedBank:
-    """Banked crops (:func:`~models.crop_bank.bank_size` square, unturned): label, upright angle, view sine."""
+    """Banked crops (:func:`~models.crop_bank.bank_size` square, unturned): label, upright angle, view sine.
+
+    ``crops`` are BGR, (n, s, s, 3), or with a fourth channel holding the crop's neighbour
+    plane (:func:`vision.crops.neighbour_planes`), so that one turn moves both alike.
+    """
 
     crops: npt.NDArray[np.uint8]
     labels: npt.NDArray[np.int64]
     angles: npt.NDArray[np.float32]
     sines: npt.NDArray[np.float32]
     crop_size: int = CROP_SIZE
+
+    @property
+    def neighbours(self) -> bool:
+        """Whether the crops carry a neighbour plane."""
+        return self.crops.shape[-1] == 4
 
 
 def frame_view(frame: Frame) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
@@ -163,6 +172,7 @@ def build_cocked_bank(
     misplaced: bool = False,
     flat_copies: int = FLAT_COPIES,
     context: float = CROP_CONTEXT,
+    neighbours: bool = False,
 ) -> CockedBank:
     """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
 
@@ -188,12 +198,16 @@ def build_cocked_bank(
     ``context`` is the run-time crop's context (:func:`vision.crops.square_boxes`); the bank
     holds 1.5x that field of view (:func:`~models.crop_bank.bank_context`).
 
+    With ``neighbours`` each crop carries a fourth channel marking the other dice's boxes
+    (:func:`vision.crops.neighbour_planes`): those the run-time reader would have, the
+    detector's own boxes for a copy cut around one of them, else the visible labelled dice.
+
     With ``undo_foreshortening`` the crops are banked already turned upright and squeezed
     across (:func:`vision.cocked.foreshortening`), their angles kept as 0, so that training
     turns them by the jitter alone: a crop squeezed to a third of its width needs three
     times the field of view across, more than an unturned bank crop holds.
     """
-    from vision.crops import extract_crops
+    from vision.crops import extract_crops, neighbour_planes
 
     rng = np.random.default_rng(seed)
     misplacing = np.random.default_rng([seed, 1])
@@ -227,18 +241,21 @@ def build_cocked_bank(
                 boxes = boxes[made]
                 if not take.any():
                     continue
-            else:
+            dice = frame.boxes[keep]  # the other dice a crop around a labelled or drawn box sees
+            if copy >= 0:
                 odd = bool(found) and copy % 2 == 1
-                boxes = (found[(index + copy // 2) % len(found)] if odd else frame.boxes)[take]
+                which = (index + copy // 2) % len(found) if odd else 0
+                boxes = (found[which] if odd else frame.boxes)[take]
+                if odd:
+                    dice = detected[which].get(frame.path, dice)
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
-            if undo_foreshortening:
-                turn, squeeze = angle[take], foreshortening(sine[take])
-                crops.append(extract_crops(image, boxes, side, margin, turn, squeeze))
-                angles.append(np.zeros_like(turn))
-            else:
-                crops.append(extract_crops(image, boxes, size=side, context=margin))
-                angles.append(angle[take])
+            turn, squeeze = (angle[take], foreshortening(sine[take])) if undo_foreshortening else (None, None)
+            cut = extract_crops(image, boxes, side, margin, turn, squeeze)
+            if neighbours:
+                cut = np.concatenate([cut, neighbour_planes(boxes, dice, side, margin, turn, squeeze)[..., None]], 3)
+            crops.append(cut)
+            angles.append(np.zeros(int(take.sum()), np.float32) if undo_foreshortening else angle[take])
             labels.append(cocked[take].astype(np.int64))
             sines.append(sine[take])
     if not crops:
@@ -268,6 +285,7 @@ def train_cocked(
     misplaced: bool = False,
     flat_copies: int = FLAT_COPIES,
     context: float = CROP_CONTEXT,
+    neighbours: bool = False,
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -291,6 +309,9 @@ def train_cocked(
         context: context around each box in its crop, a fraction of the box's longer side per
             side (the run-time test reads it from the model's metadata): more shows what a
             die leans on, fewer pixels show the die.
+        neighbours: a fifth input plane marks the other dice's boxes in each crop
+            (:func:`vision.crops.neighbour_planes`); the run-time test adds it when its model
+            takes five planes.
     """
     import torch
 
@@ -313,7 +334,16 @@ def train_cocked(
     frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = [detect_boxes(frames, path) for path in detectors]
     bank = build_cocked_bank(
-        frames, config.seed, detected, crop_size, real_flat_copies, undo_foreshortening, misplaced, flat_copies, context
+        frames,
+        config.seed,
+        detected,
+        crop_size,
+        real_flat_copies,
+        undo_foreshortening,
+        misplaced,
+        flat_copies,
+        context,
+        neighbours,
     )
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
@@ -323,18 +353,29 @@ def train_cocked(
     torch.manual_seed(config.seed)
 
     def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
-        rgb = augment(to_tensor(_turned_centres(bank, idx, rng)), gen, flip_vertical=False)
-        steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *rgb.shape[2:])
-        return torch.cat([rgb, steep], dim=1)
+        turned = _turned_centres(bank, idx, rng)
+        near = torch.from_numpy(turned[..., 3:].transpose(0, 3, 1, 2) / 255.0).float() if bank.neighbours else None
+        x = augment(to_tensor(turned[..., :3]), gen, flip_vertical=False, planes=near)
+        steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *x.shape[2:])
+        # The run-time order (vision.cocked.upright_inputs): RGB, steepness, then the neighbour plane.
+        return torch.cat([x[:, :3], steep, x[:, 3:]], dim=1)
 
     widths = scaled_widths(config.width)
-    net = FaceNet(num_classes=2, widths=widths, in_channels=4, head_grid=config.head_grid)
+    planes = 5 if neighbours else 4
+    net = FaceNet(num_classes=2, widths=widths, in_channels=planes, head_grid=config.head_grid)
     model, stats = fit(net, bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
     if undo_foreshortening:
         meta[UNDO_FORESHORTENING_KEY] = "true"
     export_facenet(
-        model, out, __version__, meta, names=COCKED_TEST_NAMES, channels=4, crop_size=crop_size, crop_context=context
+        model,
+        out,
+        __version__,
+        meta,
+        names=COCKED_TEST_NAMES,
+        channels=planes,
+        crop_size=crop_size,
+        crop_context=context,
     )
     return {
         "file": out.name,
@@ -350,6 +391,7 @@ def train_cocked(
             "angle_jitter_deg": ANGLE_JITTER_DEG,
             "crop_size": crop_size,
             "crop_context": context,
+            "neighbour_plane": neighbours,
             "widths": list(widths),
             "head_grid": config.head_grid,
             "undo_foreshortening": undo_foreshortening,
@@ -513,6 +555,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also bank each die around boxes placed as badly as the detector's worst (IoU 0.5-0.8 with the label)",
     )
+    tr.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="a fifth input plane marks the other dice's boxes in each crop",
+    )
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -549,6 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             misplaced=args.misplaced_boxes,
             flat_copies=args.flat_copies,
             context=args.context,
+            neighbours=args.neighbours,
         )
     except FileNotFoundError as exc:  # a detector or folder that is not there: one usage line
         ap.error(str(exc))

@@ -390,7 +390,8 @@ def turned_centres(
     """The run-time crops of banked crops, each turned about its centre by its angle first.
 
     Args:
-        crops: banked crops, shape (n, s, s, 3), ``s`` the :func:`bank_size` of ``crop_size``.
+        crops: banked crops, shape (n, s, s, c) (c up to 4: a plane may ride along with BGR), ``s``
+            the :func:`bank_size` of ``crop_size``.
         angles_deg: counter-clockwise turn per crop (as ``cv2.getRotationMatrix2D``),
             shape (n,); NaN leaves a crop unturned.
         crop_size: side of the run-time crops.

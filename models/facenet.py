@@ -126,10 +126,15 @@ def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1])).permute(0, 3, 1, 2).float() / 255.0
 
 
-def augment(x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True) -> torch.Tensor:
+def augment(
+    x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True, planes: torch.Tensor | None = None
+) -> torch.Tensor:
     """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise.
 
     ``flip_vertical`` False keeps up and down (crops turned so the nadir is below).
+    ``planes`` (n, k, h, w), further input planes that are not colours (the cocked test's
+    neighbour plane), are flipped with their crops, left otherwise as they are and
+    appended after the RGB planes; the random draws are the same with or without them.
     """
     n = x.shape[0]
 
@@ -140,6 +145,9 @@ def augment(x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True
     x = torch.where(flip_h[:, None, None, None], x.flip(3), x)
     flip_v = rand(n) < (0.5 if flip_vertical else 0.0)
     x = torch.where(flip_v[:, None, None, None], x.flip(2), x)
+    if planes is not None:
+        planes = torch.where(flip_h[:, None, None, None], planes.flip(3), planes)
+        planes = torch.where(flip_v[:, None, None, None], planes.flip(2), planes)
     # Brightness, contrast, per-channel gain (white balance), saturation.
     x = x * (0.6 + 0.8 * rand(n, 1, 1, 1)) * (0.85 + 0.3 * rand(n, 3, 1, 1))
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
@@ -159,7 +167,7 @@ def augment(x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True
         x[blur] = blurred
     # Sensor noise.
     x = x + torch.randn(x.shape, generator=gen) * (0.04 * rand(n, 1, 1, 1))
-    return x.clamp(0, 1)
+    return x.clamp(0, 1) if planes is None else torch.cat([x.clamp(0, 1), planes], dim=1)
 
 
 def _log(message: str) -> None:

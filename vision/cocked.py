@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ModelLoadError
-from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops, neighbour_planes
 from vision.faces import FaceScores, softmax
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.support import covered_fraction
@@ -241,12 +241,21 @@ def foreshortening(view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
     return np.sqrt(1.0 - sine * sine).astype(np.float32)
 
 
-def upright_inputs(crops: npt.NDArray[np.uint8], view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """The network's input: RGB planes of the turned crops and a plane holding each view's sine, (n, 4, s, s)."""
+def upright_inputs(
+    crops: npt.NDArray[np.uint8], view_sine: npt.ArrayLike, neighbours: npt.NDArray[np.uint8] | None = None
+) -> npt.NDArray[np.float32]:
+    """The network's input: RGB planes of the turned crops, a plane holding each view's sine, (n, 4, s, s).
+
+    With ``neighbours`` (n, s, s) (:func:`vision.crops.neighbour_planes`) a fifth plane
+    marks, in 0..1, where the other dice's boxes lie.
+    """
     rgb = crops_to_tensor(crops)
     n, _, h, w = rgb.shape
     steep = np.broadcast_to(np.asarray(view_sine, np.float32).reshape(n, 1, 1, 1), (n, 1, h, w))
-    return np.ascontiguousarray(np.concatenate([rgb, steep], axis=1))
+    planes = [rgb, steep]
+    if neighbours is not None:
+        planes.append(neighbours[:, None].astype(np.float32) / 255.0)
+    return np.ascontiguousarray(np.concatenate(planes, axis=1))
 
 
 class CockedTest:
@@ -265,8 +274,11 @@ class CockedTest:
             raise ModelLoadError(
                 f"ONNX model {self.model.path} has classes {names}; expected {list(COCKED_TEST_NAMES)}"
             )
-        if self.model.fixed_dim(1) not in (None, 4):
-            raise ModelLoadError(f"ONNX model {self.model.path} takes {self.model.fixed_dim(1)} planes; expected 4")
+        planes = self.model.fixed_dim(1)
+        if planes not in (None, 4, 5):
+            raise ModelLoadError(f"ONNX model {self.model.path} takes {planes} planes; expected 4 or 5")
+        #: Whether the test also reads where the other dice lie (a fifth plane, :func:`upright_inputs`).
+        self.neighbours = planes == 5
         self.crop_size = int(meta.get("crop_size", CROP_SIZE))
         self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
         threshold = meta.get("threshold", DEFAULT_THRESHOLD)
@@ -287,27 +299,36 @@ class CockedTest:
         self.fusion = None if fusion is None else CockedFusion.from_metadata(fusion, self.model.path)
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView) -> npt.NDArray[np.float32]:
-        """Cocked probability of the die in each box, shape (n,)."""
+        """Cocked probability of the die in each box, shape (n,); the boxes are all the frame's dice."""
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-        return self.probabilities(frame, boxes, upright_angles(view, centres), np.sin(view.view_tilt(centres)))
+        return self.probabilities(frame, boxes, upright_angles(view, centres), np.sin(view.view_tilt(centres)), boxes)
 
     def probabilities(
-        self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, angles_deg: npt.ArrayLike, view_sine: npt.ArrayLike
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.ArrayLike,
+        angles_deg: npt.ArrayLike,
+        view_sine: npt.ArrayLike,
+        dice: npt.ArrayLike | None = None,
     ) -> npt.NDArray[np.float32]:
         """Cocked probability of each box's die, its crop turned by ``angles_deg`` and seen at ``view_sine``.
 
         The boxes may repeat (one die under several candidate views, :mod:`vision.view_search`):
-        every crop goes through the network in one batch.
+        every crop goes through the network in one batch. ``dice`` are all the frame's die
+        boxes, which a test that reads its neighbours marks in each crop (default: ``xyxy``).
         """
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         if len(boxes) == 0:
             return np.zeros(0, np.float32)
+        angles = np.asarray(angles_deg, np.float32)
         squeeze = foreshortening(view_sine) if self.undo_foreshortening else None
-        crops = extract_crops(
-            frame, boxes, self.crop_size, self.crop_context, np.asarray(angles_deg, np.float32), squeeze
-        )
-        logits = self.model.run(upright_inputs(crops, view_sine))[0]
+        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context, angles, squeeze)
+        near = None
+        if self.neighbours:
+            others = boxes if dice is None else dice
+            near = neighbour_planes(boxes, others, self.crop_size, self.crop_context, angles, squeeze)
+        logits = self.model.run(upright_inputs(crops, view_sine, near))[0]
         if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
             raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")
         return softmax(np.asarray(logits, np.float32))[:, 1]

@@ -13,7 +13,16 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CROP_CONTEXT", "CROP_SIZE", "crops_to_tensor", "extract_crops", "square_boxes", "turn_and_squeeze"]
+__all__ = [
+    "CROP_CONTEXT",
+    "CROP_SIZE",
+    "crop_affines",
+    "crops_to_tensor",
+    "extract_crops",
+    "neighbour_planes",
+    "square_boxes",
+    "turn_and_squeeze",
+]
 
 #: Context added on each side of a box, as a fraction of the box's longer side.
 CROP_CONTEXT = 0.15
@@ -57,6 +66,35 @@ def turn_and_squeeze(side: int, angle_deg: float, squeeze: float = 1.0) -> npt.N
     return (across @ np.vstack([turn, [0.0, 0.0, 1.0]]))[:2]
 
 
+def crop_affines(
+    xyxy: npt.ArrayLike,
+    size: int = CROP_SIZE,
+    context: float = CROP_CONTEXT,
+    angles_deg: npt.ArrayLike | None = None,
+    squeeze: npt.ArrayLike | None = None,
+) -> npt.NDArray[np.float32]:
+    """The 2x3 affine maps from frame pixels to each box's crop pixels, shape (n, 2, 3), float32.
+
+    The one place a crop's geometry is decided: :func:`extract_crops` warps the frame
+    with them and :func:`neighbour_planes` maps crop pixels back through them. The
+    arguments are those of :func:`extract_crops`.
+    """
+    squares = square_boxes(xyxy, context)
+    angles = None if angles_deg is None else np.asarray(angles_deg, np.float64).reshape(-1)
+    squeezes = None if squeeze is None else np.asarray(squeeze, np.float64).reshape(-1)
+    out = np.empty((len(squares), 2, 3), np.float32)
+    for i, (x1, y1, x2, _y2) in enumerate(squares):
+        scale = size / float(x2 - x1)
+        # Affine map from the square box to the crop: one warp does crop, resize and border at once.
+        m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
+        angle = 0.0 if angles is None else float(angles[i])
+        across = 1.0 if squeezes is None else float(squeezes[i])
+        if angle != 0.0 or across != 1.0:
+            m = (turn_and_squeeze(size, angle, across) @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
+        out[i] = m
+    return out
+
+
 def extract_crops(
     image: npt.NDArray[np.uint8],
     xyxy: npt.ArrayLike,
@@ -80,20 +118,66 @@ def extract_crops(
     Returns:
         Crops of shape (n, size, size, 3), uint8 BGR.
     """
+    affines = crop_affines(xyxy, size, context, angles_deg, squeeze)
     squares = square_boxes(xyxy, context)
-    angles = None if angles_deg is None else np.asarray(angles_deg, np.float64).reshape(-1)
-    squeezes = None if squeeze is None else np.asarray(squeeze, np.float64).reshape(-1)
-    out = np.empty((len(squares), size, size, 3), dtype=np.uint8)
-    for i, (x1, y1, x2, _y2) in enumerate(squares):
-        scale = size / float(x2 - x1)
-        # Affine map from the square box to the crop: one warp does crop, resize and border at once.
-        m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
-        angle = 0.0 if angles is None else float(angles[i])
-        across = 1.0 if squeezes is None else float(squeezes[i])
-        if angle != 0.0 or across != 1.0:
-            m = (turn_and_squeeze(size, angle, across) @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
-        interp = cv2.INTER_AREA if scale < 1.0 else cv2.INTER_LINEAR
+    out = np.empty((len(affines), size, size, 3), dtype=np.uint8)
+    for i, m in enumerate(affines):
+        interp = cv2.INTER_AREA if size / float(squares[i, 2] - squares[i, 0]) < 1.0 else cv2.INTER_LINEAR
         out[i] = cv2.warpAffine(image, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
+def neighbour_planes(
+    xyxy: npt.ArrayLike,
+    dice: npt.ArrayLike,
+    size: int = CROP_SIZE,
+    context: float = CROP_CONTEXT,
+    angles_deg: npt.ArrayLike | None = None,
+    squeeze: npt.ArrayLike | None = None,
+) -> npt.NDArray[np.uint8]:
+    """Per crop, 255 where another of the frame's ``dice`` boxes covers the crop's pixel, else 0.
+
+    A flat die half behind a nearer one shows that die's top where a leaning die would
+    show its own side; this plane tells the cocked test which pixels belong to another
+    die. A box of ``dice`` is the crop's own die, not another, when its centre lies within
+    half the crop box's longer side of the crop box's centre (the test of
+    :func:`models.crop_bank.match_detections`), so the plane is the same whether the crop
+    was cut around the detector's box, a labelled one or a jittered one.
+
+    Args:
+        xyxy: the crops' boxes, shape (n, 4); they may repeat (one die under several views).
+        dice: every die box of the frame, shape (m, 4).
+        size: as :func:`extract_crops`.
+        context: as :func:`extract_crops`.
+        angles_deg: as :func:`extract_crops`.
+        squeeze: as :func:`extract_crops`.
+
+    Returns:
+        Planes of shape (n, size, size), uint8.
+    """
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    frame_dice = np.asarray(dice, np.float32).reshape(-1, 4)
+    out = np.zeros((len(boxes), size, size), np.uint8)
+    if len(boxes) == 0 or len(frame_dice) == 0:
+        return out
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+    reach = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) / 2.0
+    dice_centres = (frame_dice[:, :2] + frame_dice[:, 2:]) / 2.0
+    other = np.linalg.norm(centres[:, None] - dice_centres[None], axis=2) >= reach[:, None]  # (n, m)
+    ys, xs = np.mgrid[0:size, 0:size].astype(np.float64)
+    pixels = np.stack([xs.ravel(), ys.ravel(), np.ones(size * size)])  # crop pixel centres, homogeneous
+    for i, m in enumerate(crop_affines(boxes, size, context, angles_deg, squeeze)):
+        if not other[i].any():
+            continue
+        x, y = cv2.invertAffineTransform(m).astype(np.float64) @ pixels  # back to frame pixels
+        near = frame_dice[other[i]]
+        inside = (
+            (x[:, None] >= near[None, :, 0])
+            & (x[:, None] < near[None, :, 2])
+            & (y[:, None] >= near[None, :, 1])
+            & (y[:, None] < near[None, :, 3])
+        )
+        out[i] = np.where(inside.any(axis=1), 255, 0).reshape(size, size)
     return out
 
 

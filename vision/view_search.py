@@ -159,7 +159,8 @@ def search_view(
         views = [_view(o, size, cfg.focal) for o in new]
         angles = np.concatenate([upright_angles(v, centres) for v in views])
         sines = np.concatenate([np.sin(v.view_tilt(centres)) for v in views])
-        probs = test.probabilities(frame, np.tile(boxes, (len(views), 1)), angles, sines).reshape(len(views), n)
+        tiled = np.tile(boxes, (len(views), 1))
+        probs = test.probabilities(frame, tiled, angles, sines, every).reshape(len(views), n)
         flattest = np.sort(probs, axis=1)[:, :keep].mean(axis=1)
         for o, s, p in zip(new, flattest, probs, strict=True):
             tried[(round(o[0], 6), round(o[1], 6))] = (float(s), p)

@@ -147,3 +147,19 @@ def test_a_grid_head_keeps_each_cell_apart_and_exports_as_it_runs(tmp_path: Path
     out = export_facenet(model, tmp_path / "grid.onnx", "test", names=["flat", "cocked"], channels=4)
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(session.run(None, {"crops": x.numpy()})[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_planes_flip_with_their_crops_and_leave_the_colours_as_they_were() -> None:
+    from models.facenet import augment
+
+    x = torch.rand(16, 3, 8, 8)
+    planes = torch.zeros(16, 1, 8, 8)
+    planes[..., :4] = 1.0  # marks the left half
+    plain = augment(x, torch.Generator().manual_seed(4), flip_vertical=False)
+    both = augment(x, torch.Generator().manual_seed(4), flip_vertical=False, planes=planes)
+    assert both.shape == (16, 4, 8, 8)
+    torch.testing.assert_close(both[:, :3], plain)  # the same draws with or without planes
+    # A crop flipped left to right has its plane flipped too: then its mark lies on the right.
+    flipped = both[:, 3, :, 4:].sum(dim=(1, 2)) > 0
+    assert 0 < int(flipped.sum()) < 16
+    assert torch.equal(both[:, 3].sum(dim=(1, 2)), planes[:, 0].sum(dim=(1, 2)))  # never blurred nor noised

@@ -89,6 +89,25 @@ def test_misplaced_copies_are_added_and_leave_the_other_copies_as_they_were(tmp_
     assert all(np.abs(misplaced.crops[n + i].astype(np.int16) - around_labels[i % 3]).mean() > 1 for i in range(6))
 
 
+def test_a_neighbour_plane_rides_with_each_crop_and_marks_only_the_other_dice(tmp_path: Path) -> None:
+    from datasets.training_sets import Frame
+
+    # Two touching dice and one alone; a detector that found only the first two, its boxes a little off.
+    boxes = np.array([[20, 20, 50, 50], [52, 20, 82, 50], [240, 200, 270, 230]], np.float32)
+    byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
+    detected = [{byler.path: boxes[:2] + np.float32([2, 1, 3, 2])}]
+    plain = build_cocked_bank([byler], seed=2, detected=detected)
+    marked = build_cocked_bank([byler], seed=2, detected=detected, neighbours=True)
+    assert (plain.neighbours, marked.neighbours) == (False, True)
+    np.testing.assert_array_equal(marked.crops[..., :3], plain.crops)  # the same crops, one plane more
+    planes = marked.crops[..., 3].reshape(REAL_FLAT_COPIES, len(boxes), *marked.crops.shape[1:3])
+    assert planes[:, 2].max() == 0  # the die alone has no neighbour in any copy
+    side = planes.shape[-1]
+    # The first die's neighbour lies to its right, the second's to its left, in every copy.
+    assert planes[:, 0, :, side // 2 :].mean() > 50 and planes[:, 0, :, : side // 3].max() == 0
+    assert planes[:, 1, :, : side // 2].mean() > 50 and planes[:, 1, :, 2 * side // 3 :].max() == 0
+
+
 def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
     from datasets.training_sets import Frame
 
@@ -193,13 +212,15 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     assert not CockedTest(out).undo_foreshortening
     squeezed = tmp_path / "squeezed.onnx"
     args = ["train", "--synthetic", str(scenes), "--out", str(squeezed), "--steps", "2", "--width-scale", "0.5"]
-    assert main([*args, "--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2", "--context", "0.3"]) == 0
+    extra = ["--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2", "--context", "0.3", "--neighbours"]
+    assert main([*args, *extra]) == 0
     assert CockedTest(squeezed).undo_foreshortening  # the run-time test squeezes as training did
     assert (CockedTest(squeezed).crop_context, CockedTest(out).crop_context) == (0.3, CROP_CONTEXT)
+    assert (CockedTest(squeezed).neighbours, CockedTest(out).neighbours) == (True, False)  # five planes in
     record = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert record["config"]["misplaced_boxes"] and not plain["config"]["misplaced_boxes"]
     assert (record["config"]["head_grid"], plain["config"]["head_grid"]) == (2, 1)
-    assert record["config"]["crop_context"] == 0.3
+    assert record["config"]["crop_context"] == 0.3 and record["config"]["neighbour_plane"]
     head = next(t for t in onnx.load(str(squeezed)).graph.initializer if len(t.dims) == 2)
     assert list(head.dims) == [2, 64 * 4]  # half of the last block's 128 channels, once per cell of a 2x2 grid
     assert record["data"]["crops"] > plain["data"]["crops"]  # each die banked half as many times again

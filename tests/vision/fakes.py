@@ -115,15 +115,19 @@ def make_cocked_test(
     planes: int = 4,
     fusion: str | None = None,
     undo_foreshortening: str | None = None,
+    neighbour_weight: float = 0.0,
 ) -> Path:
     """A "cocked test": cocked logit = 20 x (mean of the view-sine plane - 0.5) - 20 x mean red, flat logit 0.
 
     A die seen more steeply than 30 degrees (sine > 0.5) reads cocked, unless it is red.
+    With ``planes=5`` the fifth (neighbour) plane's mean adds ``neighbour_weight`` times itself.
     """
 
     weights = np.zeros((planes, len(names)), np.float32)
-    weights[planes - 1, -1] = 20.0
+    weights[min(3, planes - 1), -1] = 20.0
     weights[0, -1] = -20.0
+    if planes == 5:
+        weights[4, -1] = neighbour_weight
     bias = np.zeros(len(names), np.float32)
     bias[-1] = -10.0
     graph = _linear_on_mean_planes("fake_cocked_test", weights, bias, "n")

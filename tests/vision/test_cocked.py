@@ -133,6 +133,26 @@ def test_a_steep_view_reads_cocked_and_a_square_one_flat(tmp_path: Path, onnx_av
     assert test(frame, np.zeros((0, 4)), view_with_nadir(320.0, 240.0)).shape == (0,)
 
 
+def test_a_five_plane_test_reads_where_the_other_dice_lie(tmp_path: Path, onnx_available: None) -> None:
+    # The fake's cocked logit rises with the neighbour plane's mean: a die alone reads as under a
+    # four-plane test, the same die beside another reads more cocked, and only through the plane.
+    four = CockedTest(make_cocked_test(tmp_path / "four.onnx"))
+    five = CockedTest(make_cocked_test(tmp_path / "five.onnx", planes=5, neighbour_weight=40.0))
+    assert (four.neighbours, five.neighbours) == (False, True)
+    frame = np.zeros((480, 640, 3), np.uint8)
+    view = view_with_nadir(320.0, 240.0, focal=300.0)
+    alone = np.array([[450.0, 220.0, 490.0, 260.0]])  # seen about 27 degrees off the vertical: undecided
+    pair = np.array([[450.0, 220.0, 490.0, 260.0], [492.0, 220.0, 532.0, 260.0]])
+    assert five(frame, alone, view)[0] == pytest.approx(four(frame, alone, view)[0], abs=1e-6)
+    assert five(frame, pair, view)[0] > five(frame, alone, view)[0] + 0.05
+    assert four(frame, pair, view)[0] == pytest.approx(four(frame, alone, view)[0], abs=1e-6)
+    # The view search's batches (each die under several views) see the same neighbours.
+    centres = (pair[:, :2] + pair[:, 2:]) / 2.0
+    angles, sines = upright_angles(view, centres), np.sin(view.view_tilt(centres))
+    tiled = five.probabilities(frame, np.tile(pair, (3, 1)), np.tile(angles, 3), np.tile(sines, 3), pair)
+    np.testing.assert_allclose(tiled.reshape(3, 2), np.tile(five(frame, pair, view), (3, 1)), atol=1e-6)
+
+
 def _fusion_json(**changes: object) -> str:
     fusion = {"test_weight": 1.2, "classifier_weight": 0.6, "bias": -1.5, "threshold": 0.35, "classifier_sha": "abc"}
     return json.dumps({**fusion, **changes})
