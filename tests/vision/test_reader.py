@@ -239,10 +239,12 @@ class ScriptedCockedTest:
         self.views.append(view)
         return self.probs[: len(xyxy)]
 
-    def probabilities(self, frame: np.ndarray, xyxy: np.ndarray, angles: object, sines: object) -> np.ndarray:
+    def probabilities(
+        self, frame: np.ndarray, xyxy: np.ndarray, angles: object, sines: object, dice: np.ndarray | None = None
+    ) -> np.ndarray:
         """Under every candidate view of the search (boxes repeat per view), each die's fixed probability."""
         n = len(self.probs)
-        assert len(xyxy) % n == 0
+        assert len(xyxy) % n == 0 and (dice is None or len(dice) >= n)
         return np.tile(self.probs, len(xyxy) // n)
 
 
