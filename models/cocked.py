@@ -337,13 +337,13 @@ def train_cocked(
         frames,
         config.seed,
         detected,
-        crop_size,
-        real_flat_copies,
-        undo_foreshortening,
-        misplaced,
-        flat_copies,
-        context,
-        neighbours,
+        crop_size=crop_size,
+        real_flat_copies=real_flat_copies,
+        undo_foreshortening=undo_foreshortening,
+        misplaced=misplaced,
+        flat_copies=flat_copies,
+        context=context,
+        neighbours=neighbours,
     )
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
