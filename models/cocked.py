@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from models.classifier import ClassifierConfig
 
 __all__ = [
+    "BankRecipe",
     "CockedBank",
     "LabelledScene",
     "best_threshold",
@@ -104,6 +105,50 @@ class CockedBank:
     def neighbours(self) -> bool:
         """Whether the crops carry a neighbour plane."""
         return self.crops.shape[-1] == 4
+
+
+@dataclass(frozen=True)
+class BankRecipe:
+    """How the cocked test's crops are cut and banked: one record for the command line, the bank and ``training.json``.
+
+    Attributes:
+        crop_size: side of the test's input crops (the run-time test reads it from the model's metadata).
+        context: context around each box in its crop, a fraction of the box's longer side per side
+            (written to the model's ``crop_context``): more shows what a die leans on, fewer
+            pixels show the die.
+        flat_copies: crops banked per generated flat die (the first two unjittered).
+        real_flat_copies: crops banked per real flat die (the first two unjittered).
+        undo_foreshortening: read crops squeezed across by the cosine of the camera's angle
+            (:func:`vision.cocked.foreshortening`), so that a flat top face looks square at any
+            angle; the model's metadata says so and the run-time test squeezes alike.
+        misplaced: also bank each die around boxes as badly placed as the detector's worst
+            (:func:`build_cocked_bank`); nothing changes at run time.
+        neighbours: a fifth input plane marks the other dice's boxes in each crop
+            (:func:`vision.crops.neighbour_planes`); the run-time test adds it when its model
+            takes five planes.
+
+    Raises:
+        ValueError: fewer than one copy per flat die.
+    """
+
+    crop_size: int = CROP_SIZE
+    context: float = CROP_CONTEXT
+    flat_copies: int = FLAT_COPIES
+    real_flat_copies: int = REAL_FLAT_COPIES
+    undo_foreshortening: bool = False
+    misplaced: bool = False
+    neighbours: bool = False
+
+    def __post_init__(self) -> None:
+        if min(self.real_flat_copies, self.flat_copies) < 1:
+            raise ValueError(
+                f"copies per flat die must be at least 1, but got {self.real_flat_copies} and {self.flat_copies}"
+            )
+
+    @property
+    def planes(self) -> int:
+        """The test's input planes: RGB and the view's sine, and the neighbour plane if asked."""
+        return 5 if self.neighbours else 4
 
 
 def frame_view(frame: Frame) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
@@ -166,18 +211,12 @@ def build_cocked_bank(
     frames: Sequence[Frame],
     seed: int = 0,
     detected: Sequence[Mapping[Path, npt.NDArray[np.float32]]] = (),
-    crop_size: int = CROP_SIZE,
-    real_flat_copies: int = REAL_FLAT_COPIES,
-    undo_foreshortening: bool = False,
-    misplaced: bool = False,
-    flat_copies: int = FLAT_COPIES,
-    context: float = CROP_CONTEXT,
-    neighbours: bool = False,
+    recipe: BankRecipe = BankRecipe(),
 ) -> CockedBank:
-    """Bank every visible die of the frames for ``crop_size`` crops (see :func:`frame_view` for which frames count).
+    """Bank every visible die of the frames as the ``recipe`` says (see :func:`frame_view` for which frames count).
 
-    A leaning die is banked :data:`COCKED_COPIES` times, a flat one ``flat_copies`` times
-    (``real_flat_copies`` in a real photo); copies after the first two are jittered.
+    A leaning die is banked :data:`COCKED_COPIES` times, a flat one ``recipe.flat_copies`` times
+    (``recipe.real_flat_copies`` in a real photo); copies after the first two are jittered.
 
     ``detected`` holds each detector's boxes per frame (:func:`~models.crop_bank.detect_boxes`).
     Even copies are cut around the labelled box, odd ones around a detector's box where
@@ -188,21 +227,21 @@ def build_cocked_bank(
     differently, and the run-time detector's errors are what the test must not mistake
     for a lean.
 
-    With ``misplaced`` each die is banked half as many times again around boxes placed as
+    With ``recipe.misplaced`` each die is banked half as many times again around boxes placed as
     badly as the detector's worst (:func:`~models.crop_bank.misplaced_boxes`, IoU 0.5-0.8
     with the label): a third of every die's copies then, flat or leaning, so neither the
     classes' balance nor their share of such crops tells the test which class a crop is.
     Those boxes come from their own random stream: the other copies are banked exactly as
     without them, which keeps a control trained without them comparable.
 
-    ``context`` is the run-time crop's context (:func:`vision.crops.square_boxes`); the bank
-    holds 1.5x that field of view (:func:`~models.crop_bank.bank_context`).
+    ``recipe.context`` is the run-time crop's context (:func:`vision.crops.square_boxes`); the
+    bank holds 1.5x that field of view (:func:`~models.crop_bank.bank_context`).
 
-    With ``neighbours`` each crop carries a fourth channel marking the other dice's boxes
+    With ``recipe.neighbours`` each crop carries a fourth channel marking the other dice's boxes
     (:func:`vision.crops.neighbour_planes`): those the run-time reader would have, the
     detector's own boxes for a copy cut around one of them, else the visible labelled dice.
 
-    With ``undo_foreshortening`` the crops are banked already turned upright and squeezed
+    With ``recipe.undo_foreshortening`` the crops are banked already turned upright and squeezed
     across (:func:`vision.cocked.foreshortening`), their angles kept as 0, so that training
     turns them by the jitter alone: a crop squeezed to a third of its width needs three
     times the field of view across, more than an unturned bank crop holds.
@@ -211,7 +250,8 @@ def build_cocked_bank(
 
     rng = np.random.default_rng(seed)
     misplacing = np.random.default_rng([seed, 1])
-    side, margin = bank_size(crop_size), bank_context(context)
+    side, margin = bank_size(recipe.crop_size), bank_context(recipe.context)
+    flat_copies, real_flat_copies = recipe.flat_copies, recipe.real_flat_copies
     crops, labels, angles, sines = [], [], [], []
     for index, frame in enumerate(frames):
         if len(frame.boxes) == 0:
@@ -230,7 +270,7 @@ def build_cocked_bank(
         # (copy, which dice): even copies around the labelled box, odd ones around a detector's
         # where it found the die, from copy 2 on jittered; copy -1 a misplaced box (not jittered).
         rounds = [(copy, keep & (copies > copy)) for copy in range(int(copies.max()))]
-        if misplaced:
+        if recipe.misplaced:
             rounds += [(-1, keep & (copies // 2 > copy)) for copy in range(int(copies.max()) // 2)]
         for copy, take in rounds:
             if not take.any():
@@ -250,18 +290,18 @@ def build_cocked_bank(
                     dice = detected[which].get(frame.path, dice)
             if copy >= 2:
                 boxes = jitter_boxes(boxes, rng, 0.06, 0.1)
-            turn, squeeze = (angle[take], foreshortening(sine[take])) if undo_foreshortening else (None, None)
+            turn, squeeze = (angle[take], foreshortening(sine[take])) if recipe.undo_foreshortening else (None, None)
             cut = extract_crops(image, boxes, side, margin, turn, squeeze)
-            if neighbours:
+            if recipe.neighbours:
                 cut = np.concatenate([cut, neighbour_planes(boxes, dice, side, margin, turn, squeeze)[..., None]], 3)
             crops.append(cut)
-            angles.append(np.zeros(int(take.sum()), np.float32) if undo_foreshortening else angle[take])
+            angles.append(np.zeros(int(take.sum()), np.float32) if recipe.undo_foreshortening else angle[take])
             labels.append(cocked[take].astype(np.int64))
             sines.append(sine[take])
     if not crops:
         raise ValueError("no frames with a known vertical (a tray outline, or a straight-down camera) and visible dice")
     return CockedBank(
-        np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines), crop_size
+        np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines), recipe.crop_size
     )
 
 
@@ -278,14 +318,8 @@ def train_cocked(
     *,
     detectors: Sequence[Path] = (),
     limit: int | None = None,
-    crop_size: int = CROP_SIZE,
     real_flat: Sequence[str] = (),
-    real_flat_copies: int = REAL_FLAT_COPIES,
-    undo_foreshortening: bool = False,
-    misplaced: bool = False,
-    flat_copies: int = FLAT_COPIES,
-    context: float = CROP_CONTEXT,
-    neighbours: bool = False,
+    recipe: BankRecipe = BankRecipe(),
 ) -> dict[str, Any]:
     """Bank, fit and export the cocked test; returns the record for ``training.json``.
 
@@ -296,22 +330,9 @@ def train_cocked(
         detectors: exported die detectors; half the copies are cut around their boxes, the
             detectors taking turns (:func:`build_cocked_bank`).
         limit: at most this many scenes per folder (smoke runs).
-        crop_size: side of its input crops (the run-time test reads it from the model's metadata).
         real_flat: real sources (of :data:`datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
             less their validation slice (which judges the test), add real flat dice.
-        real_flat_copies: crops banked per real flat die (the first two unjittered).
-        undo_foreshortening: read crops squeezed across by the cosine of the camera's angle
-            (:func:`vision.cocked.foreshortening`), so that a flat top face looks square at
-            any angle; the model's metadata says so and the run-time test squeezes alike.
-        misplaced: also bank each die around boxes as badly placed as the detector's worst
-            (:func:`build_cocked_bank`); nothing changes at run time.
-        flat_copies: crops banked per generated flat die (the first two unjittered).
-        context: context around each box in its crop, a fraction of the box's longer side per
-            side (the run-time test reads it from the model's metadata): more shows what a
-            die leans on, fewer pixels show the die.
-        neighbours: a fifth input plane marks the other dice's boxes in each crop
-            (:func:`vision.crops.neighbour_planes`); the run-time test adds it when its model
-            takes five planes.
+        recipe: how the crops are cut and banked (:class:`BankRecipe`).
     """
     import torch
 
@@ -319,11 +340,9 @@ def train_cocked(
     from models.facenet import FaceNet, augment, export_facenet, fit, grid_problem, scaled_widths, to_tensor
 
     start = time.monotonic()
-    problem = grid_problem(crop_size, config.head_grid)
+    problem = grid_problem(recipe.crop_size, config.head_grid)
     if problem:
         raise ValueError(problem)
-    if min(real_flat_copies, flat_copies) < 1:
-        raise ValueError(f"copies per flat die must be at least 1, but got {real_flat_copies} and {flat_copies}")
     missing = [str(p) for p in detectors if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"no detector at {', '.join(missing)}")
@@ -333,18 +352,7 @@ def train_cocked(
         raise ValueError(f"real sources {unknown} were not shot straight down: their flat dice have no known vertical")
     frames += real_frames(real_flat, hold_validation=True)[:limit]
     detected = [detect_boxes(frames, path) for path in detectors]
-    bank = build_cocked_bank(
-        frames,
-        config.seed,
-        detected,
-        crop_size=crop_size,
-        real_flat_copies=real_flat_copies,
-        undo_foreshortening=undo_foreshortening,
-        misplaced=misplaced,
-        flat_copies=flat_copies,
-        context=context,
-        neighbours=neighbours,
-    )
+    bank = build_cocked_bank(frames, config.seed, detected, recipe)
     print(  # noqa: T201 (progress for a person watching)
         f"cocked bank: {len(bank.labels)} crops ({int(bank.labels.sum())} cocked) from {len(frames)} frames"
         f" ({time.monotonic() - start:.0f} s)",
@@ -361,11 +369,10 @@ def train_cocked(
         return torch.cat([x[:, :3], steep, x[:, 3:]], dim=1)
 
     widths = scaled_widths(config.width)
-    planes = 5 if neighbours else 4
-    net = FaceNet(num_classes=2, widths=widths, in_channels=planes, head_grid=config.head_grid)
+    net = FaceNet(num_classes=2, widths=widths, in_channels=recipe.planes, head_grid=config.head_grid)
     model, stats = fit(net, bank.labels, batch, config)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
-    if undo_foreshortening:
+    if recipe.undo_foreshortening:
         meta[UNDO_FORESHORTENING_KEY] = "true"
     export_facenet(
         model,
@@ -373,9 +380,9 @@ def train_cocked(
         __version__,
         meta,
         names=COCKED_TEST_NAMES,
-        channels=planes,
-        crop_size=crop_size,
-        crop_context=context,
+        channels=recipe.planes,
+        crop_size=recipe.crop_size,
+        crop_context=recipe.context,
     )
     return {
         "file": out.name,
@@ -385,17 +392,17 @@ def train_cocked(
             "batch": config.batch,
             "lr": config.lr,
             "seed": config.seed,
-            "flat_copies": flat_copies,
+            "flat_copies": recipe.flat_copies,
             "cocked_copies": COCKED_COPIES,
-            "real_flat_copies": real_flat_copies if real_flat else 0,
+            "real_flat_copies": recipe.real_flat_copies if real_flat else 0,
             "angle_jitter_deg": ANGLE_JITTER_DEG,
-            "crop_size": crop_size,
-            "crop_context": context,
-            "neighbour_plane": neighbours,
+            "crop_size": recipe.crop_size,
+            "crop_context": recipe.context,
+            "neighbour_plane": recipe.neighbours,
             "widths": list(widths),
             "head_grid": config.head_grid,
-            "undo_foreshortening": undo_foreshortening,
-            "misplaced_boxes": misplaced,
+            "undo_foreshortening": recipe.undo_foreshortening,
+            "misplaced_boxes": recipe.misplaced,
         },
         "data": {
             "crops": len(bank.labels),
@@ -589,14 +596,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.out,
             config,
             detectors=args.detector,
-            crop_size=args.crop_size,
             real_flat=args.real_flat,
-            real_flat_copies=args.real_flat_copies,
-            undo_foreshortening=args.undo_foreshortening,
-            misplaced=args.misplaced_boxes,
-            flat_copies=args.flat_copies,
-            context=args.context,
-            neighbours=args.neighbours,
+            recipe=BankRecipe(
+                crop_size=args.crop_size,
+                context=args.context,
+                flat_copies=args.flat_copies,
+                real_flat_copies=args.real_flat_copies,
+                undo_foreshortening=args.undo_foreshortening,
+                misplaced=args.misplaced_boxes,
+                neighbours=args.neighbours,
+            ),
         )
     except FileNotFoundError as exc:  # a detector or folder that is not there: one usage line
         ap.error(str(exc))

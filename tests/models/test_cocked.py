@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.cocked import REAL_FLAT_COPIES, best_threshold, build_cocked_bank
+from models.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
 from vision.crops import CROP_CONTEXT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
@@ -70,7 +70,7 @@ def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Pat
     assert np.allclose(np.sort(np.unique(bank.sines)), np.sort(expected), atol=1e-6)
     with pytest.raises(ValueError, match="known vertical"):
         build_cocked_bank([webcam])
-    once = build_cocked_bank([byler, webcam], real_flat_copies=1)
+    once = build_cocked_bank([byler, webcam], recipe=BankRecipe(real_flat_copies=1))
     assert len(once.labels) == len(boxes) and np.allclose(np.sort(once.sines), np.sort(expected), atol=1e-6)
 
 
@@ -80,7 +80,7 @@ def test_misplaced_copies_are_added_and_leave_the_other_copies_as_they_were(tmp_
     boxes = np.array([[20, 20, 50, 50], [60, 24, 90, 54], [240, 200, 270, 230]], np.float32)
     byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
     plain = build_cocked_bank([byler], seed=3)
-    misplaced = build_cocked_bank([byler], seed=3, misplaced=True)
+    misplaced = build_cocked_bank([byler], seed=3, recipe=BankRecipe(misplaced=True))
     n = len(plain.labels)
     assert len(misplaced.labels) == n + (REAL_FLAT_COPIES // 2) * len(boxes)  # half as many copies again
     np.testing.assert_array_equal(misplaced.crops[:n], plain.crops)  # their own random stream
@@ -97,7 +97,7 @@ def test_a_neighbour_plane_rides_with_each_crop_and_marks_only_the_other_dice(tm
     byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
     detected = [{byler.path: boxes[:2] + np.float32([2, 1, 3, 2])}]
     plain = build_cocked_bank([byler], seed=2, detected=detected)
-    marked = build_cocked_bank([byler], seed=2, detected=detected, neighbours=True)
+    marked = build_cocked_bank([byler], seed=2, detected=detected, recipe=BankRecipe(neighbours=True))
     assert (plain.neighbours, marked.neighbours) == (False, True)
     np.testing.assert_array_equal(marked.crops[..., :3], plain.crops)  # the same crops, one plane more
     planes = marked.crops[..., 3].reshape(REAL_FLAT_COPIES, len(boxes), *marked.crops.shape[1:3])
@@ -106,6 +106,13 @@ def test_a_neighbour_plane_rides_with_each_crop_and_marks_only_the_other_dice(tm
     # The first die's neighbour lies to its right, the second's to its left, in every copy.
     assert planes[:, 0, :, side // 2 :].mean() > 50 and planes[:, 0, :, : side // 3].max() == 0
     assert planes[:, 1, :, : side // 2].mean() > 50 and planes[:, 1, :, 2 * side // 3 :].max() == 0
+
+
+@pytest.mark.parametrize("copies", [{"flat_copies": 0}, {"real_flat_copies": -1}])
+def test_a_recipe_banks_at_least_one_copy_of_each_flat_die(copies: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        BankRecipe(**copies)
+    assert BankRecipe(neighbours=True).planes == 5 and BankRecipe().planes == 4
 
 
 def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
@@ -119,14 +126,14 @@ def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
     far = {f.path: boxes + np.float32([6, 6, 6, 6]) for f in frames}  # a shifted one
 
     def around(detected: list[dict[Path, np.ndarray]]) -> np.ndarray:
-        bank = build_cocked_bank(frames, detected=detected, real_flat_copies=2)
+        bank = build_cocked_bank(frames, detected=detected, recipe=BankRecipe(real_flat_copies=2))
         return bank.crops.reshape(len(frames), 2, len(boxes), *bank.crops.shape[1:])[:, 1]  # frame, copy 1
 
     both, only_near, only_far = around([near, far]), around([near]), around([far])
     assert not np.array_equal(only_near, only_far)  # the two detectors' crops differ
     np.testing.assert_array_equal(both[0], only_near[0])  # the first frame through the first detector
     np.testing.assert_array_equal(both[1], only_far[1])  # the second through the second
-    labelled = build_cocked_bank(frames, real_flat_copies=2).crops
+    labelled = build_cocked_bank(frames, recipe=BankRecipe(real_flat_copies=2)).crops
     assert not np.array_equal(labelled[len(boxes) : 2 * len(boxes)], only_near[0])  # no detector: labelled boxes
 
 
