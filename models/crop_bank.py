@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
-from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops, turn_and_squeeze
+from vision.crops import CROP_CONTEXT, CROP_SIZE, centre_distances, extract_crops, turn_and_squeeze
 from vision.faces import NOT_DIE_NAME
 from vision.settle import paired_iou
 
@@ -182,16 +182,13 @@ def match_detections(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np
     """For each labelled box, the detected box nearest its centre, else the labelled box itself.
 
     A detection counts when its centre lies within half the labelled box's
-    longer side of the labelled centre (box conventions differ, centres agree).
+    longer side of the labelled centre (:func:`vision.crops.centre_distances`).
     """
     out = labelled.copy()
     if len(detected) == 0 or len(labelled) == 0:
         return out
-    centres = (labelled[:, :2] + labelled[:, 2:]) / 2
-    det_centres = (detected[:, :2] + detected[:, 2:]) / 2
-    dist = np.linalg.norm(centres[:, None, :] - det_centres[None, :, :], axis=2)
+    dist, reach = centre_distances(labelled, detected)
     nearest = dist.argmin(axis=1)
-    reach = np.maximum(labelled[:, 2] - labelled[:, 0], labelled[:, 3] - labelled[:, 1]) / 2
     found = dist[np.arange(len(labelled)), nearest] < reach
     out[found] = detected[nearest[found]]
     return out

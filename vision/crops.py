@@ -16,6 +16,7 @@ import numpy.typing as npt
 __all__ = [
     "CROP_CONTEXT",
     "CROP_SIZE",
+    "centre_distances",
     "crop_affines",
     "crops_to_tensor",
     "extract_crops",
@@ -66,6 +67,31 @@ def turn_and_squeeze(side: int, angle_deg: float, squeeze: float = 1.0) -> npt.N
     return (across @ np.vstack([turn, [0.0, 0.0, 1.0]]))[:2]
 
 
+def _square_maps(
+    xyxy: npt.ArrayLike,
+    size: int,
+    context: float,
+    angles_deg: npt.ArrayLike | None,
+    squeeze: npt.ArrayLike | None,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]:
+    """:func:`crop_affines`' maps, with each square box's scale to the crop (below 1: the crop shrinks it)."""
+    squares = square_boxes(xyxy, context)
+    angles = None if angles_deg is None else np.asarray(angles_deg, np.float64).reshape(-1)
+    squeezes = None if squeeze is None else np.asarray(squeeze, np.float64).reshape(-1)
+    out = np.empty((len(squares), 2, 3), np.float32)
+    scales = np.empty(len(squares), np.float64)
+    for i, (x1, y1, x2, _y2) in enumerate(squares):
+        scale = size / float(x2 - x1)
+        # Affine map from the square box to the crop: one warp does crop, resize and border at once.
+        m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
+        angle = 0.0 if angles is None else float(angles[i])
+        across = 1.0 if squeezes is None else float(squeezes[i])
+        if angle != 0.0 or across != 1.0:
+            m = (turn_and_squeeze(size, angle, across) @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
+        out[i], scales[i] = m, scale
+    return out, scales
+
+
 def crop_affines(
     xyxy: npt.ArrayLike,
     size: int = CROP_SIZE,
@@ -79,20 +105,7 @@ def crop_affines(
     with them and :func:`neighbour_planes` maps crop pixels back through them. The
     arguments are those of :func:`extract_crops`.
     """
-    squares = square_boxes(xyxy, context)
-    angles = None if angles_deg is None else np.asarray(angles_deg, np.float64).reshape(-1)
-    squeezes = None if squeeze is None else np.asarray(squeeze, np.float64).reshape(-1)
-    out = np.empty((len(squares), 2, 3), np.float32)
-    for i, (x1, y1, x2, _y2) in enumerate(squares):
-        scale = size / float(x2 - x1)
-        # Affine map from the square box to the crop: one warp does crop, resize and border at once.
-        m = np.array([[scale, 0.0, -x1 * scale], [0.0, scale, -y1 * scale]], dtype=np.float32)
-        angle = 0.0 if angles is None else float(angles[i])
-        across = 1.0 if squeezes is None else float(squeezes[i])
-        if angle != 0.0 or across != 1.0:
-            m = (turn_and_squeeze(size, angle, across) @ np.vstack([m, [0.0, 0.0, 1.0]])).astype(np.float32)
-        out[i] = m
-    return out
+    return _square_maps(xyxy, size, context, angles_deg, squeeze)[0]
 
 
 def extract_crops(
@@ -118,13 +131,33 @@ def extract_crops(
     Returns:
         Crops of shape (n, size, size, 3), uint8 BGR.
     """
-    affines = crop_affines(xyxy, size, context, angles_deg, squeeze)
-    squares = square_boxes(xyxy, context)
+    affines, scales = _square_maps(xyxy, size, context, angles_deg, squeeze)
     out = np.empty((len(affines), size, size, 3), dtype=np.uint8)
     for i, m in enumerate(affines):
-        interp = cv2.INTER_AREA if size / float(squares[i, 2] - squares[i, 0]) < 1.0 else cv2.INTER_LINEAR
+        interp = cv2.INTER_AREA if scales[i] < 1.0 else cv2.INTER_LINEAR
         out[i] = cv2.warpAffine(image, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
     return out
+
+
+def centre_distances(
+    xyxy: npt.ArrayLike, others: npt.ArrayLike
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """How far each of ``others``' centres lies from each box's centre, and each box's reach.
+
+    Box conventions differ (a whole die's outline, what shows of it), centres agree: a box
+    of ``others`` stands for the same die as a box of ``xyxy`` when its centre lies within
+    that box's reach, half its longer side.
+
+    Returns:
+        ``(distance, reach)``: shapes (n, m) and (n,), in pixels.
+    """
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    other = np.asarray(others, np.float32).reshape(-1, 4)
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    other_centres = (other[:, :2] + other[:, 2:]) / 2
+    distance = np.linalg.norm(centres[:, None, :] - other_centres[None, :, :], axis=2)
+    reach = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) / 2
+    return distance, reach
 
 
 def neighbour_planes(
@@ -140,9 +173,9 @@ def neighbour_planes(
     A flat die half behind a nearer one shows that die's top where a leaning die would
     show its own side; this plane tells the cocked test which pixels belong to another
     die. A box of ``dice`` is the crop's own die, not another, when its centre lies within
-    half the crop box's longer side of the crop box's centre (the test of
-    :func:`models.crop_bank.match_detections`), so the plane is the same whether the crop
-    was cut around the detector's box, a labelled one or a jittered one.
+    reach of the crop box's (:func:`centre_distances`, as
+    :func:`models.crop_bank.match_detections` decides), so the plane is the same whether
+    the crop was cut around the detector's box, a labelled one or a jittered one.
 
     Args:
         xyxy: the crops' boxes, shape (n, 4); they may repeat (one die under several views).
@@ -160,10 +193,8 @@ def neighbour_planes(
     out = np.zeros((len(boxes), size, size), np.uint8)
     if len(boxes) == 0 or len(frame_dice) == 0:
         return out
-    centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-    reach = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) / 2.0
-    dice_centres = (frame_dice[:, :2] + frame_dice[:, 2:]) / 2.0
-    other = np.linalg.norm(centres[:, None] - dice_centres[None], axis=2) >= reach[:, None]  # (n, m)
+    distance, reach = centre_distances(boxes, frame_dice)
+    other = distance >= reach[:, None]  # (n, m)
     ys, xs = np.mgrid[0:size, 0:size].astype(np.float64)
     pixels = np.stack([xs.ravel(), ys.ravel(), np.ones(size * size)])  # crop pixel centres, homogeneous
     for i, m in enumerate(crop_affines(boxes, size, context, angles_deg, squeeze)):
