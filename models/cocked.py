@@ -85,6 +85,10 @@ FLAT_COPIES, COCKED_COPIES = 2, 8
 REAL_FLAT_COPIES = 4
 #: Standard deviation, in degrees, of the turn added to each training crop.
 ANGLE_JITTER_DEG = 6.0
+#: The auxiliary targets (``--aux``): a die's tilt is taught as tilt / this, so a leaning die's is about 0.5-1.
+AUX_TILT_SCALE_DEG = 45.0
+#: Weight of the auxiliary targets' squared error beside the classes' cross-entropy.
+AUX_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ class CockedBank:
     angles: npt.NDArray[np.float32]
     sines: npt.NDArray[np.float32]
     crop_size: int = CROP_SIZE
+    #: Each crop's die's auxiliary targets (n, 2), :func:`die_targets`; None unless the recipe asks.
+    aux: npt.NDArray[np.float32] | None = None
 
     @property
     def neighbours(self) -> bool:
@@ -126,6 +132,8 @@ class BankRecipe:
         neighbours: a fifth input plane marks the other dice's boxes in each crop
             (:func:`vision.crops.neighbour_planes`); the run-time test adds it when its model
             takes five planes.
+        aux: also teach each die's tilt and hidden share (:func:`die_targets`) on two more
+            outputs, which the export leaves out; nothing changes at run time.
 
     Raises:
         ValueError: fewer than one copy per flat die.
@@ -138,6 +146,7 @@ class BankRecipe:
     undo_foreshortening: bool = False
     misplaced: bool = False
     neighbours: bool = False
+    aux: bool = False
 
     def __post_init__(self) -> None:
         if min(self.real_flat_copies, self.flat_copies) < 1:
@@ -164,13 +173,36 @@ def frame_view(frame: Frame) -> tuple[UprightView, npt.NDArray[np.bool_]] | None
     return None
 
 
+def read_sidecar(image_path: Path) -> dict[str, Any]:
+    """A generated scene's sidecar (its tray, camera and every die's truth); empty where there is none."""
+    path = label_path_for(image_path).with_suffix(".json")
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def die_targets(frame: Frame) -> npt.NDArray[np.float32]:
+    """Each die's auxiliary targets (n, 2): its tilt / :data:`AUX_TILT_SCALE_DEG` and the share of it hidden.
+
+    A generated scene's come from its sidecar; a real straight-down photo's dice lie flat
+    and in view, 0 and 0.
+
+    Raises:
+        ValueError: a generated scene whose sidecar does not list each of its dice.
+    """
+    n = len(frame.boxes)
+    if frame.source != "synthetic":
+        return np.zeros((n, 2), np.float32)
+    dice = read_sidecar(frame.path).get("dice")
+    if not isinstance(dice, list) or len(dice) != n:
+        raise ValueError(f"{frame.path}: its sidecar does not list its {n} dice, so their tilt is unknown")
+    return np.array([[float(d["tilt_deg"]) / AUX_TILT_SCALE_DEG, 1.0 - float(d["visible"])] for d in dice], np.float32)
+
+
 def scene_view(image_path: Path, size: tuple[int, int], n: int) -> tuple[UprightView, npt.NDArray[np.bool_]] | None:
     """The camera's vertical from a generated scene's labelled tray, and which of its ``n`` dice are occluded.
 
     None when the scene has no sidecar or no usable tray outline.
     """
-    path = label_path_for(image_path).with_suffix(".json")
-    sidecar = json.loads(path.read_text()) if path.exists() else {}
+    sidecar = read_sidecar(image_path)
     view = upright_view(np.asarray(sidecar["tray"], np.float64), size) if sidecar.get("tray") else None
     if view is None:
         return None
@@ -241,6 +273,8 @@ def build_cocked_bank(
     (:func:`vision.crops.neighbour_planes`): those the run-time reader would have, the
     detector's own boxes for a copy cut around one of them, else the visible labelled dice.
 
+    With ``recipe.aux`` each crop also carries its die's :func:`die_targets`.
+
     With ``recipe.undo_foreshortening`` the crops are banked already turned upright and squeezed
     across (:func:`vision.cocked.foreshortening`), their angles kept as 0, so that training
     turns them by the jitter alone: a crop squeezed to a third of its width needs three
@@ -252,7 +286,7 @@ def build_cocked_bank(
     misplacing = np.random.default_rng([seed, 1])
     side, margin = bank_size(recipe.crop_size), bank_context(recipe.context)
     flat_copies, real_flat_copies = recipe.flat_copies, recipe.real_flat_copies
-    crops, labels, angles, sines = [], [], [], []
+    crops, labels, angles, sines, aux = [], [], [], [], []
     for index, frame in enumerate(frames):
         if len(frame.boxes) == 0:
             continue
@@ -265,6 +299,7 @@ def build_cocked_bank(
         angle, sine = upright_angles(view, centres), np.sin(view.view_tilt(centres)).astype(np.float32)
         keep = ~occluded
         cocked = frame.classes == COCKED_CLASS
+        targets = die_targets(frame) if recipe.aux else None
         copies = np.where(cocked, COCKED_COPIES, flat_copies if frame.source == "synthetic" else real_flat_copies)
         found = [match_detections(frame.boxes, d[frame.path]) if frame.path in d else frame.boxes for d in detected]
         # (copy, which dice): even copies around the labelled box, odd ones around a detector's
@@ -298,10 +333,17 @@ def build_cocked_bank(
             angles.append(np.zeros(int(take.sum()), np.float32) if recipe.undo_foreshortening else angle[take])
             labels.append(cocked[take].astype(np.int64))
             sines.append(sine[take])
+            if targets is not None:
+                aux.append(targets[take])
     if not crops:
         raise ValueError("no frames with a known vertical (a tray outline, or a straight-down camera) and visible dice")
     return CockedBank(
-        np.concatenate(crops), np.concatenate(labels), np.concatenate(angles), np.concatenate(sines), recipe.crop_size
+        np.concatenate(crops),
+        np.concatenate(labels),
+        np.concatenate(angles),
+        np.concatenate(sines),
+        recipe.crop_size,
+        np.concatenate(aux) if recipe.aux else None,
     )
 
 
@@ -337,7 +379,17 @@ def train_cocked(
     import torch
 
     from farklecam import __version__
-    from models.facenet import FaceNet, augment, export_facenet, fit, grid_problem, scaled_widths, to_tensor
+    from models.facenet import (
+        FaceNet,
+        LeadingOutputs,
+        augment,
+        class_loss,
+        export_facenet,
+        fit,
+        grid_problem,
+        scaled_widths,
+        to_tensor,
+    )
 
     start = time.monotonic()
     problem = grid_problem(recipe.crop_size, config.head_grid)
@@ -369,13 +421,24 @@ def train_cocked(
         return torch.cat([x[:, :3], steep, x[:, 3:]], dim=1)
 
     widths = scaled_widths(config.width)
-    net = FaceNet(num_classes=2, widths=widths, in_channels=recipe.planes, head_grid=config.head_grid)
-    model, stats = fit(net, bank.labels, batch, config)
+    classes = len(COCKED_TEST_NAMES)
+    outputs = classes + (0 if bank.aux is None else bank.aux.shape[1])
+    net = FaceNet(num_classes=outputs, widths=widths, in_channels=recipe.planes, head_grid=config.head_grid)
+    loss = None
+    if bank.aux is not None:
+        labels, targets = torch.from_numpy(bank.labels), torch.from_numpy(bank.aux)
+
+        def loss(out: torch.Tensor, idx: npt.NDArray[np.intp]) -> torch.Tensor:
+            taught = torch.nn.functional.mse_loss(out[:, classes:], targets[idx])
+            return class_loss(out[:, :classes], labels[idx]) + AUX_WEIGHT * taught
+
+    model, stats = fit(net, bank.labels, batch, config, loss=loss)
+    exported = model if outputs == classes else LeadingOutputs(model, classes)
     meta = {"threshold": str(DEFAULT_THRESHOLD), "trained_on": json.dumps([str(p) for p in synthetic])}
     if recipe.undo_foreshortening:
         meta[UNDO_FORESHORTENING_KEY] = "true"
     export_facenet(
-        model,
+        exported,
         out,
         __version__,
         meta,
@@ -403,6 +466,7 @@ def train_cocked(
             "head_grid": config.head_grid,
             "undo_foreshortening": recipe.undo_foreshortening,
             "misplaced_boxes": recipe.misplaced,
+            "aux_targets": {"tilt_scale_deg": AUX_TILT_SCALE_DEG, "weight": AUX_WEIGHT} if recipe.aux else None,
         },
         "data": {
             "crops": len(bank.labels),
@@ -567,6 +631,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="a fifth input plane marks the other dice's boxes in each crop",
     )
+    tr.add_argument(
+        "--aux",
+        action="store_true",
+        help="also teach each die's tilt and hidden share on two outputs the export leaves out",
+    )
     ca = sub.add_parser("calibrate", help="choose the threshold by cocked F1 on calibration scenes")
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
@@ -605,6 +674,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 undo_foreshortening=args.undo_foreshortening,
                 misplaced=args.misplaced_boxes,
                 neighbours=args.neighbours,
+                aux=args.aux,
             ),
         )
     except FileNotFoundError as exc:  # a detector or folder that is not there: one usage line

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 __all__ = [
     "FACENET_WIDTHS",
     "FaceNet",
+    "LeadingOutputs",
     "augment",
+    "class_loss",
     "export_facenet",
     "feature_side",
     "fit",
@@ -121,6 +123,28 @@ class FaceNet(nn.Module):
         return self.head(self.dropout(x))
 
 
+class LeadingOutputs(nn.Module):
+    """A network's first ``n`` outputs: what is exported of one that also learned auxiliary targets.
+
+    A network trained to predict more than its classes (the cocked test's ``--aux``: each
+    die's tilt and hidden share beside flat or cocked) keeps those outputs only to shape
+    its features; the run-time contract (``docs/model-contract.md``) is one logit per class.
+    """
+
+    def __init__(self, model: nn.Module, n: int):
+        super().__init__()
+        self.model, self.n = model, n
+
+    def forward(self, crops: torch.Tensor) -> torch.Tensor:
+        """The wrapped network's logits, its first ``n`` outputs."""
+        return self.model(crops)[:, : self.n]
+
+
+def class_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy with 0.05 label smoothing: the loss every crop network's classes are fitted by."""
+    return F.cross_entropy(logits, labels, label_smoothing=0.05)
+
+
 def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
     """BGR uint8 crops -> RGB float tensor in 0..1, as :func:`vision.crops.crops_to_tensor`."""
     return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1])).permute(0, 3, 1, 2).float() / 255.0
@@ -180,6 +204,7 @@ def fit(
     batch: Callable[[npt.NDArray[np.intp], np.random.Generator, torch.Generator], torch.Tensor],
     config: ClassifierConfig,
     log: Callable[[str], None] | None = None,
+    loss: Callable[[torch.Tensor, npt.NDArray[np.intp]], torch.Tensor] | None = None,
 ) -> tuple[ModelT, dict[str, float]]:
     """The training loop both crop classifiers share: AdamW, one-cycle schedule, label smoothing.
 
@@ -189,6 +214,8 @@ def fit(
         batch: makes the (augmented) input tensor of the crops at the given indices.
         config: epochs, batch size, learning rate, seed, threads, step limit.
         log: progress lines go here (default: printed).
+        loss: the loss of the network's outputs on the crops at the given indices
+            (default :func:`class_loss` on their labels); one that adds auxiliary terms.
     """
     log = log or _log
     torch.set_num_threads(config.threads)
@@ -211,13 +238,13 @@ def fit(
                 break
             idx = order[i : i + config.batch]
             x = batch(idx, rng, gen)
-            loss = F.cross_entropy(model(x), labels[idx], label_smoothing=0.05)
+            value = class_loss(model(x), labels[idx]) if loss is None else loss(model(x), idx)
             opt.zero_grad()
-            loss.backward()
+            value.backward()
             opt.step()
             sched.step()
             step += 1
-            seen_loss = 0.98 * seen_loss + 0.02 * loss.item() if step > 1 else loss.item()
+            seen_loss = 0.98 * seen_loss + 0.02 * value.item() if step > 1 else value.item()
             if step % steps_per_epoch == 0 or step == total:
                 log(f"classifier step {step}/{total} loss {seen_loss:.4f} ({time.monotonic() - start:.0f} s)")
     model.eval()

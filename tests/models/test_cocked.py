@@ -201,6 +201,8 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
 ) -> None:
     pytest.importorskip("torch")
     onnx = pytest.importorskip("onnx")
+    import onnxruntime as ort
+
     from datasets.synthetic.__main__ import main as generate
     from models.cocked import main
     from vision.cocked import CockedTest
@@ -219,7 +221,8 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     assert not CockedTest(out).undo_foreshortening
     squeezed = tmp_path / "squeezed.onnx"
     args = ["train", "--synthetic", str(scenes), "--out", str(squeezed), "--steps", "2", "--width-scale", "0.5"]
-    extra = ["--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2", "--context", "0.3", "--neighbours"]
+    extra = ["--undo-foreshortening", "--misplaced-boxes", "--head-grid", "2", "--context", "0.3"]
+    extra += ["--neighbours", "--aux"]
     assert main([*args, *extra]) == 0
     assert CockedTest(squeezed).undo_foreshortening  # the run-time test squeezes as training did
     assert (CockedTest(squeezed).crop_context, CockedTest(out).crop_context) == (0.3, CROP_CONTEXT)
@@ -229,6 +232,36 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     assert (record["config"]["head_grid"], plain["config"]["head_grid"]) == (2, 1)
     assert record["config"]["crop_context"] == 0.3 and record["config"]["neighbour_plane"]
     head = next(t for t in onnx.load(str(squeezed)).graph.initializer if len(t.dims) == 2)
-    assert list(head.dims) == [2, 64 * 4]  # half of the last block's 128 channels, once per cell of a 2x2 grid
+    # Half of the last block's 128 channels, once per cell of a 2x2 grid, into two logits and two taught targets...
+    assert list(head.dims) == [4, 64 * 4]
+    assert record["config"]["aux_targets"] and plain["config"]["aux_targets"] is None
+    crops = np.zeros((3, 5, 64, 64), np.float32)
+    logits = ort.InferenceSession(str(squeezed)).run(None, {"crops": crops})[0]
+    assert logits.shape == (3, 2)  # ...of which the export gives the logits alone
     assert record["data"]["crops"] > plain["data"]["crops"]  # each die banked half as many times again
     assert no_network == []
+
+
+def test_taught_targets_ride_with_each_crop_and_agree_with_its_label(tmp_path: Path) -> None:
+    from datasets.synthetic.__main__ import main as generate
+    from datasets.training_sets import Frame, synthetic_frames
+    from models.cocked import AUX_TILT_SCALE_DEG, die_targets
+
+    scenes = tmp_path / "scenes"
+    assert generate(["--out", str(scenes), "--count", "6", "--seed", "3", "--size", "160x120", "--lean-rate", "1"]) == 0
+    frames = synthetic_frames(scenes)
+    plain = build_cocked_bank(frames, seed=1)
+    taught = build_cocked_bank(frames, seed=1, recipe=BankRecipe(aux=True))
+    assert plain.aux is None and taught.aux is not None and taught.aux.shape == (len(taught.labels), 2)
+    assert np.array_equal(plain.crops, taught.crops)  # teaching more changes nothing of what is banked
+    assert taught.labels.any() and not taught.labels.all()
+    tilt, hidden = taught.aux[:, 0] * AUX_TILT_SCALE_DEG, taught.aux[:, 1]
+    assert np.array_equal(tilt > 15.0, taught.labels == 1)  # a crop is labelled cocked exactly where its die leans
+    assert ((hidden >= 0) & (hidden < 1)).all()
+    boxes = np.array([[20, 20, 50, 50]], np.float32)
+    real = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([2]), boxes, (320, 240))
+    assert not die_targets(real).any()  # a real straight-down die lies flat and in view
+    n = len(frames[0].boxes) + 1  # one die more than its sidecar lists
+    stranger = Frame("synthetic", frames[0].path, np.zeros(n, np.int64), np.zeros((n, 4), np.float32), (160, 120))
+    with pytest.raises(ValueError, match=f"does not list its {n} dice"):
+        die_targets(stranger)
