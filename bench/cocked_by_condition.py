@@ -6,7 +6,7 @@ Reads every generated scene in each DIR (YOLO folder with sidecars) as
 ``python -m vision.evaluate`` does (the sidecar's tray as the calibrated one,
 each labelled die matched by centre, occluded dice set aside) and joins each
 die to what its sidecar says the picture went through: Gaussian blur, sensor
-noise, JPEG quality, and the die's side in pixels. Prints, per folder, cocked
+noise, JPEG quality (where the sidecar says), and the die's side in pixels. Prints, per folder, cocked
 recall / precision / F1 in bins of each, then what the missed leaning dice were
 read as (never found, ``uncertain``, a face, off the tray) and how far the
 missed ones lean. A die a degraded picture hides would show as a bin far below
@@ -32,7 +32,7 @@ from datasets.yolo import COCKED_CLASS, find_images
 from models.cocked import read_sidecar
 from vision.evaluate import load_labels, sidecar_outline
 from vision.images import load_image
-from vision.metrics import f1, match_scored, predicted_classes
+from vision.metrics import f1, match_scored, predicted_classes, ratio
 from vision.reader import DiceReader, default_model_dir
 
 #: (sidecar or die field, bin edges): the conditions the table splits by.
@@ -44,11 +44,16 @@ BINS: dict[str, tuple[float, ...]] = {
 }
 
 
+#: What a cocked call on no labelled die was read as.
+NO_DIE = "no die"
+
+
 @dataclass(frozen=True)
 class DieCall:
     """One die's truth and call, with its picture's conditions (a false call on no die has ``leaning`` False).
 
-    ``read_as`` is the reader's status for the die (``never found`` where it was not), ``called``
+    ``read_as`` is the reader's status for the die (``never found`` where it was not, :data:`NO_DIE`
+    for a cocked call where no die is labelled), ``called``
     whether the reader called it cocked, as ``vision.evaluate`` counts it.
     """
 
@@ -56,7 +61,7 @@ class DieCall:
     called: bool
     read_as: str
     tilt_deg: float
-    conditions: dict[str, float]
+    conditions: dict[str, float | None]
 
 
 def folder_calls(reader: DiceReader, folder: Path) -> list[DieCall]:
@@ -66,7 +71,9 @@ def folder_calls(reader: DiceReader, folder: Path) -> list[DieCall]:
         frame = load_image(path)
         labels = load_labels(path, frame.shape[1], frame.shape[0])
         post = read_sidecar(path).get("post", {})
-        scene = {key: float(post.get(key, 0.0)) for key in ("blur_sigma", "noise", "jpeg_quality")}
+        scene: dict[str, float | None] = {
+            key: float(post[key]) if key in post else None for key in ("blur_sigma", "noise", "jpeg_quality")
+        }
         image_reader = reader if labels.tray is None else reader.with_tray(sidecar_outline(labels.tray, 0.0, path.name))
         reading = image_reader.read(frame)
         match = match_scored(reading, labels)
@@ -85,17 +92,24 @@ def folder_calls(reader: DiceReader, folder: Path) -> list[DieCall]:
         for i in match.predictions:
             if i not in paired and cocked[i]:
                 side = float(max(reading.xyxy[i][2:] - reading.xyxy[i][:2]))
-                calls.append(DieCall(False, True, "cocked", 0.0, {**scene, "side_px": side}))
+                calls.append(DieCall(False, True, NO_DIE, 0.0, {**scene, "side_px": side}))
     return calls
 
 
 def score(calls: list[DieCall]) -> str:
-    """Leaning dice, recall, precision and F1 of some calls, as table cells."""
+    """Dice, leaning dice, recall, precision and F1 of some calls, as table cells ("-" where undefined)."""
     tp = sum(c.leaning and c.called for c in calls)
     leaning = sum(c.leaning for c in calls)
     called = sum(c.called for c in calls)
-    recall, precision = tp / max(1, leaning), tp / max(1, called)
-    return f"{len(calls):>7}{leaning:>8}{recall:>8.3f}{precision:>8.3f}{f1(recall, precision):>8.3f}"
+    recall, precision = ratio(tp, leaning), ratio(tp, called)
+    both = f1(recall, precision) if recall is not None and precision is not None else None
+    cells = "".join(f"{'-' if v is None else f'{v:.3f}':>8}" for v in (recall, precision, both))
+    return f"{len(calls):>7}{leaning:>8}{cells}"
+
+
+def median_tilt(calls: list[DieCall]) -> str:
+    """The dice's median tilt, "12.3 deg", or "-" for none."""
+    return f"{float(np.median([c.tilt_deg for c in calls])):.1f} deg" if calls else "-"
 
 
 def main() -> int:
@@ -110,13 +124,12 @@ def main() -> int:
         print(f"{'all':<26}{score(calls)}")
         for key, edges in BINS.items():
             for lo, hi in pairwise(edges):
-                within = [c for c in calls if lo <= c.conditions[key] < hi]
+                within = [c for c in calls if (v := c.conditions[key]) is not None and lo <= v < hi]
                 print(f"{f'{key} {lo:g}-{hi:g}':<26}{score(within)}")
         missed = [c for c in calls if c.leaning and not c.called]
-        counts = ", ".join(f"{name} {n}" for name, n in Counter(c.read_as for c in missed).most_common())
-        leans = np.median([c.tilt_deg for c in calls if c.leaning]) if any(c.leaning for c in calls) else float("nan")
-        missed_lean = np.median([c.tilt_deg for c in missed]) if missed else float("nan")
-        print(f"missed leaning dice: {len(missed)} ({counts}); median tilt {missed_lean:.1f} deg (all: {leans:.1f})")
+        counts = ", ".join(f"{name} {n}" for name, n in Counter(c.read_as for c in missed).most_common()) or "none"
+        leans = median_tilt([c for c in calls if c.leaning])
+        print(f"missed leaning dice: {len(missed)} ({counts}); median tilt {median_tilt(missed)} (all: {leans})")
     return 0
 
 
