@@ -31,7 +31,6 @@ other classifier it is ignored.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,6 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "FUSION_METADATA_KEY",
     "FUSION_TERMS",
-    "MOVED_BOXES",
     "CockedEvidence",
     "CockedFusion",
     "CockedTest",
@@ -72,17 +70,6 @@ UNDO_FORESHORTENING_KEY = "undo_foreshortening"
 _MAX_UNDONE_VIEW_SINE = 0.95
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 _EPS = 1e-4
-#: The boxes a die is read on again where its call is close (:meth:`CockedTest.over_moved_boxes`), each
-#: ``(dx, dy, scale)``: a shift by that share of the box's side, then a scale about its centre.
-MOVED_BOXES: tuple[tuple[float, float, float], ...] = (
-    (0.0, 0.0, 1.0),
-    (0.06, 0.0, 1.0),
-    (-0.06, 0.0, 1.0),
-    (0.0, 0.06, 1.0),
-    (0.0, -0.06, 1.0),
-    (0.0, 0.0, 0.94),
-    (0.0, 0.0, 1.06),
-)
 
 
 def logit(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -236,23 +223,6 @@ class CockedFusion:
         return cls(*numbers, classifier_sha=sha, terms=terms)
 
 
-def moved_boxes(xyxy: npt.ArrayLike, moves: Sequence[tuple[float, float, float]]) -> npt.NDArray[np.float32]:
-    """Each box under each move ``(dx, dy, scale)``, shape (n * len(moves), 4), the moves of one box together.
-
-    A move shifts the box by ``dx`` and ``dy`` of its width and height, then scales it by
-    ``scale`` about its centre.
-    """
-    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
-    size = boxes[:, 2:] - boxes[:, :2]
-    centre = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-    out = []
-    for dx, dy, scale in moves:
-        c = centre + size * np.array([dx, dy], np.float32)
-        half = size * (scale / 2.0)
-        out.append(np.concatenate([c - half, c + half], axis=1))
-    return np.stack(out, axis=1).reshape(-1, 4).astype(np.float32)
-
-
 def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """Degrees to turn each crop (counter-clockwise on screen) so that the nadir lies straight below it."""
     return (np.degrees(view.down_angles(centres)) - 90.0).astype(np.float32)
@@ -333,32 +303,6 @@ class CockedTest:
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
         return self.probabilities(frame, boxes, upright_angles(view, centres), np.sin(view.view_tilt(centres)), boxes)
-
-    def over_moved_boxes(
-        self,
-        frame: npt.NDArray[np.uint8],
-        xyxy: npt.ArrayLike,
-        view: UprightView,
-        dice: npt.ArrayLike,
-        moves: Sequence[tuple[float, float, float]] = MOVED_BOXES,
-    ) -> npt.NDArray[np.float32]:
-        """Cocked probability of the die in each box, its logit averaged over the box under each of ``moves``.
-
-        The test is sensitive to where the detector's box falls; a die read on several
-        boxes around it gets a steadier word (one batch through the network). Each moved
-        crop keeps the upright angle and view of its die's own box; ``dice`` are all the
-        frame's die boxes, for a test that reads its neighbours.
-        """
-        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
-        if len(boxes) == 0:
-            return np.zeros(0, np.float32)
-        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-        k = len(moves)
-        angles = np.repeat(upright_angles(view, centres), k)
-        sines = np.repeat(np.sin(view.view_tilt(centres)), k)
-        probs = self.probabilities(frame, moved_boxes(boxes, moves), angles, sines, dice)
-        mean = logit(probs).reshape(len(boxes), k).mean(axis=1)
-        return (1.0 / (1.0 + np.exp(-mean))).astype(np.float32)
 
     def probabilities(
         self,

@@ -56,15 +56,11 @@ class CockedJudge:
             None for the test alone.
         search: how to search the vertical where none is known; None: no search (the
             classifier's own cocked call stands there).
-        moves_band: under a known vertical, a die whose call lies within this much of its
-            threshold is read again on moved boxes (:meth:`CockedTest.over_moved_boxes`)
-            and called on that; None: never.
     """
 
     test: CockedTest
     fusion: CockedFusion | None
     search: ViewSearchConfig | None
-    moves_band: float | None = None
 
     def call(
         self,
@@ -85,14 +81,7 @@ class CockedJudge:
         """
         test, search = self.test, self.search
         if view is not None:
-            prob = test(frame, xyxy, view)
-            judged = self.decisive(prob, scores, xyxy, test.threshold, view)
-            close = np.abs(judged.probability - judged.threshold) < (self.moves_band or 0.0)
-            if not close.any():
-                return judged
-            prob = prob.copy()
-            prob[close] = test.over_moved_boxes(frame, xyxy[close], view, xyxy)
-            return self.decisive(prob, scores, xyxy, test.threshold, view)
+            return self.decisive(test(frame, xyxy, view), scores, xyxy, test.threshold, view)
         if search is None:
             return None
         veto = None

@@ -220,7 +220,7 @@ class DiceReader:
         """
         if self.cocked_test is None:
             return None
-        return CockedJudge(self.cocked_test, self.fusion, self.config.view_search, self.config.cocked_moves_band)
+        return CockedJudge(self.cocked_test, self.fusion, self.config.view_search)
 
     def calibrate(self, frame: npt.NDArray[np.uint8]) -> DiceReader:
         """A reader whose tray is found once, in this frame, and then kept for every frame.

@@ -113,10 +113,6 @@ class ReaderConfig:
             searched one the frame's dice agree on, combine
             it with the face classifier's cocked probability as the test's fitted
             :class:`vision.cocked.CockedFusion` says (if it has one for this classifier).
-        cocked_moves_band: under a known vertical (a calibrated tray, or straight down), a
-            die whose fused cocked probability lies within this much of the threshold is read
-            again on six moved boxes (:data:`vision.cocked.MOVED_BOXES`) and called on the
-            test's logit averaged over the seven. None reads each die once.
         straight_down: the camera looks straight down at the dice (an overhead rig): where no
             calibrated tray gives the vertical, the picture's centre is the nadir
             (:func:`vision.upright.straight_down_view`) and the cocked test decides under it,
@@ -167,7 +163,6 @@ class ReaderConfig:
     cut_die_margin_px: float | None = 2.0
     cocked_test: bool = True
     cocked_fusion: bool = True
-    cocked_moves_band: float | None = None
     straight_down: bool = False
     straight_down_check_deg: float | None = 10.0
     view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
@@ -180,7 +175,6 @@ class ReaderConfig:
             "cocked_min_conf",
             "pip_reliability",
             "off_tray_min_inside",
-            "cocked_moves_band",
         ):
             value = getattr(self, name)
             if value is not None and not 0.0 <= value <= 1.0:

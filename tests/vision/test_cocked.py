@@ -18,7 +18,6 @@ from vision.cocked import (
     CockedFusion,
     CockedTest,
     foreshortening,
-    moved_boxes,
     upright_angles,
     upright_inputs,
 )
@@ -247,79 +246,3 @@ def test_a_model_breaking_the_contract_is_refused(
 ) -> None:
     with pytest.raises(ModelLoadError, match=message):
         CockedTest(make_cocked_test(tmp_path / "c.onnx", **kwargs))  # type: ignore[arg-type]
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.floats(0, 400),
-    st.floats(0, 300),
-    st.floats(8, 120),
-    st.floats(8, 120),
-    st.floats(-0.2, 0.2),
-    st.floats(-0.2, 0.2),
-    st.floats(0.5, 1.5),
-)
-def test_a_moved_box_is_shifted_by_its_share_of_the_side_then_scaled_about_its_centre(
-    x: float, y: float, w: float, h: float, dx: float, dy: float, scale: float
-) -> None:
-    box = np.array([[x, y, x + w, y + h]], np.float32)
-    still, moved = moved_boxes(box, [(0.0, 0.0, 1.0), (dx, dy, scale)])
-    assert np.allclose(still, box[0], atol=1e-3)
-    assert np.allclose((moved[:2] + moved[2:]) / 2, [x + w / 2 + dx * w, y + h / 2 + dy * h], atol=1e-3)
-    assert np.allclose(moved[2:] - moved[:2], [w * scale, h * scale], atol=1e-3)
-
-
-def _example_with_tray() -> tuple[np.ndarray, np.ndarray, UprightView]:
-    """The bundled leaning-die example: its frame, its labelled dice's boxes and its tray's vertical."""
-    from vision.images import load_image
-    from vision.upright import upright_view
-
-    root = Path(__file__).resolve().parents[2] / "examples"
-    frame = load_image(root / "tray_cocked.jpg")
-    sidecar = json.loads((root / "labels" / "tray_cocked.json").read_text())
-    view = upright_view(np.asarray(sidecar["tray"], np.float64), (frame.shape[1], frame.shape[0]))
-    assert view is not None
-    return frame, np.array([d["box"] for d in sidecar["dice"]], np.float32), view
-
-
-def test_the_real_test_over_moved_boxes_averages_its_logit_over_each_box(onnx_available: None) -> None:
-    from vision.cocked import MOVED_BOXES, logit
-    from vision.reader import COCKED_TEST_FILE, default_model_dir
-
-    test = CockedTest(default_model_dir() / COCKED_TEST_FILE)
-    frame, boxes, view = _example_with_tray()
-    unmoved = test.over_moved_boxes(frame, boxes, view, boxes, [(0.0, 0.0, 1.0)])
-    assert np.allclose(unmoved, test(frame, boxes, view), atol=1e-4)  # the box, up to float32 rounding
-    each = np.stack([test(frame, moved_boxes(boxes, [move]), view) for move in MOVED_BOXES], axis=1)
-    # Each moved crop is turned by its own die's angle, a hair off its moved centre's: compare loosely.
-    expected = 1 / (1 + np.exp(-logit(each).mean(axis=1)))
-    assert np.allclose(test.over_moved_boxes(frame, boxes, view, boxes), expected, atol=0.02)
-
-
-def test_only_dice_whose_call_is_close_are_read_again_on_moved_boxes(onnx_available: None) -> None:
-    from vision.cocked_call import CockedJudge
-    from vision.faces import FaceScores
-    from vision.reader import COCKED_TEST_FILE, default_model_dir
-
-    test = CockedTest(default_model_dir() / COCKED_TEST_FILE)
-    frame, boxes, view = _example_with_tray()
-    n = len(boxes)
-    scores = FaceScores(
-        np.ones(n, np.int64),
-        np.zeros(n, bool),
-        np.ones(n, np.float32),
-        np.eye(6, dtype=np.float32)[[0] * n],
-        np.zeros(n, np.float32),
-    )
-    once, moved = test(frame, boxes, view), test.over_moved_boxes(frame, boxes, view, boxes)
-    assert not np.allclose(once, moved)  # the moves change what the test says
-    for band, expected in [(None, once), (1.0, moved)]:
-        call = CockedJudge(test, None, None, band).call(frame, boxes, view, scores)
-        assert call is not None and np.allclose(call.probability, expected)
-        assert np.array_equal(call.cocked, expected >= test.threshold)
-    distance = np.abs(once - test.threshold)
-    band = float(distance.min() + distance.max()) / 2  # some dice inside the band, some out
-    close = distance < band
-    assert close.any() and not close.all()
-    call = CockedJudge(test, None, None, band).call(frame, boxes, view, scores)
-    assert call is not None and np.allclose(call.probability, np.where(close, moved, once))

@@ -86,7 +86,7 @@ def test_as_bgr_frame_rejects(frame: object) -> None:
         as_bgr_frame(frame)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("field", ["det_conf", "face_min_conf", "off_tray_min_inside", "cocked_moves_band"])
+@pytest.mark.parametrize("field", ["det_conf", "face_min_conf", "off_tray_min_inside"])
 def test_config_validation(field: str) -> None:
     with pytest.raises(ValueError, match=field):
         ReaderConfig(**{field: 1.5})
