@@ -79,7 +79,7 @@ def logit(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 
 #: Evidence a fusion may weigh beyond the two logits (:class:`CockedEvidence`), by the names its metadata uses.
-FUSION_TERMS = ("face", "covered", "view_sine", "test_x_view_sine", "size")
+FUSION_TERMS = ("face", "covered", "view_sine", "test_x_view_sine")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,24 +89,20 @@ class CockedEvidence:
     The test and the classifier each see one crop. The frame says more: how sure the
     classifier is of a face (a leaning die the fusion misses often reads as a face it
     doubts), how much of the die a nearer one hides (a flat die half behind another
-    shows that die's top where a side would be), how steeply the camera sees it (a
+    shows that die's top where a side would be), and how steeply the camera sees it (a
     crop seen obliquely shows sides on flat dice too, and the test's word may weigh
-    differently there), and how large the die looks (the test sees every die at its
-    crop size, whether it filled 20 pixels or 80). One constructor serves the fit and
-    the reader, so both compute the same numbers.
+    differently there). One constructor serves the fit and the reader, so both compute
+    the same numbers.
 
     Attributes:
         face_prob: the classifier's best face probability, shape (n,).
         covered: the largest fraction of the die's box another found box covers, shape (n,).
         view_sine: the sine of the camera's ray angle from the vertical at the die's centre, shape (n,).
-        size: the log of the die's box side over the view's focal length (how near the
-            camera is, the same at any resolution), shape (n,).
     """
 
     face_prob: npt.NDArray[np.float32]
     covered: npt.NDArray[np.float32]
     view_sine: npt.NDArray[np.float32]
-    size: npt.NDArray[np.float32]
 
     @classmethod
     def of(cls, face_probs: npt.ArrayLike, xyxy: npt.ArrayLike, view: UprightView) -> CockedEvidence:
@@ -114,12 +110,10 @@ class CockedEvidence:
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         probs = np.asarray(face_probs, np.float32).reshape(len(boxes), -1)
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
-        side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
         return cls(
             face_prob=probs.max(axis=1, initial=0.0).astype(np.float32),
             covered=covered_fraction(boxes),
             view_sine=np.sin(view.view_tilt(centres)).astype(np.float32),
-            size=np.log(np.maximum(side, 1.0) / view.focal).astype(np.float32),
         )
 
     def term(self, name: str, test_logit: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -132,13 +126,11 @@ class CockedEvidence:
             return np.asarray(self.view_sine, np.float64)
         if name == "test_x_view_sine":
             return test_logit * np.asarray(self.view_sine, np.float64)
-        if name == "size":
-            return np.asarray(self.size, np.float64)
         raise ValueError(f"unknown fusion term {name!r}; expected one of {', '.join(FUSION_TERMS)}")
 
     def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> CockedEvidence:
         """The evidence on some dice (a boolean mask or indices)."""
-        return CockedEvidence(self.face_prob[index], self.covered[index], self.view_sine[index], self.size[index])
+        return CockedEvidence(self.face_prob[index], self.covered[index], self.view_sine[index])
 
     @classmethod
     def concatenate(cls, parts: list[CockedEvidence]) -> CockedEvidence:
@@ -147,7 +139,6 @@ class CockedEvidence:
             np.concatenate([p.face_prob for p in parts]).astype(np.float32),
             np.concatenate([p.covered for p in parts]).astype(np.float32),
             np.concatenate([p.view_sine for p in parts]).astype(np.float32),
-            np.concatenate([p.size for p in parts]).astype(np.float32),
         )
 
 

@@ -126,7 +126,6 @@ def _rows_with_evidence(seed: int, n: int = 6000) -> FusionRows:
         face_prob=rng.uniform(0.2, 1.0, n).astype(np.float32),
         covered=covered,
         view_sine=rng.uniform(0.0, 0.7, n).astype(np.float32),
-        size=rng.uniform(-3.5, -2.0, n).astype(np.float32),
     )
     return dataclasses.replace(rows, test=test, classifier=classifier, evidence=evidence, scene=np.arange(n) // 4)
 
