@@ -25,7 +25,7 @@ import os
 import shutil
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,8 +164,18 @@ class DetectorDataset:
     dice: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def build_detector_dataset(out: Path, frames: Sequence[Frame], val_percent: int = VAL_PERCENT) -> DetectorDataset:
-    """Write a one-class YOLO dataset of ``frames`` under ``out`` (replacing an earlier one).
+def build_detector_dataset(
+    out: Path,
+    frames: Sequence[Frame],
+    val_percent: int = VAL_PERCENT,
+    *,
+    names: Sequence[str] = ("die",),
+    label_class: Callable[[int], int] | None = None,
+) -> DetectorDataset:
+    """Write a YOLO dataset of ``frames`` under ``out`` (replacing an earlier one): one class by default.
+
+    ``label_class`` maps a frame's class (``face - 1`` or 6 for cocked) to the detector's
+    class in ``names`` (default: every die is class 0, the shipped one-class detector).
 
     A ``val_percent`` share of the frames (by file-name hash) becomes the
     validation split ultralytics uses to pick its best epoch (the training
@@ -187,7 +197,8 @@ def build_detector_dataset(out: Path, frames: Sequence[Frame], val_percent: int 
         link = image_dir / frame.name
         os.symlink(frame.path.resolve(), link)
         width, height = frame.size
-        boxes = [YoloBox.from_xyxy(0, b, width, height) for b in frame.boxes]
+        classes = [0 if label_class is None else label_class(int(c)) for c in frame.classes]
+        boxes = [YoloBox.from_xyxy(c, b, width, height) for c, b in zip(classes, frame.boxes, strict=True)]
         write_labels(out / "labels" / part / f"{link.stem}.txt", boxes)
         counts[part][frame.source] += 1
         dice[part][frame.source] += len(boxes)
@@ -195,8 +206,9 @@ def build_detector_dataset(out: Path, frames: Sequence[Frame], val_percent: int 
     val = "images/val" if counts["val"] else "images/train"
     yaml = out / "data.yaml"
     yaml.write_text(
-        f"# one-class die detector dataset written by datasets.training_sets\n"
-        f"path: {out}\ntrain: images/train\nval: {val}\nnames:\n  0: die\n"
+        f"# die detector dataset written by datasets.training_sets\n"
+        f"path: {out}\ntrain: images/train\nval: {val}\nnames:\n"
+        + "".join(f"  {i}: {name}\n" for i, name in enumerate(names))
     )
     return DetectorDataset(
         yaml,

@@ -5,7 +5,6 @@ folders of ``python -m datasets.rebuild --training`` plus ``data/synth_lean2`` (
 Then ``train.py`` fine-tunes it and ``measure.py CHECKPOINT`` prints the rule's table.
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -21,8 +20,8 @@ import onnxruntime as ort
 import torch
 from onnx import numpy_helper
 
-from datasets.training_sets import VAL_PERCENT, is_holdout, real_frames, synthetic_frames
-from datasets.yolo import YoloBox, write_labels
+from datasets.training_sets import build_detector_dataset, real_frames, synthetic_frames
+from datasets.yolo import COCKED_CLASS
 
 OUT = Path(f"{REPO}/runs/twoclass")
 src = onnx.load(f"{REPO}/runs/dets/stage6_float.onnx")
@@ -75,22 +74,11 @@ model.names = {0: "flat", 1: "leaning"}
 model.yaml["nc"] = 2
 torch.save({"model": model, "train_args": {}, "epoch": -1, "date": "rule 81d0657"}, OUT / "init.pt")
 
-# dataset
+# dataset: the detector's training frames, leaning dice as class 1
 frames = real_frames(hold_validation=True)
 for folder in ("synth", "synth_lean", "synth_v2", "synth_lean2"):
     frames += synthetic_frames(Path(f"{REPO}/data") / folder)
-ds = OUT / "data"
-counts = {"train": [0, 0], "val": [0, 0]}
-for frame in frames:
-    part = "val" if is_holdout("val:" + frame.name, VAL_PERCENT) else "train"
-    (ds / "images" / part).mkdir(parents=True, exist_ok=True)
-    link = ds / "images" / part / frame.name
-    if not link.exists():
-        os.symlink(frame.path.resolve(), link)
-    w, h = frame.size
-    boxes = [YoloBox.from_xyxy(int(c == 6), b, w, h) for c, b in zip(frame.classes, frame.boxes, strict=True)]
-    for b in boxes:
-        counts[part][b.cls] += 1
-    write_labels(ds / "labels" / part / f"{link.stem}.txt", boxes)
-(ds / "data.yaml").write_text(f"path: {ds}\ntrain: images/train\nval: images/val\nnames:\n  0: flat\n  1: leaning\n")
-print(len(frames), "frames; dice flat/leaning", counts)
+written = build_detector_dataset(
+    OUT / "data", frames, names=("flat", "leaning"), label_class=lambda c: int(c == COCKED_CLASS)
+)
+print(len(frames), "frames", written.counts)

@@ -1,4 +1,9 @@
-"""Experiment record (rule 81d0657): best-threshold cocked F1, two-class detector against the crop test alone."""
+"""Experiment record (rule 81d0657): best-threshold cocked F1, two-class detector against the crop test alone.
+
+``measure.py --crop-only`` first (the shipped crop test's figures, cached), then ``measure.py CHECKPOINT``.
+Unlike ``models.cocked.best_threshold`` (a 0.05 grid over the dice found), this sweeps every score and
+counts a leaning die never found as a miss, so that a detector is not flattered by what it fails to find.
+"""
 
 import json
 import sys
@@ -13,9 +18,10 @@ from models.offline import go_offline
 go_offline()
 from datasets.yolo import find_images
 from models.cocked_fusion import collect_rows
+from vision.detector import letterbox
 from vision.evaluate import load_labels
 from vision.images import load_image
-from vision.metrics import match_by_centre
+from vision.metrics import COCKED_CLASS, match_by_centre
 
 
 def best_f1(scores, truth, total):
@@ -44,7 +50,7 @@ def leaning_total(folder):
         if lab.tray is None:
             continue
         occ = lab.occluded if lab.occluded is not None else np.zeros(len(lab.classes), bool)
-        total += int(((lab.classes == 6) & ~occ).sum())
+        total += int(((lab.classes == COCKED_CLASS) & ~occ).sum())
     return total
 
 
@@ -59,7 +65,6 @@ if sys.argv[1] == "--crop-only":
         print(name, cached[name], flush=True)
     CACHE.write_text(json.dumps(cached))
     raise SystemExit(0)
-import cv2
 import torch
 import torchvision
 from ultralytics import YOLO
@@ -70,14 +75,7 @@ net = det.model.float().eval()
 
 def raw_predict(frame, conf=0.25):
     """Boxes (agnostic NMS on the larger class score) with each box's leaning probability."""
-    h, w = frame.shape[:2]
-    r = 320 / max(h, w)
-    nh, nw = round(h * r), round(w * r)
-    ph, pw = (32 - nh % 32) % 32, (32 - nw % 32) % 32
-    img = cv2.resize(frame, (nw, nh))
-    img = cv2.copyMakeBorder(
-        img, ph // 2, ph - ph // 2, pw // 2, pw - pw // 2, cv2.BORDER_CONSTANT, value=(114, 114, 114)
-    )
+    img, fit = letterbox(frame, (320, 320), stride=32)
     x = torch.from_numpy(img[:, :, ::-1].copy()).permute(2, 0, 1)[None].float() / 255
     with torch.no_grad():
         out = net(x)[0][0]  # (4 + 2, N): xywh in the padded picture, class probabilities
@@ -88,9 +86,9 @@ def raw_predict(frame, conf=0.25):
     xyxy = torch.cat([xywh[:, :2] - xywh[:, 2:] / 2, xywh[:, :2] + xywh[:, 2:] / 2], 1)
     idx = torchvision.ops.nms(xyxy, score, 0.7)
     xyxy = xyxy[idx].numpy()
-    xyxy[:, [0, 2]] -= pw // 2
-    xyxy[:, [1, 3]] -= ph // 2
-    return xyxy / r, probs[idx, 1].numpy()
+    xyxy[:, [0, 2]] -= fit.pad_x
+    xyxy[:, [1, 3]] -= fit.pad_y
+    return xyxy / fit.scale, probs[idx, 1].numpy()
 
 
 report = {}
@@ -107,7 +105,7 @@ for name in ("calib_synth", "calib_lean"):
         t = np.full(len(xyxy), -1)
         for i, j in match_by_centre(xyxy, lab.xyxy):
             occluded = lab.occluded is not None and bool(lab.occluded[j])
-            t[i] = -2 if occluded else int(lab.classes[j] == 6)
+            t[i] = -2 if occluded else int(lab.classes[j] == COCKED_CLASS)
         scores += list(conf[t != -2])
         truth += list(t[t != -2])
     two = best_f1(np.asarray(scores), np.asarray(truth), total)
