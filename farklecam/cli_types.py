@@ -6,7 +6,16 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["copy_count", "crop_context", "crop_side", "head_grid", "share", "width_scale"]
+__all__ = [
+    "copy_count",
+    "crop_context",
+    "crop_side",
+    "head_grid",
+    "mixup_alpha",
+    "share",
+    "weight_decay",
+    "width_scale",
+]
 
 _N = TypeVar("_N", int, float)
 
@@ -50,3 +59,13 @@ def width_scale(text: str) -> float:
 def head_grid(text: str) -> int:
     """The side of the grid a network's last feature map is pooled to, from 1 to 8 (``--head-grid``)."""
     return _in_range(text, int, 1, 8, "{text!r} is not a whole number", "a {value}x{value} grid is outside 1..8")
+
+
+def weight_decay(text: str) -> float:
+    """AdamW's decoupled weight decay, from 0 to 1 (``--weight-decay``)."""
+    return _in_range(text, float, 0.0, 1.0, "{text!r} is not a number", "a weight decay of {text} is outside 0..1")
+
+
+def mixup_alpha(text: str) -> float:
+    """Mixup's Beta(alpha, alpha) parameter, from 0 (off) to 4 (``--mixup``)."""
+    return _in_range(text, float, 0.0, 4.0, "{text!r} is not a number", "a mixup alpha of {text} is outside 0..4")

@@ -37,6 +37,7 @@ class ClassifierConfig:
         batch: crops per step.
         lr: peak learning rate of the one-cycle schedule (AdamW).
         weight_decay: AdamW weight decay.
+        mixup: alpha of mixup's Beta(alpha, alpha) blend of each batch with itself shuffled (0: off).
         real_jitters: jittered crops banked per real die (the real photos are few).
         synth_jitters: jittered crops banked per generated die.
         cocked_jitters: jittered crops banked per cocked die (rare in generated scenes, absent from real).
@@ -58,6 +59,7 @@ class ClassifierConfig:
     batch: int = 128
     lr: float = 3e-3
     weight_decay: float = 1e-4
+    mixup: float = 0.0
     real_jitters: int = 8
     synth_jitters: int = 2
     cocked_jitters: int = 10

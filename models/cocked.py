@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -44,7 +45,15 @@ import numpy.typing as npt
 from datasets.real import STRAIGHT_DOWN_SOURCES
 from datasets.training_sets import Frame, real_frames, synthetic_frames
 from datasets.yolo import COCKED_CLASS, find_images, label_path_for
-from farklecam.cli_types import copy_count, crop_context, crop_side, head_grid, width_scale
+from farklecam.cli_types import (
+    copy_count,
+    crop_context,
+    crop_side,
+    head_grid,
+    mixup_alpha,
+    weight_decay,
+    width_scale,
+)
 from models.crop_bank import (
     bank_context,
     bank_size,
@@ -454,6 +463,8 @@ def train_cocked(
             "max_steps": config.max_steps,
             "batch": config.batch,
             "lr": config.lr,
+            "weight_decay": config.weight_decay,
+            "mixup": config.mixup,
             "seed": config.seed,
             "flat_copies": recipe.flat_copies,
             "cocked_copies": COCKED_COPIES,
@@ -596,6 +607,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="pool the last feature map to an NxN grid before the head, so it learns where things lie (default 1)",
     )
     tr.add_argument(
+        "--weight-decay", type=weight_decay, default=None, help="AdamW's weight decay (default: the classifiers')"
+    )
+    tr.add_argument(
+        "--mixup",
+        type=mixup_alpha,
+        default=0.0,
+        metavar="ALPHA",
+        help="blend each batch with itself shuffled by a Beta(ALPHA, ALPHA) weight (default 0: off)",
+    )
+    tr.add_argument(
         "--real-flat",
         nargs="+",
         default=[],
@@ -658,7 +679,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         width=args.width_scale,
         head_grid=args.head_grid,
+        mixup=args.mixup,
     )
+    if args.weight_decay is not None:
+        config = dataclasses.replace(config, weight_decay=args.weight_decay)
+    if config.mixup > 0 and args.aux:
+        ap.error("--mixup blends the class loss only; it cannot be combined with --aux")
     try:
         record = train_cocked(
             args.synthetic,

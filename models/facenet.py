@@ -198,6 +198,16 @@ def _log(message: str) -> None:
     print(message, flush=True)  # noqa: T201 (training progress for a person watching, flushed for log files)
 
 
+def _mixup_loss(
+    model: nn.Module, x: torch.Tensor, labels: torch.Tensor, rng: np.random.Generator, alpha: float
+) -> torch.Tensor:
+    """The class loss of a batch blended with itself shuffled, by a Beta(alpha, alpha) weight."""
+    lam = float(rng.beta(alpha, alpha))
+    perm = torch.from_numpy(rng.permutation(len(labels)))
+    out = model(lam * x + (1.0 - lam) * x[perm])
+    return lam * class_loss(out, labels) + (1.0 - lam) * class_loss(out, labels[perm])
+
+
 def fit(
     model: ModelT,
     labels_np: npt.NDArray[np.int64],
@@ -207,6 +217,12 @@ def fit(
     loss: Callable[[torch.Tensor, npt.NDArray[np.intp]], torch.Tensor] | None = None,
 ) -> tuple[ModelT, dict[str, float]]:
     """The training loop both crop classifiers share: AdamW, one-cycle schedule, label smoothing.
+
+    With ``config.mixup`` > 0 each batch is blended with itself shuffled, by a weight drawn
+    from Beta(alpha, alpha) on its own random stream (so the batches, jitter and augmentation
+    stay those of the same run without it), and the loss is the same blend of the two
+    label sets' losses (Zhang et al., 2018): a network that can no longer memorise single
+    crops. Only the default class loss is blended; a custom ``loss`` with mixup is refused.
 
     Args:
         model: the network to train (in place).
@@ -218,7 +234,10 @@ def fit(
             (default :func:`class_loss` on their labels); one that adds auxiliary terms.
     """
     log = log or _log
+    if config.mixup > 0 and loss is not None:
+        raise ValueError("mixup blends the class loss only; it cannot be combined with a custom loss")
     torch.set_num_threads(config.threads)
+    mix_rng = np.random.default_rng([config.seed, 3])
     rng = np.random.default_rng(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
     steps_per_epoch = max(1, math.ceil(len(labels_np) / config.batch))
@@ -238,7 +257,10 @@ def fit(
                 break
             idx = order[i : i + config.batch]
             x = batch(idx, rng, gen)
-            value = class_loss(model(x), labels[idx]) if loss is None else loss(model(x), idx)
+            if config.mixup > 0:
+                value = _mixup_loss(model, x, labels[idx], mix_rng, config.mixup)
+            else:
+                value = class_loss(model(x), labels[idx]) if loss is None else loss(model(x), idx)
             opt.zero_grad()
             value.backward()
             opt.step()

@@ -210,8 +210,26 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     scenes = tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "4", "--seed", "5", "--size", "160x120", "--lean-rate", "1"]) == 0
     out = tmp_path / "cocked_test.onnx"
-    assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "2", "--width-scale", "0.5"]) == 0
+    regularised = ["--weight-decay", "0.05", "--mixup", "0.2"]
+    assert (
+        main(
+            [
+                "train",
+                "--synthetic",
+                str(scenes),
+                "--out",
+                str(out),
+                "--steps",
+                "2",
+                "--width-scale",
+                "0.5",
+                *regularised,
+            ]
+        )
+        == 0
+    )
     plain = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (plain["config"]["weight_decay"], plain["config"]["mixup"]) == (0.05, 0.2)
     first_conv = next(t for t in onnx.load(str(out)).graph.initializer if len(t.dims) == 4)
     assert list(first_conv.dims) == [8, 4, 3, 3]  # half of the first block's 16 channels, over RGB + steepness
     test = CockedTest(out)
@@ -235,6 +253,10 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     # Half of the last block's 128 channels, once per cell of a 2x2 grid, into two logits and two taught targets...
     assert list(head.dims) == [4, 64 * 4]
     assert record["config"]["aux_targets"] and plain["config"]["aux_targets"] is None
+    assert (record["config"]["weight_decay"], record["config"]["mixup"]) == (1e-4, 0.0)  # the classifiers' defaults
+    with pytest.raises(SystemExit):
+        main([*args, "--aux", "--mixup", "0.2"])
+    assert "cannot be combined with --aux" in capsys.readouterr().err
     crops = np.zeros((3, 5, 64, 64), np.float32)
     logits = ort.InferenceSession(str(squeezed)).run(None, {"crops": crops})[0]
     assert logits.shape == (3, 2)  # ...of which the export gives the logits alone

@@ -33,6 +33,9 @@ _COCKED_TRAIN = ["train", "--synthetic", "nowhere", "--out", "nowhere.onnx"]
         ("models.cocked", "--crop-size", "96.5", "is not a whole number"),
         ("models.cocked", "--width-scale", "8", "outside 0.5..4"),
         ("models.cocked", "--width-scale", "wide", "is not a number"),
+        ("models.cocked", "--weight-decay", "2", "outside 0..1"),
+        ("models.cocked", "--mixup", "-1", "outside 0..4"),
+        ("models.cocked", "--mixup", "some", "is not a number"),
     ],
 )
 def test_a_bad_value_is_one_clear_line(
