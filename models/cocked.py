@@ -33,7 +33,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,7 +64,14 @@ from models.crop_bank import (
     turned_centres,
 )
 from models.onnx_metadata import set_metadata
-from vision.cocked import COCKED_TEST_NAMES, DEFAULT_THRESHOLD, UNDO_FORESHORTENING_KEY, foreshortening, upright_angles
+from vision.cocked import (
+    COCKED_TEST_NAMES,
+    DEFAULT_THRESHOLD,
+    UNDO_FORESHORTENING_KEY,
+    CockedTest,
+    foreshortening,
+    upright_angles,
+)
 from vision.crops import CROP_CONTEXT, CROP_SIZE
 from vision.metrics import f1
 from vision.upright import UprightView, straight_down_view, upright_view
@@ -81,6 +88,7 @@ __all__ = [
     "call_scores",
     "choose_threshold",
     "frame_view",
+    "labelled_box_probs",
     "labelled_scenes",
     "main",
     "mean_group_f1",
@@ -533,28 +541,36 @@ def best_threshold(
     return best
 
 
-def choose_threshold(model: Path, dirs: Sequence[Path]) -> dict[str, float]:
-    """The cocked F1-best threshold of ``model`` over the labelled dice of calibration scenes, with its scores."""
+def labelled_box_probs(
+    test: CockedTest, paths: Iterable[Path]
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """The test's cocked probability and the truth for every visible labelled die of the scenes.
+
+    Each die is read through its labelled box, so this measures the test alone, not the
+    detector's boxes; scenes without labelled dice or a tray outline are skipped.
+    """
     from datasets.training_sets import read_synthetic_frame
-    from vision.cocked import CockedTest
     from vision.images import load_image
 
-    test = CockedTest(model)
-    probs, truth = [], []
-    for folder in dirs:
-        # Every scene of the folder: calibration scenes are neither trained on nor held out.
-        for path in find_images(folder):
-            frame = read_synthetic_frame(path)
-            scene = scene_view(path, frame.size, len(frame.boxes)) if frame is not None and len(frame.boxes) else None
-            if frame is None or scene is None:
-                continue
-            view, occluded = scene
-            p = test(load_image(path), frame.boxes, view)
-            probs.append(p[~occluded])
-            truth.append((frame.classes == COCKED_CLASS)[~occluded])
-    if not probs:
+    probs, truth = [np.zeros(0, np.float32)], [np.zeros(0, bool)]
+    for path in paths:
+        frame = read_synthetic_frame(path)
+        scene = scene_view(path, frame.size, len(frame.boxes)) if frame is not None and len(frame.boxes) else None
+        if frame is None or scene is None:
+            continue
+        view, occluded = scene
+        p = test(load_image(path), frame.boxes, view)
+        probs.append(p[~occluded])
+        truth.append((frame.classes == COCKED_CLASS)[~occluded])
+    return np.concatenate(probs).astype(np.float32), np.concatenate(truth)
+
+
+def choose_threshold(model: Path, dirs: Sequence[Path]) -> dict[str, float]:
+    """The cocked F1-best threshold of ``model`` over the labelled dice of calibration scenes, with its scores."""
+    # Every scene of the folder: calibration scenes are neither trained on nor held out.
+    all_p, all_t = labelled_box_probs(CockedTest(model), (p for folder in dirs for p in find_images(folder)))
+    if not len(all_t):
         raise ValueError(f"no generated scene with labelled dice and a tray outline in {', '.join(map(str, dirs))}")
-    all_p, all_t = np.concatenate(probs), np.concatenate(truth)
     threshold, scores = best_threshold(all_p, all_t)
     return {"dice": len(all_t), "cocked": int(all_t.sum()), "threshold": threshold, **scores}
 

@@ -1,0 +1,61 @@
+"""``bench/cocked_fit_gap.py`` reads every visible labelled die once, in each part of each folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from cocked_fit_gap import main  # noqa: E402  (a script folder, not a package)
+
+from datasets.synthetic.__main__ import main as generate  # noqa: E402
+from datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
+from datasets.yolo import COCKED_CLASS, find_images  # noqa: E402
+from models.cocked import labelled_box_probs, scene_view  # noqa: E402
+from vision.cocked import CockedTest  # noqa: E402
+from vision.reader import default_model_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def leaning_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("scenes")
+    assert generate(["--out", str(out), "--count", "12", "--seed", "13", "--lean-rate", "1"]) == 0
+    return out
+
+
+def test_every_visible_labelled_die_is_read_once_with_its_truth(leaning_scenes: Path) -> None:
+    paths = sorted(find_images(leaning_scenes))
+    visible = leaning = 0
+    for path in paths:
+        frame = read_synthetic_frame(path)
+        assert frame is not None
+        scene = scene_view(path, frame.size, len(frame.boxes))
+        assert scene is not None  # every generated scene has its tray outline
+        seen = ~scene[1]
+        visible += int(seen.sum())
+        leaning += int((frame.classes == COCKED_CLASS)[seen].sum())
+    probs, truth = labelled_box_probs(CockedTest(default_model_dir() / "cocked_test.onnx"), paths)
+    assert len(probs) == len(truth) == visible > 0
+    assert int(truth.sum()) == leaning > 0
+    assert ((probs >= 0) & (probs <= 1)).all() and np.unique(probs).size > 1
+
+
+def test_the_table_has_a_row_per_folder_and_part(leaning_scenes: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train, held = synthetic_split(leaning_scenes)
+    assert train and held  # twelve scenes split both ways by file-name hash
+    assert main(["--train", str(leaning_scenes), "--calib", str(leaning_scenes), "--limit", "12"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[1] for r in rows] == ["trained-on", "held-out", "calibration"]
+    dice = {r[1]: int(r[2]) for r in rows}
+    assert dice["trained-on"] + dice["held-out"] == dice["calibration"]  # the two parts make the whole folder
+
+
+def test_a_missing_model_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--model", str(tmp_path / "none.onnx")])
+    assert exit_info.value.code == 2 and "no cocked test at" in capsys.readouterr().err
