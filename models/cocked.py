@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BankRecipe",
+    "BoxReads",
     "CockedBank",
     "LabelledScene",
     "best_threshold",
@@ -541,9 +542,17 @@ def best_threshold(
     return best
 
 
-def labelled_box_probs(
-    test: CockedTest, paths: Iterable[Path]
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+class BoxReads(NamedTuple):
+    """The test's reads of labelled dice: one row per visible die."""
+
+    probs: npt.NDArray[np.float32]  #: cocked probability
+    truth: npt.NDArray[np.bool_]  #: leaning, per the labels
+    boxes: npt.NDArray[np.float32]  #: (n, 4) the labelled box read, x1 y1 x2 y2 px
+    paths: list[Path]  #: the scene each die is in
+    index: npt.NDArray[np.intp]  #: each die's place among its scene's labelled dice (and sidecar's)
+
+
+def labelled_box_probs(test: CockedTest, paths: Iterable[Path]) -> BoxReads:
     """The test's cocked probability and the truth for every visible labelled die of the scenes.
 
     Each die is read through its labelled box, so this measures the test alone, not the
@@ -552,7 +561,9 @@ def labelled_box_probs(
     from datasets.training_sets import read_synthetic_frame
     from vision.images import load_image
 
-    probs, truth = [np.zeros(0, np.float32)], [np.zeros(0, bool)]
+    probs, truth, boxes = [np.zeros(0, np.float32)], [np.zeros(0, bool)], [np.zeros((0, 4), np.float32)]
+    where: list[Path] = []
+    index = [np.zeros(0, np.intp)]
     for path in paths:
         frame = read_synthetic_frame(path)
         scene = scene_view(path, frame.size, len(frame.boxes)) if frame is not None and len(frame.boxes) else None
@@ -562,13 +573,23 @@ def labelled_box_probs(
         p = test(load_image(path), frame.boxes, view)
         probs.append(p[~occluded])
         truth.append((frame.classes == COCKED_CLASS)[~occluded])
-    return np.concatenate(probs).astype(np.float32), np.concatenate(truth)
+        boxes.append(frame.boxes[~occluded])
+        where += [path] * int((~occluded).sum())
+        index.append(np.flatnonzero(~occluded))
+    return BoxReads(
+        np.concatenate(probs).astype(np.float32),
+        np.concatenate(truth),
+        np.concatenate(boxes),
+        where,
+        np.concatenate(index),
+    )
 
 
 def choose_threshold(model: Path, dirs: Sequence[Path]) -> dict[str, float]:
     """The cocked F1-best threshold of ``model`` over the labelled dice of calibration scenes, with its scores."""
     # Every scene of the folder: calibration scenes are neither trained on nor held out.
-    all_p, all_t = labelled_box_probs(CockedTest(model), (p for folder in dirs for p in find_images(folder)))
+    reads = labelled_box_probs(CockedTest(model), (p for folder in dirs for p in find_images(folder)))
+    all_p, all_t = reads.probs, reads.truth
     if not len(all_t):
         raise ValueError(f"no generated scene with labelled dice and a tray outline in {', '.join(map(str, dirs))}")
     threshold, scores = best_threshold(all_p, all_t)

@@ -5,18 +5,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from cocked_fit_gap import main  # noqa: E402  (a script folder, not a package)
+from cocked_fit_gap import SHEET_COLUMNS, TILE, main, write_sheet  # noqa: E402  (a script folder, not a package)
 
 from datasets.synthetic.__main__ import main as generate  # noqa: E402
+from datasets.synthetic.mesh import COCKED_TILT_DEG  # noqa: E402
 from datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
 from datasets.yolo import COCKED_CLASS, find_images  # noqa: E402
-from models.cocked import labelled_box_probs, scene_view  # noqa: E402
+from models.cocked import labelled_box_probs, read_sidecar, scene_view  # noqa: E402
 from vision.cocked import CockedTest  # noqa: E402
 from vision.reader import default_model_dir  # noqa: E402
 
@@ -39,10 +41,25 @@ def test_every_visible_labelled_die_is_read_once_with_its_truth(leaning_scenes: 
         seen = ~scene[1]
         visible += int(seen.sum())
         leaning += int((frame.classes == COCKED_CLASS)[seen].sum())
-    probs, truth = labelled_box_probs(CockedTest(default_model_dir() / "cocked_test.onnx"), paths)
-    assert len(probs) == len(truth) == visible > 0
+    reads = labelled_box_probs(CockedTest(default_model_dir() / "cocked_test.onnx"), paths)
+    probs, truth = reads.probs, reads.truth
+    assert len(probs) == len(truth) == len(reads.boxes) == len(reads.paths) == len(reads.index) == visible > 0
     assert int(truth.sum()) == leaning > 0
     assert ((probs >= 0) & (probs <= 1)).all() and np.unique(probs).size > 1
+    for path, die, lean in zip(reads.paths, reads.index, truth, strict=True):  # each row names its sidecar die
+        assert (read_sidecar(path)["dice"][die]["tilt_deg"] > COCKED_TILT_DEG) == lean
+
+
+def test_a_sheet_holds_one_tile_per_die_and_none_is_drawn_for_no_dice(leaning_scenes: Path, tmp_path: Path) -> None:
+    reads = labelled_box_probs(
+        CockedTest(default_model_dir() / "cocked_test.onnx"), sorted(find_images(leaning_scenes))
+    )
+    write_sheet(reads, np.arange(SHEET_COLUMNS + 1), tmp_path / "nine.jpg")
+    sheet = cv2.imread(str(tmp_path / "nine.jpg"))
+    assert sheet.shape == (2 * TILE, SHEET_COLUMNS * TILE, 3)  # nine tiles: a full row and one more
+    assert sheet[TILE:, 2 * TILE :].max() < 16  # the second row's padding is black
+    write_sheet(reads, np.zeros(0, np.intp), tmp_path / "none.jpg")
+    assert not (tmp_path / "none.jpg").exists()
 
 
 def test_the_table_has_a_row_per_folder_and_part(leaning_scenes: Path, capsys: pytest.CaptureFixture[str]) -> None:
