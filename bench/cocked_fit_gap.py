@@ -89,15 +89,15 @@ def main(argv: list[str] | None = None) -> int:
             parts.append((folder.name, part, [f.path for f in synthetic_frames(folder, args.limit, holdout=holdout)]))
     parts += [(folder.name, "calibration", sorted(find_images(folder))[: args.limit]) for folder in args.calib]
     print(f"cocked test {args.model}, labelled boxes, best threshold per row")
-    print(f"{'folder':<14}{'part':<13}{'dice':>6}{'leaning':>9}{'thr':>6}{'F1':>7}{'R':>7}{'P':>7}")
+    print(f"{'folder':<15} {'part':<12}{'dice':>6}{'leaning':>9}{'thr':>6}{'F1':>7}{'R':>7}{'P':>7}")
     for folder, part, paths in parts:
         reads = labelled_box_probs(test, paths)
         probs, truth = reads.probs, reads.truth
         if not truth.any():
-            print(f"{folder:<14}{part:<13}{len(truth):>6}{0:>9}   (no leaning dice)")
+            print(f"{folder:<15} {part:<12}{len(truth):>6}{0:>9}   (no leaning dice)")
             continue
         threshold, s = best_threshold(probs, truth)
-        row = f"{folder:<14}{part:<13}{len(truth):>6}{int(truth.sum()):>9}{threshold:>6.2f}"
+        row = f"{folder:<15} {part:<12}{len(truth):>6}{int(truth.sum()):>9}{threshold:>6.2f}"
         print(f"{row}{s['f1']:>7.3f}{s['recall']:>7.3f}{s['precision']:>7.3f}", flush=True)
         if args.sheets is not None and part == "calibration":
             args.sheets.mkdir(parents=True, exist_ok=True)

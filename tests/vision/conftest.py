@@ -54,3 +54,16 @@ def fake_model_dir(tmp_path_factory: pytest.TempPathFactory, onnx_available: Non
     make_detector(root / "die_detector.onnx", raw_head([[16, 16, 8, 8], [40, 40, 8, 8]], [0.9, 0.8]))
     make_classifier(root / "face_classifier.onnx")
     return root
+
+
+@pytest.fixture(scope="session")
+def leaning_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twelve generated scenes, all leaning-rich, with sidecars: the bench scripts' tests read them.
+
+    Twelve split both ways by the file-name hash (training part and held-out part).
+    """
+    from datasets.synthetic.__main__ import main as generate
+
+    out = tmp_path_factory.mktemp("leaning_scenes")
+    assert generate(["--out", str(out), "--count", "12", "--seed", "13", "--lean-rate", "1"]) == 0
+    return out

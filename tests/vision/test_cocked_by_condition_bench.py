@@ -6,23 +6,13 @@ import sys
 from itertools import pairwise
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_by_condition import BINS, NO_DIE, folder_calls  # noqa: E402  (a script folder, not a package)
 
-from datasets.synthetic.__main__ import main as generate  # noqa: E402
 from vision.evaluate import evaluate_folder  # noqa: E402
 from vision.reader import DiceReader  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def leaning_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("scenes")
-    assert generate(["--out", str(out), "--count", "8", "--seed", "11", "--lean-rate", "1"]) == 0
-    return out
 
 
 def test_the_bench_counts_the_cocked_calls_as_the_evaluator_does(leaning_scenes: Path) -> None:

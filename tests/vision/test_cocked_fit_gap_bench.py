@@ -14,20 +14,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_fit_gap import SHEET_COLUMNS, TILE, main, write_sheet  # noqa: E402  (a script folder, not a package)
 
-from datasets.synthetic.__main__ import main as generate  # noqa: E402
 from datasets.synthetic.mesh import COCKED_TILT_DEG  # noqa: E402
 from datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
 from datasets.yolo import COCKED_CLASS, find_images  # noqa: E402
 from models.cocked import labelled_box_probs, read_sidecar, scene_view  # noqa: E402
 from vision.cocked import CockedTest  # noqa: E402
 from vision.reader import default_model_dir  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def leaning_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("scenes")
-    assert generate(["--out", str(out), "--count", "12", "--seed", "13", "--lean-rate", "1"]) == 0
-    return out
 
 
 def test_every_visible_labelled_die_is_read_once_with_its_truth(leaning_scenes: Path) -> None:
