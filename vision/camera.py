@@ -43,6 +43,7 @@ __all__ = [
     "VideoFileSource",
     "VideoInfo",
     "VideoSink",
+    "answering_cameras",
     "map_cv2_errors",
 ]
 
@@ -255,6 +256,52 @@ class ImageFolderSource(FrameSource):
             yield Frame(self._load(path), index, index / self.fps)
 
 
+#: Camera indices :func:`answering_cameras` tries: laptops number a built-in and one or two USB webcams 0-3.
+_PROBED_INDICES = range(6)
+
+
+def _quiet_capture(index: int) -> cv2.VideoCapture:
+    """Open camera ``index`` without OpenCV's own ERROR lines for a missing one.
+
+    OpenCV logs while it probes backends; the caller's :class:`CameraError` says it once,
+    in words a player understands.
+    """
+    previous = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+    try:
+        return cv2.VideoCapture(index)
+    finally:
+        cv2.utils.logging.setLogLevel(previous)
+
+
+def answering_cameras(exclude: int | None = None) -> list[int]:
+    """The camera indices in 0-5 that open, so a missing camera's message can name one that works.
+
+    Only called after the asked-for camera failed to open: each probe opens and releases the
+    device, which can take a moment on some systems, and would disturb a camera in use.
+    """
+    found = []
+    for index in _PROBED_INDICES:
+        if index == exclude:
+            continue
+        capture = _quiet_capture(index)
+        if capture.isOpened():
+            found.append(index)
+        capture.release()
+    return found
+
+
+def _missing_camera_message(index: int, answering: Sequence[int]) -> str:
+    """What to tell a player whose camera ``index`` did not open, given the ones that do."""
+    if not answering:
+        return (
+            f"camera {index} is not available and no camera answers at {_PROBED_INDICES.start}-"
+            f"{_PROBED_INDICES.stop - 1} (is one plugged in and free? --video FILE or --demo work without one)"
+        )
+    listed = ", ".join(str(i) for i in answering)
+    return f"camera {index} is not available; cameras that answer: {listed} (try --camera {answering[0]})"
+
+
 class CameraSource(FrameSource):
     """A live webcam that never falls behind.
 
@@ -289,17 +336,10 @@ class CameraSource(FrameSource):
         self._failure: str | None = None
 
     def _open(self) -> None:
-        # OpenCV logs its own ERROR lines while probing backends for a missing camera; the
-        # CameraError below says it once, in words a player understands.
-        previous = cv2.utils.logging.getLogLevel()
-        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
-        try:
-            capture = cv2.VideoCapture(self.index)
-        finally:
-            cv2.utils.logging.setLogLevel(previous)
+        capture = _quiet_capture(self.index)
         if not capture.isOpened():
             capture.release()
-            raise CameraError(f"camera {self.index} is not available (is it plugged in? try --camera {self.index + 1})")
+            raise CameraError(_missing_camera_message(self.index, answering_cameras(exclude=self.index)))
         width, height = self.size
         if width:
             capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)

@@ -11,7 +11,15 @@ import pytest
 
 from farklecam.errors import CameraError
 from vision import camera as camera_module
-from vision.camera import CameraSource, ImageFolderSource, VideoFileSource, VideoInfo, VideoSink, map_cv2_errors
+from vision.camera import (
+    CameraSource,
+    ImageFolderSource,
+    VideoFileSource,
+    VideoInfo,
+    VideoSink,
+    answering_cameras,
+    map_cv2_errors,
+)
 
 
 def write_video(path: Path, n: int = 6, size: tuple[int, int] = (64, 48), fps: float = 10.0) -> list[np.ndarray]:
@@ -60,9 +68,39 @@ def test_unreadable_videos_raise_camera_error(tmp_path: Path, make: Any, message
         list(video)
 
 
-def test_camera_that_is_not_there_raises_a_helpful_camera_error() -> None:
-    expected = r"camera 99 is not available \(is it plugged in\? try --camera 100\)"
+def test_camera_that_is_not_there_names_the_cameras_that_answer() -> None:
+    # A real probe of this machine's cameras: the message must name exactly those that open.
+    answering = answering_cameras()
+    if answering:
+        expected = rf"camera 99 is not available; cameras that answer: {', '.join(map(str, answering))} "
+        expected += rf"\(try --camera {answering[0]}\)"
+    else:
+        expected = r"camera 99 is not available and no camera answers at 0-5 .*--video FILE or --demo"
     with pytest.raises(CameraError, match=expected), CameraSource(99):
+        pass
+
+
+class PluggedCameras:
+    """A fake ``cv2.VideoCapture`` on a machine whose cameras 1 and 3 are plugged in."""
+
+    plugged = (1, 3)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def isOpened(self) -> bool:  # OpenCV's name
+        return self.index in self.plugged
+
+    def release(self) -> None:
+        pass
+
+
+def test_missing_camera_message_names_the_ones_plugged_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(camera_module.cv2, "VideoCapture", PluggedCameras)
+    assert answering_cameras() == [1, 3]
+    assert answering_cameras(exclude=1) == [3]
+    expected = r"^camera 0 is not available; cameras that answer: 1, 3 \(try --camera 1\)$"
+    with pytest.raises(CameraError, match=expected), CameraSource(0):
         pass
 
 
