@@ -10,7 +10,8 @@ folders. Prints, per folder and part, the dice, the leaning ones and the best-th
 cocked F1 with its recall and precision. A test that reads its training part far better
 than the held-out part has memorised crops rather than learned what leaning looks like;
 the gap between the held-out part and the calibration folders is the gap between
-renderer recipes. ``--limit`` takes that many scenes per part (a spread-out, fixed subset).
+renderer recipes. ``--limit`` takes that many scenes per part: a spread-out, fixed subset of a
+training folder's part, the first by name of a calibration folder.
 
 With ``--sheets DIR`` it also draws, for each calibration folder, the leaning dice the
 test missed and the flat dice it called cocked at that row's threshold
@@ -33,7 +34,7 @@ import numpy.typing as npt
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from datasets.training_sets import synthetic_frames
+from datasets.training_sets import synthetic_paths
 from datasets.yolo import find_images
 from models.cocked import BoxReads, best_threshold, labelled_box_probs, read_sidecar
 from vision.cocked import CockedTest
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parts: list[tuple[str, str, list[Path]]] = []
     for folder in args.train:
         for part, holdout in (("trained-on", False), ("held-out", True)):
-            parts.append((folder.name, part, [f.path for f in synthetic_frames(folder, args.limit, holdout=holdout)]))
+            parts.append((folder.name, part, synthetic_paths(folder, args.limit, holdout=holdout)))
     parts += [(folder.name, "calibration", sorted(find_images(folder))[: args.limit]) for folder in args.calib]
     print(f"cocked test {args.model}, labelled boxes, best threshold per row")
     print(f"{'folder':<15} {'part':<12}{'dice':>6}{'leaning':>9}{'thr':>6}{'F1':>7}{'R':>7}{'P':>7}")

@@ -48,6 +48,7 @@ __all__ = [
     "read_synthetic_frame",
     "real_frames",
     "synthetic_frames",
+    "synthetic_paths",
     "synthetic_split",
 ]
 
@@ -140,12 +141,16 @@ def read_synthetic_frame(path: Path) -> Frame | None:
     )
 
 
-def synthetic_frames(folder: Path, limit: int | None = None, *, holdout: bool = False) -> list[Frame]:
-    """Generated scenes as frames: the training part (default) or the holdout, at most ``limit``."""
+def synthetic_paths(folder: Path, limit: int | None = None, *, holdout: bool = False) -> list[Path]:
+    """The image paths :func:`synthetic_frames` reads, sorted: for callers that read the images themselves."""
     train, held = synthetic_split(folder)
     paths = held if holdout else train
-    chosen = _stable_order(paths)[:limit] if limit is not None else paths
-    frames = (read_synthetic_frame(p) for p in sorted(chosen))
+    return sorted(_stable_order(paths)[:limit] if limit is not None else paths)
+
+
+def synthetic_frames(folder: Path, limit: int | None = None, *, holdout: bool = False) -> list[Frame]:
+    """Generated scenes as frames: the training part (default) or the holdout, at most ``limit``."""
+    frames = (read_synthetic_frame(p) for p in synthetic_paths(folder, limit, holdout=holdout))
     return [f for f in frames if f is not None]
 
 
