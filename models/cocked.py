@@ -10,7 +10,7 @@ sources shot looking straight down (:data:`datasets.real.STRAIGHT_DOWN_SOURCES`,
 whose vertical is the picture's centre; never their validation or held-out
 photos): a test that saw only rendered dice calls some real flat ones cocked.
 (Measured as cocked7 and not shipped: it found fewer rendered leaning dice;
-``models/HISTORY.md``.) Leaning dice are rare in thrown scenes and banked
+``docs/experiments/HISTORY.md``.) Leaning dice are rare in thrown scenes and banked
 several times over; the threshold on the cocked probability is then chosen by
 cocked F1 on scenes set apart for calibration, as :mod:`models.calibrate` does
 for the face classifier.

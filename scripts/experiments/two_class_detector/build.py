@@ -1,7 +1,7 @@
 """Experiment record (rule 81d0657): stage 6's float ONNX weights as a two-class yolov8n checkpoint, and its dataset.
 
 Needs ``runs/dets/stage6_float.onnx`` (``git show 1ca70c0^:models/die_detector.onnx``) and the generated
-folders of ``python -m datasets.rebuild --training`` plus ``data/synth_lean2`` (``models/training.json``).
+folders of ``python -m datasets.rebuild --training`` plus ``data/synth_lean2`` (``docs/experiments/training.json``).
 Then ``train.py`` fine-tunes it and ``measure.py CHECKPOINT`` prints the rule's table.
 """
 
