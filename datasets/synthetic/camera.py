@@ -63,6 +63,26 @@ class Camera:
         """Focal length in pixels (vertical)."""
         return self.height / 2 / float(np.tan(np.radians(self.fov_deg) / 2))
 
+    def intrinsics(self) -> tuple[float, float, float, float]:
+        """``(fx, fy, cx, cy)`` in pixels: square pixels, principal point at the picture's centre.
+
+        What :meth:`project` does, written as a pinhole matrix, so a pose measured in
+        the camera's frame (:meth:`to_camera`) maps to pixels as ``x / z * fx + cx``.
+        """
+        f = self.focal_px
+        return f, f, self.width / 2, self.height / 2
+
+    def to_camera(self, directions: np.ndarray) -> np.ndarray:
+        """World directions (n, 3) in the camera's frame as vision uses it: x right, y down, z forward.
+
+        OpenGL's view frame has y up and looks along -z; the reader's
+        (:meth:`vision.upright.UprightView.direction`) has y down and z along the lens axis.
+        """
+        view = np.asarray(self.view(), np.float64).reshape(4, 4).T[:3, :3]
+        turn: np.ndarray = np.diag([1.0, -1.0, -1.0]) @ view
+        out: np.ndarray = np.asarray(directions, np.float64) @ turn.T
+        return out
+
 
 def look_from(
     target: np.ndarray, distance: float, tilt_deg: float, yaw_deg: float, fov_deg: float, width: int, height: int

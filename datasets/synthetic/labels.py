@@ -1,7 +1,10 @@
 """From rested dice to labels: boxes, faces, status, visibility and the tray outline.
 
 The box of a die is the bounding box of its 8 projected corners (the whole die, as
-the detector should learn it), clipped to the image. Visibility is measured on the
+the detector should learn it), clipped to the image. Its pose is recorded as
+``up_cam``: the outward normal of its most upward face in the camera's frame (x
+right, y down, z forward; :meth:`~datasets.synthetic.camera.Camera.to_camera`), so
+``tilt_deg`` is the angle between it and the table's normal in the same frame. Visibility is measured on the
 renderer's segmentation mask: the die's own pixels over the area of its projected
 silhouette, so dice hidden behind a wall, another die or a hand are known.
 """
@@ -15,7 +18,7 @@ import cv2
 import numpy as np
 
 from datasets.synthetic.camera import Camera
-from datasets.synthetic.mesh import COCKED_TILT_DEG, top_face
+from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, top_face
 from datasets.synthetic.world import DiePose, Tray
 from datasets.yolo import COCKED_CLASS, YoloBox
 
@@ -78,6 +81,7 @@ def label_dice(
             continue
         in_box = (cx2 - cx1) * (cy2 - cy1) / max((x2 - x1) * (y2 - y1), 1e-6)
         face, tilt = top_face(pose.rotation)
+        up_cam = camera.to_camera((pose.rotation @ np.asarray(FACE_NORMALS[face]))[None])[0]
         cocked = tilt > COCKED_TILT_DEG
         status = "off_tray" if not tray.inside(pose.position) else ("cocked" if cocked else "ok")
         cls = COCKED_CLASS if cocked else face - 1
@@ -91,6 +95,7 @@ def label_dice(
             "visible": round(min(visible, 1.0), 3),
             "occluded": bool(visible < OCCLUDED_BELOW or in_box < OCCLUDED_BELOW),
             "size_cm": round(pose.size, 3),
+            "up_cam": [round(float(v), 5) for v in up_cam],
         }
         labels.append(DieLabel(YoloBox.from_xyxy(cls, xyxy, w, h), entry))
     labels.sort(key=lambda d: (d.entry["box"][0], d.entry["box"][1]))

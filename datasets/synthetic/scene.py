@@ -276,6 +276,8 @@ def build_scene(
             "eye": [round(v, 2) for v in camera.eye],
             "target": [round(v, 2) for v in camera.target],
             "fov_deg": round(camera.fov_deg, 2),
+            "intrinsics": [round(v, 3) for v in camera.intrinsics()],
+            "table_normal": [round(float(v), 5) for v in camera.to_camera(np.array([[0.0, 0.0, 1.0]]))[0]],
         },
         "light": {
             "direction": [round(v, 3) for v in light.direction],
