@@ -11,11 +11,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
 
 from scoring.actions import Action, action_from_dict, parse_action
 from scoring.presets import get_rules
 from scoring.rules import Rules
+from service.names import check_player_name
 
 __all__ = [
     "ActionIn",
@@ -45,7 +55,9 @@ __all__ = [
 ]
 
 OptionValue = StrictBool | StrictInt | Annotated[str, StringConstraints(max_length=40)]
-PlayerName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+PlayerName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40), AfterValidator(check_player_name)
+]
 Faces = Annotated[list[StrictInt], Field(min_length=1, max_length=8)]
 
 
