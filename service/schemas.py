@@ -9,6 +9,7 @@ builders that fill them from domain objects live next to the routes.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -199,6 +200,18 @@ class GameCreate(RulesIn):
 
     players: Annotated[list[PlayerName], Field(min_length=2, max_length=12, examples=[["Ann", "Bob"]])]
     first_player: PlayerName | None = None
+
+    def to_rules(self, default_preset: str) -> Rules:
+        """The game's :class:`Rules`, named "PRESET (customised)" where the options change play.
+
+        A game keeps its rules' name, and lists and pages show it: a game whose options
+        differ from its preset's must not pass for the preset itself.
+
+        Raises:
+            InvalidRulesError: unknown preset or option, or a bad value.
+        """
+        rules, preset = super().to_rules(default_preset), get_rules(self.preset or default_preset)
+        return rules if rules.key() == preset.key() else replace(rules, name=f"{preset.name} (customised)")
 
 
 ActionKind = Literal["rolloff", "roll", "passed-roll", "keep", "bank", "farkle", "undo"]
