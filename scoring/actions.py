@@ -15,7 +15,8 @@ so two reads of the same throw are the same action.
 
 Text forms: ``rolloff "NAME" FACE`` (the quotes are optional for a name without
 spaces), ``roll F,F,...``, ``passed-roll F,...`` (piggyback: throw the dice the
-last banker passed), ``keep F,...``, ``bank``, ``farkle``, ``undo``.
+last banker passed), ``keep F,...``, ``bank``, ``farkle``, ``undo``, ``rules PRESET`` (the
+organiser switches the game to a preset's rules from this turn on, as a tournament's final may).
 
 Whether an action is *legal* is the game's business (:mod:`scoring.game`); this
 module only checks that an action is well formed. A malformed action raises
@@ -37,6 +38,7 @@ __all__ = [
     "ACTION_TYPES",
     "Action",
     "Bank",
+    "ChangeRules",
     "Farkle",
     "InvalidActionError",
     "Keep",
@@ -156,12 +158,39 @@ class Undo(_Bare):
     kind: ClassVar[str] = "undo"
 
 
-Action: TypeAlias = RollOff | Roll | PassedRoll | Keep | Bank | Farkle | Undo
+_PRESET_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRules:
+    """The organiser switches the game to preset ``preset``'s rules from the start of this turn on.
+
+    The tournament's final may turn progressive "at any time"; being an event in the
+    log, the switch replays, undoes and persists like any throw. Which options the
+    game keeps is :func:`scoring.play.changed_rules`' business.
+    """
+
+    preset: str
+    kind: ClassVar[str] = "rules"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.preset, str) or not _PRESET_NAME.match(self.preset):
+            raise InvalidActionError(f"rules needs a preset name like 'rules progressive', got {self.preset!r}")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.preset}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"type": "rules", "preset": ...}``."""
+        return {"type": self.kind, "preset": self.preset}
+
+
+Action: TypeAlias = RollOff | Roll | PassedRoll | Keep | Bank | Farkle | Undo | ChangeRules
 #: Every action class, for ``isinstance`` checks.
-ACTION_TYPES: tuple[type[Action], ...] = (RollOff, Roll, PassedRoll, Keep, Bank, Farkle, Undo)
+ACTION_TYPES: tuple[type[Action], ...] = (RollOff, Roll, PassedRoll, Keep, Bank, Farkle, Undo, ChangeRules)
 _DICE_TYPES: dict[str, type[Roll | PassedRoll | Keep]] = {c.kind: c for c in (Roll, PassedRoll, Keep)}
 _BARE_TYPES: dict[str, type[Bank | Farkle | Undo]] = {c.kind: c for c in (Bank, Farkle, Undo)}
-_FORMS = 'rolloff "NAME" FACE | roll F,F,... | passed-roll F,... | keep F,... | bank | farkle | undo'
+_FORMS = 'rolloff "NAME" FACE | roll F,F,... | passed-roll F,... | keep F,... | bank | farkle | undo | rules PRESET'
 _FACE_TOKEN = re.compile(r"[\s,]+")
 
 
@@ -189,6 +218,8 @@ def parse_action(text: str) -> Action:
         return _DICE_TYPES[verb](tuple(int(t) for t in tokens))
     if verb == RollOff.kind:
         return _parse_roll_off(rest, text)
+    if verb == ChangeRules.kind:
+        return ChangeRules(rest.lower())
     raise InvalidActionError(f"unknown action {text!r}; expected one of: {_FORMS}")
 
 
@@ -225,4 +256,6 @@ def action_from_dict(data: Mapping[str, Any]) -> Action:
         return _DICE_TYPES[kind](tuple(data["faces"]))
     if kind == RollOff.kind and keys == {"player", "face"}:
         return RollOff(data["player"], data["face"])
+    if kind == ChangeRules.kind and keys == {"preset"}:
+        return ChangeRules(data["preset"])
     raise InvalidActionError(f"not an action: {dict(data)!r}; expected one of: {_FORMS}")

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from farklecam.errors import IllegalActionError, InvalidRulesError, RulesError
-from scoring.actions import ACTION_TYPES, Action, InvalidActionError, Undo, parse_action
+from scoring.actions import ACTION_TYPES, Action, ChangeRules, InvalidActionError, Undo, parse_action
 from scoring.events import Event
 from scoring.gamestate import GameState, LastRound, LegalActions, PassedDice, Phase, TurnRecord, legal_actions
-from scoring.play import initial_state, step
+from scoring.play import changed_rules, initial_state, step
 from scoring.rules import Rules
 
 __all__ = ["FORMAT", "Game"]
@@ -74,7 +74,7 @@ class Game:
             raise InvalidRulesError(f"a game needs at least two players with distinct names, got {list(names)}")
         if first_player is not None and first_player not in names:
             raise InvalidRulesError(f"first_player {first_player!r} is not one of {list(names)}")
-        self._rules, self._players = rules, names
+        self._initial_rules, self._rules, self._players = rules, rules, names
         self._first_player, self._auto_farkle, self._clock = first_player, bool(auto_farkle), clock
         self._initial = initial_state(names, rules, first_player)
         self._state = self._initial
@@ -122,21 +122,26 @@ class Game:
         if isinstance(action, Undo):
             if not self._in_force:
                 raise IllegalActionError(f"nothing to undo: no action is in force. Game: {self._state.describe()}")
-            state = self._rebuild(self._in_force[:-1])
+            state, rules = self._rebuild(self._in_force[:-1])
             self._in_force.pop()
         else:
-            state = step(self._state, action, self._rules, auto_farkle=self._auto_farkle)
+            state, rules = self._step(self._state, self._rules, action)
             self._in_force.append(action)
         event = Event(len(self._events) + 1, action, at)
-        self._state = state
+        self._state, self._rules = state, rules
         self._events.append(event)
         return event
 
-    def _rebuild(self, actions: Iterable[Action]) -> GameState:
-        state = self._initial
+    def _step(self, state: GameState, rules: Rules, action: Action) -> tuple[GameState, Rules]:
+        """One action's state, and the rules in force after it (only ``ChangeRules`` changes them)."""
+        state = step(state, action, rules, auto_farkle=self._auto_farkle)
+        return state, changed_rules(rules, action) if isinstance(action, ChangeRules) else rules
+
+    def _rebuild(self, actions: Iterable[Action]) -> tuple[GameState, Rules]:
+        state, rules = self._initial, self._initial_rules
         for action in actions:
-            state = step(state, action, self._rules, auto_farkle=self._auto_farkle)
-        return state
+            state, rules = self._step(state, rules, action)
+        return state, rules
 
     # ------------------------------------------------------------------ replay and JSON
     @classmethod
@@ -171,7 +176,7 @@ class Game:
         return {
             "format": FORMAT,
             "players": list(self._players),
-            "rules": self._rules.to_dict(),
+            "rules": self._initial_rules.to_dict(),
             "first_player": self._first_player,
             "auto_farkle": self._auto_farkle,
             "events": [e.to_dict() for e in self._events],
@@ -217,8 +222,13 @@ class Game:
     # ------------------------------------------------------------------ queries
     @property
     def rules(self) -> Rules:
-        """The rule configuration."""
+        """The rules in force now (the game's own, or a ``ChangeRules`` event's since)."""
         return self._rules
+
+    @property
+    def initial_rules(self) -> Rules:
+        """The rules the game started under (what :meth:`to_dict` stores; the log replays any change)."""
+        return self._initial_rules
 
     @property
     def players(self) -> tuple[str, ...]:

@@ -35,6 +35,10 @@ Rule readings chosen where the texts leave room:
   other player then has exactly one turn, in turn order. Then the highest score
   wins; with ``tie = extra_round`` the tied leaders play one more turn each, in
   turn order, until one leads.
+* Rule change (``ChangeRules``, the tournament final's switch to progressive): only
+  at the start of a turn, before its first throw. The game takes the preset's
+  scoring and play options but keeps its own target, exact-target and tie rules
+  (:func:`changed_rules`); a piggyback offer stands only if the new rules piggyback.
 """
 
 from __future__ import annotations
@@ -42,12 +46,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from farklecam.errors import GameOverError, IllegalActionError
-from scoring.actions import Action, Bank, Farkle, Keep, PassedRoll, Roll, RollOff
+from scoring.actions import Action, Bank, ChangeRules, Farkle, Keep, PassedRoll, Roll, RollOff
 from scoring.gamestate import GameState, LastRound, PassedDice, Phase, TurnEnd, TurnRecord, legal_actions
+from scoring.presets import get_rules
 from scoring.rules import Rules, TieRule
 from scoring.setasides import legal_set_asides, score_keep
 
-__all__ = ["initial_state", "step"]
+__all__ = ["changed_rules", "initial_state", "step"]
 
 
 def initial_state(players: tuple[str, ...], rules: Rules, first_player: str | None = None) -> GameState:
@@ -87,7 +92,22 @@ def step(state: GameState, action: Action, rules: Rules, *, auto_farkle: bool = 
             if keeps := legal_set_asides(state.roll, rules):
                 raise _illegal(state, rules, f"{_show(state.roll)} is not a farkle: it can keep {_show(keeps[0].keep)}")
             return _farkle(state, rules)
+        case ChangeRules():
+            if state.phase is not Phase.AWAITING_ROLL or state.roll is not None or state.turn_total:
+                raise _illegal(state, rules, "the rules change only at the start of a turn, before its first throw")
+            new = changed_rules(rules, action)
+            return state if new.piggyback else replace(state, passed=None)
     raise IllegalActionError(f"step() cannot apply {action!r}; undo goes through Game.apply")
+
+
+def changed_rules(rules: Rules, action: ChangeRules) -> Rules:
+    """The rules after ``action``: the preset's, with the game's target, exact-target and tie rules kept.
+
+    Raises:
+        InvalidRulesError: an unknown preset (the message lists them).
+    """
+    preset = get_rules(action.preset)
+    return replace(preset, target=rules.target, exact_target=rules.exact_target, tie=rules.tie)
 
 
 # ---------------------------------------------------------------------------- transitions
