@@ -28,14 +28,14 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from farklecam.errors import InvalidRulesError
 
-__all__ = ["KindScoring", "Rules", "TieRule", "option_names", "parse_option_value"]
+__all__ = ["KindScoring", "OptionSpec", "Rules", "TieRule", "option_names", "option_spec", "parse_option_value"]
 
 
 class KindScoring(StrEnum):
@@ -64,83 +64,157 @@ _BOOL_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False,
 _OFF_WORDS = {"off", "none", "no", "false"}
 
 
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """What one rule option does, where it comes from, and the values it may take.
+
+    Kept in the option's field (``field(metadata=...)``) so the definition, its
+    bounds and the words ``farklecam rules`` and ``GET /api/rules`` show are one
+    source. The bounds are what the rule texts use with room to spare; they also
+    keep the turn solver's tables small: its size grows with the largest score
+    and minimum, and unbounded values made one solve take a minute and 69 MB.
+
+    Attributes:
+        description: what the option does, in a player's words.
+        source: which rule text (``../shared/rules/``) and which of its variants the option plays.
+        low: smallest allowed integer value (integer options only).
+        high: largest allowed integer value (integer options only).
+        step: integer values must be multiples of this (points: 50).
+    """
+
+    description: str
+    source: str
+    low: int | None = None
+    high: int | None = None
+    step: int = 1
+
+    def admits(self, value: int) -> bool:
+        """Whether an integer option may hold ``value`` (always, for an option without bounds)."""
+        if self.low is None or self.high is None:
+            return True
+        return self.low <= value <= self.high and value % self.step == 0
+
+    @property
+    def allowed(self) -> str:
+        """The allowed range in words (``"a multiple of 50 in 0..2000"``), or "" for a non-integer option."""
+        if self.low is None or self.high is None:
+            return ""
+        span = f"{self.low}..{self.high}"
+        return f"a multiple of {self.step} in {span}" if self.step > 1 else f"an integer in {span}"
+
+
+BOXED = "boxed-set-rules-and-house-variants.txt"
+HOUSE = "mayor-house-rules-progressive-and-tournament.txt"
+ELIZ = "elizabethan-directorie.txt"
+
+
+def _option(default: Any, description: str, source: str, low: int | None = None, high: int | None = None,
+            step: int = 1) -> Any:  # fmt: skip
+    """A :class:`Rules` field with its :class:`OptionSpec` (typed ``Any`` so each field keeps its own type)."""
+    return field(default=default, metadata={"option": OptionSpec(description, source, low, high, step)})
+
+
+def _points(default: int, description: str, source: str, high: int, low: int = 0) -> Any:
+    return _option(default, description, source, low, high, 50)
+
+
 @dataclass(frozen=True)
 class Rules:
     """One complete, validated rule configuration (immutable, hashable).
 
     Combination fields hold points; 0 means "does not score" (the combination
-    is not in this table). Every field is a user-settable option by its name.
+    is not in this table). Every field but ``name`` is a user-settable option by
+    its name, with its :class:`OptionSpec` (description, source, bounds) in the field.
     """
 
     name: str = "custom"
     """Preset this configuration started from (informational, not part of :meth:`key`)."""
 
-    dice: int = 6
-    """Dice in play: 6, or 5 for the "Five dice" variant."""
-    single_one: int = 100
-    single_five: int = 50
-    three_ones: int = 300
-    """Three 1s; other triples score 100 x face. Many tables play 1000."""
-    kind_scoring: KindScoring = KindScoring.FIXED
-    four_of_a_kind: int = 1000
-    """Used when ``kind_scoring`` is ``fixed``; likewise the next two."""
-    five_of_a_kind: int = 2000
-    six_of_a_kind: int = 3000
-    straight: int = 1500
-    """1-2-3-4-5-6 in one roll."""
-    three_pairs: int = 1500
-    four_kind_with_pair: int = 1500
-    two_triplets: int = 2500
-    split_kinds: bool = True
-    """A kind of 1s or 5s may also be counted as a smaller kind plus singles."""
+    dice: int = _option(6, "Dice in play.", f"{BOXED}: 6; its 'Five dice' variant plays 5", 5, 6)
+    single_one: int = _points(100, "A single 1.", f"{BOXED}: 100 (every text)", 500, low=50)
+    single_five: int = _points(50, "A single 5.", f"{BOXED}: 50 (every text)", 500, low=50)
+    three_ones: int = _points(
+        300, "Three 1s (other triples score 100 x face).", f"{BOXED}: 300; its variant 'Three 1s score 1,000'", 2000
+    )
+    kind_scoring: KindScoring = _option(  # noqa: RUF009 - _option returns a field() with an immutable default
+        KindScoring.FIXED,
+        "How four, five and six of a kind score: fixed values, adding or doubling the triple, or triples only.",
+        f"{BOXED}: fixed; its variant 'Four or more of a kind by adding or doubling'; {ELIZ}: doubling",
+    )
+    four_of_a_kind: int = _points(1000, "Four of a kind (when kind_scoring is fixed).", f"{BOXED}: 1000", 10_000)
+    five_of_a_kind: int = _points(2000, "Five of a kind (when kind_scoring is fixed).", f"{BOXED}: 2000", 10_000)
+    six_of_a_kind: int = _points(3000, "Six of a kind (when kind_scoring is fixed).", f"{BOXED}: 3000", 10_000)
+    straight: int = _points(
+        1500, "1-2-3-4-5-6 in one roll.", f"{BOXED}: 1500; its variant 'Other scores for the big combinations'", 5000
+    )
+    three_pairs: int = _points(1500, "Three pairs of distinct faces.", f"{BOXED}: 1500; {ELIZ}: 500", 5000)
+    four_kind_with_pair: int = _points(
+        1500, "Four of a kind with a pair.", f"{BOXED}: 1500; {HOUSE}: not scored (0)", 5000
+    )
+    two_triplets: int = _points(2500, "Two triplets of distinct faces.", f"{BOXED}: 2500", 5000)
+    split_kinds: bool = _option(
+        True,
+        "A kind of 1s or 5s may also be counted as a smaller kind plus singles.",
+        f"{BOXED}: 'Score each roll by itself' (farklecam's reading: count the dice the best way)",
+    )
 
-    opening_minimum: int = 500
-    """A player not yet on the board cannot bank a turn below this."""
-    turn_minimum: int = 0
-    """No turn may be banked below this (300 or 350 at some tables)."""
-    farkle_penalty: int = 0
-    """Points lost after ``farkle_penalty_streak`` farkles in a row (0: no penalty)."""
-    farkle_penalty_streak: int = 3
-    must_roll_after_hot_dice: bool = False
-    """After hot dice the player must throw all dice again before banking."""
-    must_keep_all_scoring: bool = False
-    """Every scoring die must be set aside when possible."""
-    single_die_throws: int = 1
-    """Throws allowed to score a 1 or 5 when one die is left (the Elizabethan text: three)."""
-    no_score_bonus: int = 0
-    """Zilch: a throw of all dice that scores nothing is worth this and is thrown again."""
-    piggyback: bool = False
-    """The next player may roll the dice left by the last banker and build on the banked total."""
-    target: int = 10_000
-    """Score that triggers the last round."""
-    exact_target: bool = False
-    """The target must be hit exactly; a turn that overshoots goes to the lowest score."""
-    tie: TieRule = TieRule.SHARED
+    opening_minimum: int = _points(
+        500, "A player not yet on the board cannot bank a turn below this.",
+        f"{BOXED}: 500; its variant 'No opening score, or a higher one'; {ELIZ}: 1000", 5000,
+    )  # fmt: skip
+    turn_minimum: int = _points(
+        0, "No turn may be banked below this.", f"{BOXED}: variant 'A minimum for every turn'; {ELIZ}: 350", 5000
+    )
+    farkle_penalty: int = _points(
+        0, "Points lost after farkle_penalty_streak farkles in a row (0: no penalty).",
+        f"{BOXED}: variant 'A penalty for 3 farkles in a row' (500 or 1000)", 5000,
+    )  # fmt: skip
+    farkle_penalty_streak: int = _option(
+        3, "Farkles in a row that cost farkle_penalty.", f"{BOXED}: variant 'A penalty for 3 farkles in a row'", 1, 10
+    )
+    must_roll_after_hot_dice: bool = _option(
+        False, "After hot dice the player must throw all dice again before banking.",
+        f"{BOXED}: variant 'You must roll after hot dice'",
+    )  # fmt: skip
+    must_keep_all_scoring: bool = _option(
+        False, "Every scoring die must be set aside when possible.", f"{BOXED}: variant 'Set aside every scoring die'"
+    )
+    single_die_throws: int = _option(
+        1, "Throws allowed to score a 1 or 5 when one die is left.", f"{BOXED}: 1; {ELIZ}: three", 1, 5
+    )
+    no_score_bonus: int = _points(
+        0, "Zilch: a throw of all dice that scores nothing is worth this and is thrown again.",
+        "Zilch as analysed by Busche (2010), not in the three texts", 5000,
+    )  # fmt: skip
+    piggyback: bool = _option(
+        False, "The next player may roll the dice left by the last banker and build on the banked total.",
+        f"{BOXED}: variant 'Piggybacking'; {HOUSE}: Progressive",
+    )  # fmt: skip
+    target: int = _points(10_000, "Score that triggers the last round.", f"{BOXED}: 10,000", 1_000_000, low=50)
+    exact_target: bool = _option(
+        False, "The target must be hit exactly; a turn that overshoots goes to the lowest score.",
+        f"{BOXED}: variant 'Exactly 10,000'",
+    )  # fmt: skip
+    last_round: bool = _option(
+        True, "Reaching the target gives every other player one last turn (off: the first to bank it wins at once).",
+        f"{BOXED}: 'every other player gets one last turn to beat it'",
+    )  # fmt: skip
+    tie: TieRule = _option(  # noqa: RUF009 - as kind_scoring
+        TieRule.SHARED,
+        "Leaders tied after the last round: shared win, or the tied leaders play again.",
+        f"{BOXED}: silent (farklecam's choice: shared)",
+    )
 
     def __post_init__(self) -> None:
-        """Validate every field; raise :class:`InvalidRulesError` naming the option."""
+        """Validate every option against its :class:`OptionSpec`; raise :class:`InvalidRulesError` naming it."""
         for f in fields(self):
-            value = getattr(self, f.name)
-            if f.type in ("int",) and (isinstance(value, bool) or not isinstance(value, int)):
+            value, spec = getattr(self, f.name), f.metadata.get("option")
+            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
                 raise InvalidRulesError(f"rule option {f.name!r} must be an integer, got {value!r}")
             if f.type == "bool" and not isinstance(value, bool):
                 raise InvalidRulesError(f"rule option {f.name!r} must be true or false, got {value!r}")
-        if self.dice not in (5, 6):
-            raise InvalidRulesError(f"rule option 'dice' must be 5 or 6, got {self.dice}")
-        for name in _POINT_FIELDS:
-            value = getattr(self, name)
-            if value < 0 or value % 50:
-                raise InvalidRulesError(f"rule option {name!r} must be 0 or a positive multiple of 50, got {value}")
-        if self.single_one <= 0 or self.single_five <= 0:
-            raise InvalidRulesError("single 1s and 5s must score (single_one and single_five > 0)")
-        if not 1 <= self.single_die_throws <= 5:
-            raise InvalidRulesError(f"rule option 'single_die_throws' must be 1-5, got {self.single_die_throws}")
-        if not 1 <= self.farkle_penalty_streak <= 10:
-            raise InvalidRulesError(
-                f"rule option 'farkle_penalty_streak' must be 1-10, got {self.farkle_penalty_streak}"
-            )
-        if not 50 <= self.target <= 1_000_000 or self.target % 50:
-            raise InvalidRulesError(f"rule option 'target' must be a multiple of 50 in 50..1000000, got {self.target}")
+            if f.type == "int" and isinstance(spec, OptionSpec) and not spec.admits(value):
+                raise InvalidRulesError(f"rule option {f.name!r} must be {spec.allowed}, got {value}")
         if not isinstance(self.kind_scoring, KindScoring) or not isinstance(self.tie, TieRule):
             raise InvalidRulesError("kind_scoring and tie must be KindScoring and TieRule values")
         # Rules key every cache of the engine (set-asides, solver tables): hash the fields once, not per lookup.
@@ -226,17 +300,20 @@ class Rules:
         return get_rules(preset).with_options(data)
 
 
-_POINT_FIELDS = (
-    "single_one", "single_five", "three_ones", "four_of_a_kind", "five_of_a_kind", "six_of_a_kind",
-    "straight", "three_pairs", "four_kind_with_pair", "two_triplets", "opening_minimum", "turn_minimum",
-    "farkle_penalty", "no_score_bonus",
-)  # fmt: skip
+_SPECS: dict[str, OptionSpec] = {f.name: f.metadata["option"] for f in fields(Rules) if "option" in f.metadata}
+#: Options that hold points (0 may be written "off").
+_POINT_FIELDS = tuple(name for name, spec in _SPECS.items() if spec.step == 50 and spec.low == 0)
 _FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in fields(Rules)}
 
 
 def option_names() -> tuple[str, ...]:
     """Every settable option, in declaration order."""
     return tuple(name for name in _FIELD_TYPES if name != "name")
+
+
+def option_spec(name: str) -> OptionSpec | None:
+    """What option ``name`` does, where it comes from and its bounds (None for an option without a spec)."""
+    return _SPECS.get(name)
 
 
 def parse_option_value(key: str, value: Any) -> Any:
@@ -248,15 +325,13 @@ def parse_option_value(key: str, value: Any) -> Any:
     if key not in _FIELD_TYPES or key == "name":
         raise InvalidRulesError(f"unknown rule option {key!r}; valid options: {', '.join(option_names())}")
     kind = _FIELD_TYPES[key]
+    if (isinstance(value, bool) and kind == "bool") or (type(value) is int and kind == "int"):
+        return value  # typed already (and a huge int is never written out as text: that alone can fail)
     text = str(value).strip().lower()
     try:
         if kind == "bool":
-            if isinstance(value, bool):
-                return value
             return _BOOL_WORDS[text]
         if kind == "int":
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
             if key in _POINT_FIELDS and text in _OFF_WORDS:
                 return 0
             return int(text.replace("_", "").replace(",", ""))
@@ -270,8 +345,9 @@ def parse_option_value(key: str, value: Any) -> Any:
         raise InvalidRulesError(f"rule option {key!r} has an unsupported type")  # pragma: no cover
     choices = {
         "bool": "true or false",
-        "int": "an integer" + (" (or 'off')" if key in _POINT_FIELDS else ""),
+        "int": (spec.allowed if (spec := _SPECS.get(key)) else "an integer")
+        + (" (or 'off')" if key in _POINT_FIELDS else ""),
         "KindScoring": " | ".join(k.value for k in KindScoring),
         "TieRule": " | ".join(t.value for t in TieRule),
     }[kind]
-    raise InvalidRulesError(f"rule option {key!r} must be {choices}, got {value!r}")
+    raise InvalidRulesError(f"rule option {key!r} must be {choices}, got {str(value)[:40]!r}")

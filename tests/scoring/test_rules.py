@@ -3,10 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from farklecam.errors import InvalidRulesError
 from scoring.presets import PRESETS, get_preset, get_rules, preset_names
-from scoring.rules import KindScoring, Rules, TieRule, option_names
+from scoring.rules import KindScoring, Rules, TieRule, option_names, option_spec
 
 SHARED_RULES = Path(__file__).resolve().parents[3] / "shared" / "rules"
 
@@ -69,9 +71,11 @@ def test_settings_parse(settings: list[str], field: str, value: object) -> None:
     ("settings", "message"),
     [
         (["three_onez=1000"], "unknown rule option 'three_onez'; valid options: dice, single_one"),
-        (["three_ones=lots"], "must be an integer"),
         (["three_ones=1001"], "multiple of 50"),
-        (["dice=4"], "must be 5 or 6"),
+        (["dice=4"], "must be an integer in 5..6"),
+        (["three_ones=10000000"], r"must be a multiple of 50 in 0\.\.2000, got 10000000"),
+        (["straight=1000000000000000000000"], r"straight.* in 0\.\.5000"),
+        (["three_ones=lots"], r"must be a multiple of 50 in 0\.\.2000 \(or .off.\)"),
         (["kind_scoring=tripling"], "fixed | adding | doubling | triples_only"),
         (["piggyback=maybe"], "true or false"),
         (["noequals"], "key=value"),
@@ -145,3 +149,36 @@ def test_missing_toml_file(tmp_path: Path) -> None:
 
 def test_preset_names_order() -> None:
     assert preset_names() == ("boxed", "house", "progressive", "elizabethan", "busche-neller", "zilch")
+
+
+def test_every_option_says_what_it_does_and_where_it_comes_from() -> None:
+    for name in option_names():
+        spec = option_spec(name)
+        assert spec is not None, name
+        assert spec.description.endswith(".") and spec.source, name
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_presets_sit_inside_the_bounds(preset: str) -> None:
+    rules = PRESETS[preset].rules
+    for name in option_names():
+        spec = option_spec(name)
+        assert spec is not None
+        if spec.low is not None and spec.high is not None:
+            assert spec.low <= getattr(rules, name) <= spec.high, (preset, name)
+
+
+int_options = [n for n in option_names() if (s := option_spec(n)) is not None and s.low is not None]
+
+
+@given(name=st.sampled_from(int_options), value=st.integers(min_value=-(10**30), max_value=10**30))
+def test_an_integer_option_is_accepted_exactly_inside_its_range(name: str, value: int) -> None:
+    """Every integer option takes exactly the values its spec allows, and names the range otherwise."""
+    spec = option_spec(name)
+    assert spec is not None and spec.low is not None and spec.high is not None
+    inside = spec.low <= value <= spec.high and value % spec.step == 0
+    if inside:
+        assert getattr(Rules().with_options({name: value}), name) == value
+    else:
+        with pytest.raises(InvalidRulesError, match=rf"{name}.* in {spec.low}\.\.{spec.high}"):
+            Rules().with_options({name: str(value)})
