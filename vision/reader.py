@@ -3,7 +3,8 @@
 ``DiceReader`` loads the models once (opening an ONNX session costs far more
 than a read) and then runs, per frame: detection, crops from the full
 resolution frame, face classification (which also vetoes detections that are
-no die), the tray outline, the cocked test on crops turned upright (where the
+no die), the tray outline (one found in the picture calls no die off where the
+picture speaks against it: :mod:`vision.tray_trust`), the cocked test on crops turned upright (where the
 tray is known and the model folder has ``cocked_test.onnx``), the pip
 counter's second opinion, and finally one status per die.
 
@@ -37,10 +38,11 @@ from vision.marked_tray import MarkedTrays
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reader_config import ReaderConfig, config_override
-from vision.reading import DieStatus, Reading
+from vision.reading import DieStatus, Reading, TrayState
 from vision.support import may_lean, near_picture_edge
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
+from vision.tray_trust import tray_state
 from vision.upright import UprightView, straight_down_view, upright_view
 from vision.view_search import VerticalMemory
 
@@ -303,6 +305,9 @@ class DiceReader:
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
         inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
+        trust = tray_state(frame, tray, found.xyxy, inside < self.config.off_tray_min_inside)
+        if trust == TrayState.UNSURE:
+            inside = np.ones(len(found), np.float32)  # an outline the picture speaks against calls no die off
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
             scores = scores.with_cocked(judged.cocked, judged.probability)
@@ -326,6 +331,7 @@ class DiceReader:
             status=status,
             tray=None if tray is None else tray.polygon,
             tray_set_aside=self.tray_moved,
+            tray_state=trust.value,
             straight_down_doubted=doubted,
             frame_index=frame_index,
             timestamp=timestamp,

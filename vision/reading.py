@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RETHROW_STATUSES", "Die", "DieStatus", "Reading"]
+__all__ = ["RETHROW_STATUSES", "Die", "DieStatus", "Reading", "TrayState"]
 
 _STATUS_DTYPE = "<U9"
 
@@ -35,6 +35,19 @@ class DieStatus(StrEnum):
     """Came to rest outside the tray: the rules say throw it again."""
     UNCERTAIN = "uncertain"
     """Found but not read with confidence: a person must confirm or rethrow it."""
+
+
+class TrayState(StrEnum):
+    """Where the tray outline of a reading came from, and whether it may call dice off the tray."""
+
+    MARKED = "marked"
+    """Given: clicked corners, ArUco markers, or a generated scene's labels. Its off-tray calls stand."""
+    FOUND = "found"
+    """Found in the picture, and nothing in the picture speaks against it. Its off-tray calls stand."""
+    UNSURE = "unsure"
+    """Found in the picture, but the picture speaks against it (:mod:`vision.tray_trust`): no die is called off."""
+    NONE = "none"
+    """No tray: no die is called off."""
 
 
 #: Statuses of dice that must be thrown again (or confirmed) before the roll scores.
@@ -102,6 +115,8 @@ class Reading:
         straight_down_doubted: the camera was said to look straight down, but the dice clearly
             agreed on a tilted vertical, so this frame was read under theirs
             (:attr:`vision.reader.ReaderConfig.straight_down_check_deg`).
+        tray_state: a :class:`TrayState` value: whether ``tray`` was marked or found, and whether
+            it called dice off the tray (``"unsure"``: found, but doubted, so it called none).
     """
 
     xyxy: npt.NDArray[np.float32]
@@ -116,6 +131,7 @@ class Reading:
     data: Mapping[str, npt.NDArray[Any]] = field(default_factory=dict)
     tray_set_aside: bool = False
     straight_down_doubted: bool = False
+    tray_state: str = TrayState.NONE.value
 
     def __post_init__(self) -> None:
         xyxy = np.array(self.xyxy, dtype=np.float32)
@@ -143,6 +159,9 @@ class Reading:
             if tray.ndim != 2 or tray.shape[1] != 2 or tray.shape[0] < 3:
                 raise ValueError(f"tray must be a 2D np.ndarray with shape (k>=3, 2), but got shape {tray.shape}")
             columns["tray"] = tray
+        if self.tray_state not in {s.value for s in TrayState}:
+            raise ValueError(f"tray_state must be one of {[s.value for s in TrayState]}, but got {self.tray_state!r}")
+        object.__setattr__(self, "tray_state", TrayState(self.tray_state).value)
         if self.image_size is not None and (len(self.image_size) != 2 or min(self.image_size) <= 0):
             raise ValueError(f"image_size must be (width, height) > 0, but got {self.image_size}")
         # Frozen means frozen: the arrays are read-only, so a reading cannot change under a consumer.
@@ -222,9 +241,13 @@ class Reading:
         return int(self.rethrow_mask.sum())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form: ``{"dice": [...], "rethrow": int, "faces": [...]}``."""
+        """JSON-serialisable form: ``{"dice": [...], "rethrow": int, "faces": [...], "tray": str}``.
+
+        ``tray`` is the :class:`TrayState`: ``"marked"``, ``"found"``, ``"unsure"`` or ``"none"``.
+        """
         return {
             "dice": [d.to_dict() for d in self.dice()],
             "rethrow": self.rethrow,
             "faces": list(self.faces),
+            "tray": self.tray_state,
         }

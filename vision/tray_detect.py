@@ -16,13 +16,23 @@ import numpy.typing as npt
 from vision.tray import TrayOutline, points_in_polygon
 from vision.tray_sides import tray_sides
 
-__all__ = ["ARUCO_DICTIONARY", "detect_tray", "tray_from_aruco"]
+__all__ = [
+    "ARUCO_DICTIONARY",
+    "FLOOR_TOLERANCE",
+    "detect_tray",
+    "floor_limit",
+    "lab_distance",
+    "tray_from_aruco",
+    "work_lab",
+]
 
 #: ArUco dictionary of the corner markers (print ids 0-3 of it and stick one in each corner).
 ARUCO_DICTIONARY = "DICT_4X4_50"
 
 _WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, detail is noise
 _MIN_SIDE = 16  # pixels at that width: a thinner strip of picture cannot show a tray
+#: Lab distance (:func:`lab_distance`) from the floor's colour still counted as floor.
+FLOOR_TOLERANCE = 18.0
 
 
 def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIONARY) -> TrayOutline | None:
@@ -52,6 +62,33 @@ def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIO
         return TrayOutline.from_corners(hull, source="aruco")
     except ValueError:
         return None
+
+
+def work_lab(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], float] | None:
+    """The frame, lightly blurred, in Lab at the tray search's working width; and the scale from frame pixels.
+
+    The tray is large and its detail is noise, so its colour is judged at 160 pixels across.
+    None for a frame too small to show a tray.
+    """
+    h, w = frame.shape[:2]
+    scale = _WORK_WIDTH / w if w > _WORK_WIDTH else 1.0
+    small_size = (round(w * scale), round(h * scale))
+    if min(small_size) < _MIN_SIDE:
+        return None
+    src = frame
+    while src.shape[1] >= 2 * _WORK_WIDTH:  # halving first keeps the final resize cheap and alias-free
+        src = np.asarray(cv2.pyrDown(src), dtype=np.uint8)
+    small = cv2.resize(src, small_size, interpolation=cv2.INTER_LINEAR)
+    return cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32), scale
+
+
+def floor_limit(floor_distances: npt.NDArray[np.float32], tolerance: float = FLOOR_TOLERANCE) -> float:
+    """The largest colour distance still counted as floor, given the floor's own pixels' distances.
+
+    A floor varies (felt, grain, shading): three times its median distance from its
+    colour, and never less than ``tolerance``.
+    """
+    return max(tolerance, 3.0 * float(np.median(floor_distances)))
 
 
 def _ring_masks(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> list[npt.NDArray[np.bool_]]:
@@ -91,7 +128,7 @@ def _floor_candidates(
             continue
         colour = np.median(lab[ring], axis=0)
         for k, (c, seeds, n) in enumerate(clusters):
-            if _lab_distance(colour - c) < merge:
+            if lab_distance(colour - c) < merge:
                 clusters[k] = (c, seeds | ring, n + 1)
                 break
         else:
@@ -100,7 +137,7 @@ def _floor_candidates(
     return [(c, seeds) for c, seeds, _ in clusters[:most]]
 
 
-def _lab_distance(diff: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def lab_distance(diff: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Colour distance that forgives brightness (shading across a floor) more than hue."""
     return np.asarray(np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2), np.float32)
 
@@ -167,7 +204,7 @@ def detect_tray(
     frame: npt.NDArray[np.uint8],
     boxes: npt.ArrayLike | None = None,
     *,
-    tolerance: float = 18.0,
+    tolerance: float = FLOOR_TOLERANCE,
     min_area: float = 0.08,
     max_area: float = 0.95,
     min_solidity: float = 0.85,
@@ -197,17 +234,11 @@ def detect_tray(
     Returns:
         The outline in frame pixels, or None.
     """
-    h, w = frame.shape[:2]
-    scale = _WORK_WIDTH / w if w > _WORK_WIDTH else 1.0
-    small_size = (round(w * scale), round(h * scale))
-    if min(small_size) < _MIN_SIDE:
+    work = work_lab(frame)
+    if work is None:
         return None
-    src = frame
-    while src.shape[1] >= 2 * _WORK_WIDTH:  # halving first keeps the final resize cheap and alias-free
-        src = np.asarray(cv2.pyrDown(src), dtype=np.uint8)
-    small = cv2.resize(src, small_size, interpolation=cv2.INTER_LINEAR)
+    lab, scale = work
     dice = np.asarray(boxes if boxes is not None else np.empty((0, 4)), np.float32).reshape(-1, 4) * scale
-    lab = cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32)
     limits = _Limits(tolerance, min_area, max_area, min_solidity)
     centres = (dice[:, :2] + dice[:, 2:]) / 2
     best: tuple[int, float, npt.NDArray[np.float32]] | None = None
@@ -244,9 +275,8 @@ def _floor_outline(
 ) -> npt.NDArray[np.float32] | None:
     """The outline of the region of ``colour`` that ``seeds`` fall in, or None if it is no tray."""
     sh, sw = lab.shape[:2]
-    dist = _lab_distance(lab - colour)
-    spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
-    raw_mask = (dist < max(limits.tolerance, 3.0 * spread)).astype(np.uint8)
+    dist = lab_distance(lab - colour)
+    raw_mask = (dist < floor_limit(dist[seeds], limits.tolerance)).astype(np.uint8)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     opened = cv2.morphologyEx(raw_mask, cv2.MORPH_OPEN, kernel)
     mask = np.asarray(cv2.morphologyEx(opened, cv2.MORPH_CLOSE, kernel), dtype=np.uint8)

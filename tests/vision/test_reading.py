@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from contextlib import ExitStack as DoesNotRaise
 from typing import Any
@@ -7,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vision.reading import Die, DieStatus, Reading
+from vision.reading import Die, DieStatus, Reading, TrayState
 
 
 def mock_reading(**overrides: Any) -> Reading:
@@ -47,10 +48,16 @@ def test_validation(overrides: dict[str, Any], expectation: Any, message: str | 
 def test_empty_and_len() -> None:
     empty = Reading.empty((640, 480))
     assert len(empty) == 0
-    assert empty.to_dict() == {"dice": [], "rethrow": 0, "faces": []}
+    assert empty.to_dict() == {"dice": [], "rethrow": 0, "faces": [], "tray": "none"}
     assert empty.image_size == (640, 480)
     plain = Reading(xyxy=[], confidence=[], face=[], face_confidence=[], status=[])
     assert plain.xyxy.shape == (0, 4)
+
+
+def test_the_tray_state_is_one_of_four_words() -> None:
+    assert dataclasses.replace(Reading.empty(), tray_state=TrayState.UNSURE).to_dict()["tray"] == "unsure"
+    with pytest.raises(ValueError, match="tray_state must be one of"):
+        dataclasses.replace(Reading.empty(), tray_state="maybe")
 
 
 def test_dtypes_and_read_only() -> None:
@@ -90,7 +97,7 @@ def test_dice() -> None:
 def test_to_dict_is_json() -> None:
     d = mock_reading().to_dict()
     assert json.loads(json.dumps(d)) == d
-    assert set(d) == {"dice", "rethrow", "faces"}
+    assert set(d) == {"dice", "rethrow", "faces", "tray"}
     assert d["dice"][0] == {"face": 5, "box": [0.0, 0.0, 10.0, 10.0], "confidence": 0.9, "status": "ok"}
     assert d["dice"][2]["face"] is None
     assert d["rethrow"] == 2 and d["faces"] == [1, 5]
