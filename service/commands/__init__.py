@@ -7,8 +7,9 @@ from service.commands.live_verb import LIVE
 from service.commands.read_verb import READ
 from service.commands.scoring_verbs import ADVISE, RULES, SCORE, SOLVE
 from service.commands.serve_verb import SERVE
+from service.commands.tournament_verb import TOURNAMENT
 
 __all__ = ["COMMANDS", "Command"]
 
 #: Every verb, in the order ``farklecam --help`` lists them.
-COMMANDS: tuple[Command, ...] = (READ, LIVE, SERVE, SCORE, ADVISE, SOLVE, RULES)
+COMMANDS: tuple[Command, ...] = (READ, LIVE, SERVE, SCORE, ADVISE, SOLVE, RULES, TOURNAMENT)

@@ -1,0 +1,249 @@
+"""Tournaments on disk: sign-ups and seatings in SQLite beside the games each table plays.
+
+A tournament is kept the way :mod:`service.storage` keeps a game: never as a
+snapshot, only as what it is rebuilt from. The ``tournaments`` table holds the
+name and the seed, ``tournament_players`` the sign-up list in order, and
+``tournament_tables`` which stored game each round's table plays (the game's row
+holds its seating). Results are read off those games, whose event logs are
+already durable, so standings after a restart are what they were before it.
+
+The three tables live in the games' database file (WAL, ``synchronous=FULL``),
+are append-only (triggers refuse ``UPDATE`` and ``DELETE``), and every change is
+one transaction: a sign-up request is stored whole or not at all, and a round's
+tables are recorded together once their games exist. A kill between creating a
+round's games and recording them leaves only unreferenced games; starting the
+round again seats it the same way (the seed is kept) with new games.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from farklecam.errors import StorageError
+from scoring.game import Game
+from scoring.tournament import TableResult, Tournament, TournamentError, check_name, table_rules
+from service.errors import GameNotFoundError
+from service.storage import Games, GameStore
+
+__all__ = ["TableGame", "TournamentNotFoundError", "TournamentStore", "open_store"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tournaments (
+    name    TEXT PRIMARY KEY,
+    seed    INTEGER NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournament_players (
+    tournament TEXT NOT NULL REFERENCES tournaments(name),
+    seq        INTEGER NOT NULL,               -- sign-up order, from 1 (the tie rule reads it)
+    name       TEXT NOT NULL,
+    PRIMARY KEY (tournament, seq),
+    UNIQUE (tournament, name)
+);
+CREATE TABLE IF NOT EXISTS tournament_tables (
+    tournament TEXT NOT NULL REFERENCES tournaments(name),
+    round      INTEGER NOT NULL,               -- 0 for round 1
+    table_no   INTEGER NOT NULL,               -- 0 for table 1
+    game_id    TEXT NOT NULL,                  -- games(id): the table's game and seating
+    PRIMARY KEY (tournament, round, table_no)
+);
+"""
+_APPEND_ONLY = "".join(
+    f"CREATE TRIGGER IF NOT EXISTS {t}_no_{op.lower()} BEFORE {op} ON {t}\n"
+    f"BEGIN SELECT RAISE(ABORT, 'tournament records are append-only'); END;\n"
+    for t in ("tournaments", "tournament_players", "tournament_tables")
+    for op in ("UPDATE", "DELETE")
+)
+
+
+class TournamentNotFoundError(GameNotFoundError):
+    """No tournament has this name (404)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableGame:
+    """One round's table: where it sits in the tournament and the game it plays."""
+
+    round: int
+    table: int
+    game_id: str
+
+
+class TournamentStore:
+    """Tournaments in the games' database; tables are games created through ``games``.
+
+    Args:
+        games: the service's games (their store's file also holds the tournaments).
+        owns_games: :meth:`close` closes the games' store too (the CLI's store owns it; the service's does not).
+
+    Raises:
+        StorageError: the database cannot be opened.
+    """
+
+    def __init__(self, games: Games, *, owns_games: bool = False) -> None:
+        self.games, self._owns_games = games, owns_games
+        self.path = games.store.path
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA + _APPEND_ONLY)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the tournament tables in {self.path}: {exc}") from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StorageError(f"tournament database {self.path}: {exc}") from exc
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StorageError(f"tournament database {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close this connection (and the games' store if this store owns it)."""
+        with self._lock:
+            self._db.close()
+            if self._owns_games:
+                self.games.store.close()
+
+    # ------------------------------------------------------------------ reading
+    def names(self) -> list[str]:
+        """Every tournament, newest first."""
+        return [r[0] for r in self._query("SELECT name FROM tournaments ORDER BY created DESC, name")]
+
+    def tables(self, name: str) -> list[TableGame]:
+        """Every table seated so far, by round and table."""
+        rows = self._query(
+            "SELECT round, table_no, game_id FROM tournament_tables WHERE tournament = ? ORDER BY round, table_no",
+            (name,),
+        )
+        return [TableGame(int(r), int(t), str(g)) for r, t, g in rows]
+
+    def get(self, name: str) -> Tournament:
+        """The tournament as its sign-ups and the seatings of its stored games.
+
+        Raises:
+            TournamentNotFoundError: no tournament has this name.
+        """
+        rows = self._query("SELECT seed FROM tournaments WHERE name = ?", (name,))
+        if not rows:
+            raise TournamentNotFoundError(f"no tournament named {name!r}")
+        players = tuple(
+            r[0] for r in self._query("SELECT name FROM tournament_players WHERE tournament = ? ORDER BY seq", (name,))
+        )
+        seatings: list[list[tuple[str, ...]]] = []
+        for table in self.tables(name):
+            if table.round == len(seatings):
+                seatings.append([])
+            seatings[table.round].append(self.games.store.row(table.game_id).players)
+        return Tournament(name, int(rows[0][0]), players, tuple(tuple(s) for s in seatings))
+
+    def results(self, name: str, round_index: int) -> list[TableResult] | None:
+        """The round's table results, or ``None`` while any of its games is still being played."""
+        results = []
+        for table in self.tables(name):
+            if table.round != round_index:
+                continue
+            game = self.games.get(table.game_id)
+            if not game.is_over:
+                return None
+            results.append(TableResult(game.players, tuple(game.scores[p] for p in game.players), game.winners))
+        return results
+
+    # ------------------------------------------------------------------ writing
+    def create(self, name: str, seed: int | None = None) -> Tournament:
+        """A new tournament; without ``seed`` one is drawn (and kept: seating stays reproducible).
+
+        Raises:
+            InvalidTournamentError: a malformed name or seed.
+            TournamentError: the name is taken.
+        """
+        tournament = Tournament(check_name(name, "tournament name"), secrets.randbelow(2**31) if seed is None else seed)
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
+                raise TournamentError(f"a tournament named {name!r} already exists")
+            db.execute(
+                "INSERT INTO tournaments (name, seed, created) VALUES (?, ?, ?)", (name, tournament.seed, time.time())
+            )
+        return tournament
+
+    def signup(self, name: str, players: Sequence[str]) -> Tournament:
+        """Sign players up, all of them or (when one is refused) none.
+
+        Raises:
+            TournamentNotFoundError: no such tournament.
+            TournamentError, InvalidTournamentError: see :meth:`scoring.tournament.Tournament.signup`.
+        """
+        with self._lock:
+            before = self.get(name)
+            after = before.signup(players)
+            with self._transaction() as db:
+                for seq, player in enumerate(after.players[len(before.players) :], len(before.players) + 1):
+                    db.execute(
+                        "INSERT INTO tournament_players (tournament, seq, name) VALUES (?, ?, ?)", (name, seq, player)
+                    )
+            return after
+
+    def start(self, name: str) -> Tournament:
+        """Seat the next round (round 1 closes the sign-up) and create a game for each of its tables.
+
+        Raises:
+            TournamentNotFoundError: no such tournament.
+            TournamentError: too few players, a table of the current round still playing, or the final is over.
+        """
+        with self._lock:
+            tournament = self.get(name)
+            current = len(tournament.seatings) - 1
+            results = self.results(name, current) if tournament.started else None
+            if tournament.started and results is None:
+                raise TournamentError(
+                    f"{tournament.plan[current].name} of {name!r} is still being played: every table must finish first"
+                )
+            after = tournament.start_next(results)
+            index = len(after.seatings) - 1
+            plan = after.plan[index]
+            ids = [
+                self.games.create(Game(table_rules(plan.rules), seating, clock=time.time))
+                for seating in after.seatings[index]
+            ]
+            with self._transaction() as db:
+                for table, game_id in enumerate(ids):
+                    db.execute(
+                        "INSERT INTO tournament_tables (tournament, round, table_no, game_id) VALUES (?, ?, ?, ?)",
+                        (name, index, table, game_id),
+                    )
+            return after
+
+    def __enter__(self) -> TournamentStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(path: str | Path) -> TournamentStore:
+    """A store over the games' database at ``path`` (the CLI's way in; the service shares its ``Games``)."""
+    return TournamentStore(Games(GameStore(path)), owns_games=True)
