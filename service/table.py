@@ -190,8 +190,11 @@ class TableSession:
         if self.reader is None:
             raise ValueError("this TableSession has no reader: pass reader= or feed throws with throw()")
         with self._lock:
+            self.detector.expect(self._counts_expected())
             state = self.detector.step(frame, self.reader)
             self._state = state
+            if state.wrong_count:  # the settle layer holds it back: say why nothing is scored
+                self._message = self._wrong_count(state.dice_seen)
             if state.is_new and state.reading is not None:
                 self._offer(state.reading)
                 if state.reading.tray_set_aside:  # the camera moved since the tray was marked
@@ -199,6 +202,22 @@ class TableSession:
                 if state.reading.straight_down_doubted:
                     self._message += "; the camera does not look straight down: mark the tray's corners"
             return self.view()
+
+    @property
+    def settle_state(self) -> SettleState:
+        """The settle layer's word on the last frame (phase, dice seen and expected, the voted throw)."""
+        return self._state
+
+    def _counts_expected(self) -> tuple[int, ...]:
+        """How many dice a throw may have now (any number while a keep is awaited or the game is over)."""
+        game = self.game
+        if game.is_over or game.phase not in (Phase.AWAITING_ROLL, Phase.CAN_BANK_OR_ROLL):
+            return ()
+        passed = game.passed
+        return (game.dice_to_throw,) + ((passed.dice,) if passed is not None else ())
+
+    def _wrong_count(self, seen: int) -> str:
+        return f"saw {seen} dice but {self.game.dice_to_throw} must be thrown: take kept dice out"
 
     def throw(self, reading: Reading) -> TableView:
         """Offer a settled reading to the game directly (as :meth:`on_frame` does when a throw settles)."""
@@ -226,7 +245,7 @@ class TableSession:
         elif passed is not None and len(faces) == passed.dice:
             action = PassedRoll(faces)
         else:
-            self._message = f"saw {len(faces)} dice but {game.dice_to_throw} must be thrown: take kept dice out"
+            self._message = self._wrong_count(len(faces))
             return
         self._apply(action, f"{game.current_player} threw {' '.join(map(str, faces))}")
 
@@ -348,7 +367,8 @@ class TableSession:
             if last is not None:
                 last_round = f"last round: {last.trigger} reached the target; to play: {', '.join(last.remaining)}"
             settle = self._state
-            shown = settle.reading if settle.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else settle.latest
+            held = (SettlePhase.SETTLED, SettlePhase.LATCHED, SettlePhase.WRONG_COUNT)
+            shown = settle.reading if settle.phase in held else settle.latest
             return TableView(
                 frame_index=settle.frame_index,
                 settle=settle.phase,

@@ -32,8 +32,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
@@ -47,7 +49,7 @@ from service.routes.readings import read_result, tray_corners
 from service.storage import Games
 from vision.camera import Frame
 from vision.images import decode_image, image_format
-from vision.reading import Reading
+from vision.reading import DieStatus, Reading
 from vision.settle import SettleDetector, SettlePhase, SettleState
 
 __all__ = ["NO_GAME", "TableStream", "router"]
@@ -58,18 +60,61 @@ log = logging.getLogger("farklecam.service")
 #: ``game_id`` meaning "no game": read, settle and advise only.
 NO_GAME = "-"
 
+#: When a frame arrived, in seconds: the settle rule's clock (dice rest for ``settle_seconds`` of it).
+#: Looked up per frame, so a test can stream frames at a rate of its choosing.
+clock: Callable[[], float] = time.monotonic
+
 _LABELS = {
     SettlePhase.MOVING: "Dice moving",
     SettlePhase.IDLE: "Waiting for dice",
     SettlePhase.SETTLING: "Settling",
     SettlePhase.SETTLED: "Settled",
     SettlePhase.LATCHED: "Settled",
+    SettlePhase.WRONG_COUNT: "Wrong number of dice",
 }
 
 
-def _settle(phase: SettlePhase, progress: float) -> dict[str, Any]:
-    label = _LABELS[phase] + (f" {progress:.0%}" if phase is SettlePhase.SETTLING else "")
-    return {"phase": phase.value, "state": phase.value, "progress": round(progress, 3), "label": label}
+def _settle(state: SettleState) -> dict[str, Any]:
+    """The settle part of a frame's answer: phase, label, dice seen and expected, dice to confirm.
+
+    ``uncertain`` lists the settled throw's dice a player should confirm (index, box,
+    likeliest face, the faces read), for the page's one-click fix.
+    """
+    phase, label = state.phase, _LABELS[state.phase]
+    if phase is SettlePhase.SETTLING:
+        label += f" {state.progress:.0%}"
+    elif phase is SettlePhase.WRONG_COUNT:
+        wanted = " or ".join(map(str, state.dice_expected))
+        label = f"{state.dice_seen} dice in the tray but {wanted} to throw: take the kept dice out"
+    return {
+        "phase": phase.value,
+        "state": phase.value,
+        "progress": round(state.progress, 3),
+        "label": label,
+        "dice_seen": state.dice_seen,
+        "dice_expected": list(state.dice_expected),
+        "uncertain": _uncertain(state.reading) if phase in _SETTLED else [],
+    }
+
+
+_SETTLED = (SettlePhase.SETTLED, SettlePhase.LATCHED, SettlePhase.WRONG_COUNT)
+
+
+def _uncertain(reading: Reading | None) -> list[dict[str, Any]]:
+    """The voted reading's uncertain dice, with what a one-click fix offers (the likeliest face first)."""
+    if reading is None:
+        return []
+    seen, why = reading.data.get("faces_seen"), reading.data.get("ambiguity")
+    return [
+        {
+            "index": i,
+            "box": [round(float(v), 1) for v in reading.xyxy[i]],
+            "face": int(reading.face[i]) or None,
+            "faces_seen": "" if seen is None else str(seen[i]),
+            "ambiguity": "" if why is None else str(why[i]),
+        }
+        for i in np.flatnonzero(reading.status == DieStatus.UNCERTAIN)
+    ]
 
 
 class TableStream:
@@ -98,7 +143,7 @@ class TableStream:
         self.max_frame_bytes = max_frame_bytes
         self.detector = SettleDetector()  # used without a game; a game's session has its own
         self.seq = 0
-        self.started = time.monotonic()
+        self.started = clock()
 
     def decode(self, data: bytes) -> Frame:
         """The frame, or :class:`UnsupportedMediaError` / :class:`~farklecam.errors.ImageError`."""
@@ -108,7 +153,7 @@ class TableStream:
         if image_format(data[:16]) is None:
             raise UnsupportedMediaError("a frame must be a JPEG or PNG picture")
         image = decode_image(data, f"frame {self.seq}")
-        return Frame(image, self.seq, time.monotonic() - self.started)
+        return Frame(image, self.seq, clock() - self.started)
 
     def on_frame(self, data: bytes) -> dict[str, Any]:
         """Decode, settle, read, score and advise one frame (runs in a worker thread).
@@ -138,7 +183,7 @@ class TableStream:
         throw = state.reading if state.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else None
         return {
             **result,
-            "settle": _settle(state.phase, state.progress),
+            "settle": _settle(state),
             "throw": None if throw is None else throw.to_dict(),
             "next_action": result["advice"]["action"] if result["advice"] else None,
             "expected": result["advice"]["expected"] if result["advice"] else None,
@@ -174,7 +219,7 @@ class TableStream:
             settled = view.settle in (SettlePhase.SETTLED, SettlePhase.LATCHED)
             return {
                 **result,
-                "settle": _settle(view.settle, view.progress),
+                "settle": _settle(session.settle_state),
                 "throw": shown.to_dict() if settled and shown is not None else None,
                 "next_action": view.next_action,
                 "expected": view.expected,
@@ -239,7 +284,7 @@ def _shown(state: SettleState) -> Reading | None:
     """The dice to draw: the settled throw while it rests, else the newest read (none while moving)."""
     if state.moving:
         return None
-    return state.reading if state.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else state.latest
+    return state.reading if state.phase in _SETTLED else state.latest
 
 
 def _nothing(rules: Rules) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from scoring.presets import get_rules
 from service.app import create_app
 from service.commands.scoring_verbs import score_roll
 from service.deps import ReaderSlot, get_reader_slot
+from service.routes import ws as ws_route
 from service.settings import Settings
 from vision.reading import Reading
 from vision.tray import TrayOutline
@@ -61,6 +62,13 @@ def frame(face: int) -> bytes:
     ok, buf = cv2.imencode(".jpg", np.full((48, 64, 3), face * 40, np.uint8))
     assert ok
     return buf.tobytes()
+
+
+@pytest.fixture(autouse=True)
+def frame_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames arrive 1/8 s apart (the settle rule counts seconds; a test streams as fast as it can)."""
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(ws_route, "clock", lambda: next(ticks) / 8)
 
 
 @pytest.fixture
@@ -143,6 +151,8 @@ def test_a_throw_of_the_wrong_number_of_dice_is_not_applied(client: TestClient) 
         assert "throw 3 dice" in ws.receive_json()["message"]
         answers = stream(ws, frame(1), 7)  # the camera sees two dice: 1 and 5
         assert "saw 2 dice but 3 must be thrown" in answers[-1]["message"]
+        settle = answers[-1]["settle"]
+        assert (settle["phase"], settle["dice_seen"], settle["dice_expected"]) == ("wrong_count", 2, [3])
         assert answers[-1]["game"]["phase"] == "can_bank_or_roll"
     events = client.get(f"/api/games/{game['id']}/events").json()
     assert events["count"] == 4  # nothing was applied from the camera

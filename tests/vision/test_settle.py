@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from contextlib import ExitStack as DoesNotRaise
 from typing import Any
 
@@ -93,7 +94,8 @@ def test_motion_gate_downscales_and_resets() -> None:
     ("kwargs", "expectation"),
     [
         ({}, DoesNotRaise()),
-        ({"still_reads": 0}, pytest.raises(ValueError, match="still_reads")),
+        ({"min_reads": 0}, pytest.raises(ValueError, match="min_reads")),
+        ({"settle_seconds": -1}, pytest.raises(ValueError, match="settle_seconds")),
         ({"min_agreement": 1.5}, pytest.raises(ValueError, match="min_agreement")),
         ({"max_read_fps": 0}, pytest.raises(ValueError, match="max_read_fps")),
         ({"pixel_threshold": 300}, pytest.raises(ValueError, match="pixel_threshold")),
@@ -216,37 +218,199 @@ def test_skipping_frames_still_finds_every_throw(config: SettleConfig) -> None:
     assert reads < len(table.sidecars) / 2
 
 
-def test_latch_rearms_on_change_and_ignores_removed_dice() -> None:
-    detector = SettleDetector(SettleConfig(still_reads=3))
-    frame = Frame(np.zeros((240, 320, 3), np.uint8), 0, 0.0)
-    six = mock_reading([1, 2, 3, 4, 5, 6])
-
-    def feed(reading: Reading, times: int = 3) -> list[SettlePhase]:
-        return [detector.update(frame, reading, moving=False).phase for _ in range(times)]
-
-    assert feed(six) == [SettlePhase.SETTLING, SettlePhase.SETTLING, SettlePhase.SETTLED]
-    assert feed(six) == [SettlePhase.LATCHED] * 3
-    detector.update(frame, None, moving=True)  # a hand takes the 1 and the 5 away
-    kept_out = six[np.array([False, True, True, True, False, True])]
-    assert feed(kept_out) == [SettlePhase.SETTLING, SettlePhase.SETTLING, SettlePhase.LATCHED]
-    thrown = mock_reading([2, 2, 6, 6], boxes=[[100, 100 + 40 * i, 130, 130 + 40 * i] for i in range(4)])
-    assert feed(thrown) == [SettlePhase.SETTLING, SettlePhase.SETTLING, SettlePhase.SETTLED]  # no motion seen
-    assert detector.update(frame, Reading.empty(SIZE), moving=False).phase is SettlePhase.LATCHED
+# ---------------------------------------------------------------------------- the settle rule, scripted
+FPS = 15.0
+BLANK = np.zeros((24, 32, 3), np.uint8)
 
 
-def test_a_die_still_sliding_restarts_the_count() -> None:
-    detector = SettleDetector(SettleConfig(still_reads=3))
-    frame = Frame(np.zeros((240, 320, 3), np.uint8), 0, 0.0)
-    phases = []
-    for x in (0, 12, 24, 24, 24):  # slides 12 px per read, then rests
-        reading = mock_reading([3], boxes=[[100 + x, 100, 130 + x, 130]])
-        phases.append(detector.update(frame, reading, moving=False).phase)
-    assert phases[-1] is SettlePhase.SETTLED and phases[:-1].count(SettlePhase.SETTLED) == 0
-    assert SettlePhase.SETTLED not in phases[:4]
+class Script:
+    """Feeds scripted reads to a detector at 15 frames a second; ``moving`` frames carry no read."""
+
+    def __init__(self, config: SettleConfig | None = None, expect: list[int] | None = None) -> None:
+        self.detector = SettleDetector(config or SettleConfig(settle_seconds=0.5, min_reads=3))
+        self.detector.expect(expect)
+        self.index = 0
+        self.reported: list[tuple[int, Reading]] = []
+
+    def feed(self, reading: Reading | None, frames: int = 1) -> list[SettlePhase]:
+        phases = []
+        for _ in range(frames):
+            frame = Frame(BLANK, self.index, self.index / FPS)
+            state = self.detector.update(frame, reading, moving=reading is None)
+            if state.is_new:
+                assert state.reading is not None
+                self.reported.append((self.index, state.reading))
+            phases.append(state.phase)
+            self.index += 1
+        return phases
+
+    def rest(self, reading: Reading, seconds: float = 1.0) -> list[SettlePhase]:
+        return self.feed(reading, round(seconds * FPS))
+
+    def move(self, seconds: float = 0.5) -> list[SettlePhase]:
+        return self.feed(None, round(seconds * FPS))
+
+
+SIX = mock_reading([1, 2, 3, 4, 5, 6])
+
+
+def test_a_throw_latches_once_after_the_settle_time_with_its_frame() -> None:
+    script = Script()
+    script.move()
+    phases = script.rest(SIX)
+    settled_at = phases.index(SettlePhase.SETTLED)
+    assert settled_at == math.ceil(0.5 * FPS)  # held still for the settle time, not earlier
+    assert set(phases[:settled_at]) == {SettlePhase.SETTLING}
+    assert set(phases[settled_at + 1 :]) == {SettlePhase.LATCHED}
+    ((index, reading),) = script.reported
+    assert reading.faces == (1, 2, 3, 4, 5, 6) and reading.frame_index == index
+
+
+def test_lifting_set_aside_dice_out_is_not_a_throw_but_a_new_throw_is() -> None:
+    script = Script()
+    script.move()
+    script.rest(SIX)
+    script.move(0.3)  # a hand takes the 1 and the 5 out; the others stay put
+    kept_out = SIX[np.array([False, True, True, True, False, True])]
+    assert SettlePhase.SETTLED not in script.rest(kept_out)
+    script.move(0.3)  # the hand takes one more out
+    assert SettlePhase.SETTLED not in script.rest(kept_out[np.array([True, True, False, True])])
+    script.move()  # then the remaining dice are thrown
+    thrown = mock_reading([2, 2, 6], boxes=[[100, 100 + 40 * i, 130, 130 + 40 * i] for i in range(3)])
+    script.rest(thrown)
+    assert [r.faces for _, r in script.reported] == [(1, 2, 3, 4, 5, 6), (2, 2, 6)]
+
+
+def test_dice_lifted_out_without_the_gate_seeing_it_are_not_a_throw() -> None:
+    script = Script()
+    script.rest(SIX)
+    assert SettlePhase.SETTLED not in script.rest(SIX[np.array([True, True, True, False, False, False])])
+    assert len(script.reported) == 1
+
+
+def test_a_hand_or_glare_over_resting_dice_is_not_a_throw() -> None:
+    script = Script()
+    script.move()
+    script.rest(SIX)
+    script.move(0.8)  # a hand passes
+    hidden = SIX[np.array([True, True, False, True, True, True])]  # it left a shadow over one die
+    script.feed(hidden, 2)
+    script.rest(SIX)
+    script.move(0.1)  # glare
+    glared = mock_reading([1, 2, 3, 4, 5, 6], status=["ok", "uncertain", "uncertain", "ok", "ok", "ok"])
+    script.feed(glared, 1)
+    script.rest(SIX)
+    assert len(script.reported) == 1
+
+
+def test_a_slow_last_die_delays_the_throw_until_it_rests() -> None:
+    script = Script()
+    script.move()
+    five = SIX[np.arange(5)]
+    script.rest(five, 0.4)  # five dice rest; the sixth still rolls unseen
+    for x in range(0, 40, 5):  # then it creeps in, too slowly for the gate, and stops
+        script.feed(mock_reading([*five.face.tolist(), 6], boxes=[*five.xyxy.tolist(), [200 + x, 150, 230 + x, 180]]))
+    script.rest(mock_reading([*five.face.tolist(), 6], boxes=[*five.xyxy.tolist(), [235, 150, 265, 180]]))
+    ((_, reading),) = script.reported
+    assert len(reading) == 6 and reading.faces == (1, 2, 3, 4, 5, 6)
+
+
+def test_a_flickering_box_does_not_hold_the_throw_back() -> None:
+    script = Script()
+    start = len(script.move())
+    spurious = mock_reading([1, 2, 3, 4, 5, 6, 2], boxes=[*SIX.xyxy.tolist(), [280, 200, 300, 220]])
+    for k in range(30):
+        script.feed(spurious if k % 5 == 2 else SIX)
+    ((index, reading),) = script.reported
+    assert reading.faces == (1, 2, 3, 4, 5, 6) and index - start == math.ceil(0.5 * FPS)
+
+
+def test_the_wrong_count_is_said_not_scored_until_the_kept_dice_leave() -> None:
+    script = Script(expect=[4])
+    script.move()
+    phases = script.rest(SIX)
+    assert phases[-1] is SettlePhase.WRONG_COUNT and not script.reported
+    state = script.detector.update(Frame(BLANK, 99, 99 / FPS), None, moving=False)
+    assert (state.dice_seen, state.dice_expected, state.wrong_count) == (6, (4,), True)
+    script.move(0.3)  # the two kept dice are lifted out
+    four = SIX[np.array([False, True, True, True, False, True])]
+    script.rest(four)
+    assert [r.faces for _, r in script.reported] == [(2, 3, 4, 6)]
+
+
+def test_a_die_read_uncertain_in_some_frames_is_voted_from_the_clear_ones() -> None:
+    script = Script()
+    script.move()
+    for k in range(12):  # a small die: unreadable in every other frame
+        status = ["ok"] * 5 + (["uncertain"] if k % 2 else ["ok"])
+        script.feed(mock_reading([1, 2, 3, 4, 5, 6 if k % 2 == 0 else 3], status=status))
+    ((_, reading),) = script.reported
+    assert reading.faces == (1, 2, 3, 4, 5, 6)
+    assert reading.data["faces_seen"].tolist()[-1].startswith("6:")
+
+
+def test_a_die_that_stays_unclear_is_uncertain_with_its_likeliest_face() -> None:
+    script = Script()
+    script.move()
+    for k in range(12):
+        status = ["ok"] * 5 + (["ok"] if k == 3 else ["uncertain"])
+        script.feed(mock_reading([1, 2, 3, 4, 5, 2], status=status))
+    ((_, reading),) = script.reported
+    assert reading.status.tolist()[-1] == DieStatus.UNCERTAIN
+    assert reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.UNREAD
+    assert reading.face.tolist()[-1] == 2 and reading.rethrow == 1
+
+
+def test_an_empty_tray_then_a_throw_to_the_same_places_is_a_new_throw() -> None:
+    script = Script()
+    script.rest(SIX)
+    script.move()
+    script.rest(Reading.empty(SIZE))
+    script.move()
+    script.rest(SIX)
+    assert len(script.reported) == 2
+
+
+def test_resting_latched_dice_are_not_read_again_until_the_picture_changes() -> None:
+    table = DemoTable([DemoThrow((2, 3, 5))], size=SIZE, seed=4, settled_frames=90)
+    detector = SettleDetector()
+    reads = 0
+
+    class Counting:
+        def read(self, frame: np.ndarray, /) -> Reading:
+            nonlocal reads
+            reads += 1
+            return table.read(frame)
+
+    for frame in table:
+        detector.step(frame, Counting())
+    still = sum(s["phase"] == "settled" for s in table.sidecars)
+    assert still == 90 and reads < 30  # the settle window's reads (0.5 s at 30 fps, once more on landing), then none
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["moving", "six", "kept", "empty"]), min_size=1, max_size=12))
+def test_a_report_needs_dice_in_new_places(steps: list[str]) -> None:
+    """Whatever hands and lifting happen, dice are reported only where some land in a new place."""
+    script = Script()
+    dice = {"six": SIX, "kept": SIX[np.array([True, False, True, False, True, True])]}
+    last: str | None = None  # the model: what was reported last (None: nothing, or the tray was emptied)
+    for step in steps:
+        if step == "moving":
+            script.move(0.2)
+            continue
+        before = len(script.reported)
+        script.rest(dice.get(step, Reading.empty(SIZE)), 0.8)
+        if step == "empty":
+            last = None
+            continue
+        new = last is None or (last, step) == ("kept", "six")
+        assert len(script.reported) == before + new, (last, step)
+        last = step if new else last
 
 
 def test_the_voted_reading_is_stamped_with_the_settling_frame() -> None:
-    detector = SettleDetector(SettleConfig(still_reads=1))
+    detector = SettleDetector(SettleConfig(settle_seconds=0.0, min_reads=1))
     frame = Frame(np.zeros((24, 32, 3), np.uint8), 7, 0.25)
     state = detector.update(frame, mock_reading([5]), moving=False)
     assert (state.phase, state.frame_index, state.timestamp) == (SettlePhase.SETTLED, 7, 0.25)

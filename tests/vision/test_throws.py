@@ -66,7 +66,7 @@ class PipReader:
 def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     """The script recorded as an MJPG video; returns its path and each frame's sidecar."""
     path = tmp_path_factory.mktemp("video") / "table.avi"
-    table = DemoTable(SCRIPT, size=SIZE, settled_frames=10, seed=4, die=34)
+    table = DemoTable(SCRIPT, size=SIZE, settled_frames=20, seed=4, die=34)  # 0.67 s at rest
     with VideoSink(path, table.fps, SIZE) as sink:
         for frame in table:
             sink.write(frame.image)
@@ -134,7 +134,7 @@ def test_uncertain_dice_say_why_in_json() -> None:
 
 
 def test_progress_bar_and_annotations(capsys: pytest.CaptureFixture[str]) -> None:
-    table = DemoTable([DemoThrow((2, 5))], size=SIZE, settled_frames=8, seed=1)
+    table = DemoTable([DemoThrow((2, 5))], size=SIZE, settled_frames=20, seed=1)
     drawn = []
 
     def on_frame(frame: Any, state: Any) -> None:
