@@ -11,12 +11,11 @@ spooled, so a huge upload cannot fill memory or disk.
 from __future__ import annotations
 
 import logging
-import math
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -37,10 +36,12 @@ from farklecam.errors import (
 )
 
 __all__ = [
+    "EXCERPT",
     "STATUS_OF",
     "BodySizeLimit",
     "GameNotFoundError",
     "UnsupportedMediaError",
+    "excerpt",
     "install_error_handlers",
     "status_for",
 ]
@@ -86,7 +87,7 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     """``"body.players: Field required; body.dice.0: ..."``: one line a person can read."""
     parts = []
     for err in errors[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ()))
+        loc = ".".join(str(p)[:EXCERPT] for p in err.get("loc", ()))
         parts.append(f"{loc}: {err.get('msg', 'invalid')}" if loc else str(err.get("msg", "invalid")))
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     return "; ".join(parts) + more
@@ -100,25 +101,43 @@ async def _farkle_error(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
 
 
-def _json_safe(value: Any) -> Any:
-    """``value`` with every non-finite float written as text.
+#: The most characters of a client's input that an error answer echoes back.
+EXCERPT = 60
 
-    A body such as ``Infinity`` parses to one, and strict JSON (what the response must be)
-    has no way to write it back: echoing it in the error would turn a 422 into a 500.
+
+def excerpt(value: Any) -> str | None:
+    """A short, printable excerpt of what a client sent (None when it sent nothing there).
+
+    An error answer must never fail to encode (a binary body is not UTF-8; a body
+    such as ``Infinity`` has no strict-JSON form) nor repeat a large body back, so
+    every echoed input is cut to :data:`EXCERPT` characters of its ``repr``.
     """
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        text = repr(bytes(value[: EXCERPT + 1]))
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = reprlib.repr(value)
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 3] + "..."
+
+
+def _public_error(err: dict[str, Any]) -> dict[str, Any]:
+    """One validation error as plain JSON: where, what, and a short excerpt of the input."""
+    return {
+        "type": str(err.get("type", "invalid")),
+        "loc": [p if isinstance(p, int) else str(p)[:EXCERPT] for p in err.get("loc", ())],
+        "msg": str(err.get("msg", "invalid"))[:200],
+        "input": excerpt(err.get("input")),
+    }
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = _json_safe(jsonable_encoder(exc.errors(), custom_encoder={Exception: str}))
-    return JSONResponse({"detail": _validation_message(errors), "errors": errors}, status_code=422)
+    found = exc.errors()
+    errors = [_public_error(err) for err in found[:20]]
+    return JSONResponse({"detail": _validation_message(list(found)), "errors": errors}, status_code=422)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

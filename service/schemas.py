@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
+import annotated_types
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     StrictBool,
     StrictInt,
     StringConstraints,
@@ -53,6 +55,7 @@ __all__ = [
     "ScorePublic",
     "SetAsidePublic",
     "TurnPublic",
+    "TurnTotal",
 ]
 
 OptionValue = StrictBool | StrictInt | Annotated[str, StringConstraints(max_length=40)]
@@ -60,6 +63,8 @@ PlayerName = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40), AfterValidator(check_player_name)
 ]
 Faces = Annotated[list[StrictInt], Field(min_length=1, max_length=8)]
+#: Points already set aside this turn, however a client sends them (JSON or a form field): one rule everywhere.
+TurnTotal = Annotated[int, annotated_types.Ge(0), annotated_types.Le(1_000_000), annotated_types.MultipleOf(50)]
 
 
 class _In(BaseModel):
@@ -121,7 +126,7 @@ class DiceIn(RulesIn):
 class AdviceIn(DiceIn):
     """A roll mid-turn: points already set aside, whether the player is on the board, farkles in a row."""
 
-    turn_total: StrictInt = Field(default=0, ge=0, le=1_000_000, multiple_of=50)
+    turn_total: Annotated[TurnTotal, Strict()] = 0
     on_board: StrictBool = True
     farkle_streak: StrictInt = Field(default=0, ge=0, le=10)
 

@@ -23,6 +23,9 @@ __all__ = ["game_public", "router", "state_public"]
 
 router = APIRouter(prefix="/games", tags=["games"])
 
+#: The most games a list may skip: far more than any server holds, and small enough for SQLite's integers.
+MAX_OFFSET = 1_000_000
+
 GameId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="the id returned on creation")]
 
 
@@ -83,7 +86,7 @@ def create_game(body: GameCreate, games: GamesDep, settings: SettingsDep) -> dic
 def list_games(
     games: GamesDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="games to skip (newest first)")] = 0,
 ) -> dict[str, Any]:
     """Games, most recently played first (without replaying them)."""
     rows = games.store.rows(limit, offset)

@@ -22,7 +22,7 @@ from service.commands.scoring_verbs import score_roll
 from service.deps import CamerasDep, ReaderSlotDep, SettingsDep
 from service.errors import UnsupportedMediaError
 from service.routes.scoring import advice_for
-from service.schemas import ReadPublic, RulesIn
+from service.schemas import ReadPublic, RulesIn, TurnTotal
 from vision.images import decode_image, image_format
 from vision.reading import Reading
 from vision.tray import TrayOutline
@@ -117,7 +117,7 @@ async def read_picture(
     cameras: CamerasDep,
     preset: Annotated[str | None, Form(max_length=40)] = None,
     options: Annotated[str, Form(max_length=4000, description="rule options as a JSON object")] = "{}",
-    turn_total: Annotated[int, Form(ge=0, le=1_000_000)] = 0,
+    turn_total: Annotated[TurnTotal, Form(description="points already set aside this turn")] = 0,
     on_board: Annotated[bool, Form()] = True,
     tray: Annotated[
         str | None,

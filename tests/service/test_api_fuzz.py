@@ -43,7 +43,7 @@ names = st.lists(st.text(max_size=6), max_size=4) | json_values
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     db = tmp_path_factory.mktemp("fuzz") / "games.sqlite3"
-    with TestClient(create_app(Settings(db_path=db)), raise_server_exceptions=False) as c:
+    with TestClient(create_app(Settings(db_path=db)), raise_server_exceptions=False, base_url="http://localhost") as c:
         yield c
 
 
