@@ -151,11 +151,18 @@ def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
 
 
 def augment(
-    x: torch.Tensor, gen: torch.Generator, *, flip_vertical: bool = True, planes: torch.Tensor | None = None
+    x: torch.Tensor,
+    gen: torch.Generator,
+    *,
+    flip_vertical: bool = True,
+    flip_horizontal: bool = True,
+    planes: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise.
 
-    ``flip_vertical`` False keeps up and down (crops turned so the nadir is below).
+    ``flip_vertical`` False keeps up and down (crops turned so the nadir is below);
+    ``flip_horizontal`` False keeps left and right (a target that a mirror changes, the pose
+    network's up-axis, is flipped by its caller with its crop). The draws stay the same.
     ``planes`` (n, k, h, w), further input planes that are not colours (the cocked test's
     neighbour plane), are flipped with their crops, left otherwise as they are and
     appended after the RGB planes; the random draws are the same with or without them.
@@ -165,7 +172,7 @@ def augment(
     def rand(*shape: int) -> torch.Tensor:
         return torch.rand(*shape, generator=gen)
 
-    flip_h = rand(n) < 0.5
+    flip_h = rand(n) < (0.5 if flip_horizontal else 0.0)
     x = torch.where(flip_h[:, None, None, None], x.flip(3), x)
     flip_v = rand(n) < (0.5 if flip_vertical else 0.0)
     x = torch.where(flip_v[:, None, None, None], x.flip(2), x)

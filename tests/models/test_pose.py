@@ -1,0 +1,112 @@
+"""Training the pose network: targets that turn with their crops; a tiny run trains, exports, loads, measures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from datasets.synthetic.dataset import write_scene
+from datasets.synthetic.scene import generate_scene
+from datasets.training_sets import read_synthetic_frame
+from farklecam.errors import ModelLoadError
+from models.crop_bank import BANK_SIZE, turned_centres
+from models.pose import build_pose_bank, main, pose_truth, turn_targets
+from vision.crops import CROP_SIZE
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+
+
+@settings(max_examples=25, deadline=None)
+@given(direction=st.floats(0, 360), angle=st.floats(0, 360), mirror=st.booleans())
+def test_a_target_turns_and_mirrors_as_its_crop_does(direction: float, angle: float, mirror: bool) -> None:
+    """A spot drawn along a target's (x, y) lands where the turned target points."""
+    d = np.radians(direction)
+    target = np.array([[np.cos(d), np.sin(d), 0.3]])
+    crop = np.zeros((1, BANK_SIZE, BANK_SIZE, 3), np.uint8)
+    c = (BANK_SIZE - 1) / 2
+    cv2.circle(crop[0], (round(c + 20 * target[0, 0]), round(c + 20 * target[0, 1])), 3, (255, 255, 255), -1)
+    turned = turned_centres(crop, [angle])[0]
+    if mirror:
+        turned = turned[:, ::-1]
+    ys, xs = np.nonzero(turned[..., 0] > 128)
+    seen = np.array([xs.mean(), ys.mean()]) - (CROP_SIZE - 1) / 2
+    want = turn_targets(target, [angle], [mirror])[0]
+    assert want[2] == pytest.approx(0.3)
+    cos = float(seen @ want[:2] / np.linalg.norm(seen) / np.linalg.norm(want[:2]))
+    assert cos > 0.99
+
+
+@pytest.fixture(scope="module")
+def scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pose_scenes")
+    for i in range(4):
+        write_scene(out, f"s9_{i:06d}", generate_scene(9, i, 320, 240, 1.0, 1))
+    return out
+
+
+def test_the_bank_holds_each_visible_die_with_its_up_axis_in_its_rays_frame(scenes: Path) -> None:
+    frames = [f for p in sorted((scenes / "images").glob("*.jpg")) if (f := read_synthetic_frame(p)) is not None]
+    bank = build_pose_bank(frames, flat_copies=1, lean_copies=2)
+    truths = [pose_truth(f) for f in frames]
+    visible = [(~t.occluded).sum() + (~t.occluded & (t.tilt_deg > 15)).sum() for t in truths]
+    assert len(bank.targets) == sum(visible) and bank.crops.shape[1:] == (BANK_SIZE, BANK_SIZE, 3)
+    np.testing.assert_allclose(np.linalg.norm(bank.targets, axis=1), 1.0, atol=1e-4)
+    assert (bank.targets[:, 2] < 0).all()  # every up-axis faces the camera
+    assert (bank.tilts > 15).any()
+
+
+def test_a_scene_without_pose_labels_is_refused(scenes: Path, tmp_path: Path) -> None:
+    image = sorted((scenes / "images").glob("*.jpg"))[0]
+    frame = read_synthetic_frame(image)
+    assert frame is not None
+    (tmp_path / "images").mkdir()
+    (tmp_path / "labels").mkdir()
+    copy = tmp_path / "images" / image.name
+    copy.write_bytes(image.read_bytes())
+    (tmp_path / "labels" / f"{image.stem}.txt").write_text((scenes / "labels" / f"{image.stem}.txt").read_text())
+    sidecar = json.loads((scenes / "labels" / f"{image.stem}.json").read_text())
+    for die in sidecar["dice"]:
+        del die["up_cam"]
+    (tmp_path / "labels" / f"{image.stem}.json").write_text(json.dumps(sidecar))
+    old = read_synthetic_frame(copy)
+    assert old is not None
+    with pytest.raises(ValueError, match="no pose labels"):
+        pose_truth(old)
+
+
+def test_a_tiny_run_trains_exports_loads_and_measures(
+    scenes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_network: list[object]
+) -> None:
+    from vision.pose_net import PoseNet
+
+    out = tmp_path / "pose" / "pose_net.onnx"
+    assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "3", "--batch", "8"]) == 0
+    assert (
+        out.exists() and (tmp_path / "pose" / "pose_bank.npz").exists() and (tmp_path / "pose" / "pose_net.pt").exists()
+    )
+    net = PoseNet(out)
+    image = cv2.imread(str(sorted((scenes / "images").glob("*.jpg"))[0]))
+    boxes = np.array([[10, 10, 40, 40], [100, 100, 130, 128]], np.float32)
+    pose = net(image, boxes)
+    assert pose.up_axes.shape == (2, 3) and pose.tilt_deg.shape == (2,)
+    np.testing.assert_allclose(np.linalg.norm(pose.up_axes, axis=1), 1.0, atol=1e-6)
+    capsys.readouterr()
+    assert main(["measure", str(scenes), "--model", str(out)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert set(rows) == {"tray", "none"} and rows["tray"]["flat_dice"] + rows["tray"]["leaning_dice"] > 0
+    assert not no_network
+
+
+def test_a_model_with_other_outputs_is_refused(tmp_path: Path) -> None:
+    from models.facenet import FaceNet, export_facenet
+    from vision.pose_net import PoseNet
+
+    path = export_facenet(FaceNet(2), tmp_path / "m.onnx", "0", names=["flat", "cocked"])
+    with pytest.raises(ModelLoadError, match="up_x"):
+        PoseNet(path)
