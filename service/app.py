@@ -23,9 +23,10 @@ from fastapi.staticfiles import StaticFiles
 from farklecam import __version__
 from service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from service.errors import BodySizeLimit, install_error_handlers
-from service.routes import games, health, readings, rules, scoring, ws
+from service.routes import games, health, readings, rules, scoring, tournament, ws
 from service.settings import Settings, get_settings
 from service.storage import Games, GameStore
+from service.tournament_store import TournamentStore
 
 __all__ = ["STATIC_DIR", "build_reader", "create_app"]
 
@@ -58,9 +59,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.reader = ReaderSlot(lambda: build_reader(settings))
         app.state.tables = Tables(games_)
         app.state.cameras = Cameras()
+        app.state.tournaments = tournaments = TournamentStore(games_)
         try:
             yield
         finally:
+            tournaments.close()
             store.close()
 
     app = FastAPI(
@@ -78,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     for module in (health, rules, scoring, readings, games):
         app.include_router(module.router, prefix="/api")
+    app.include_router(tournament.router, prefix="/api")
     app.include_router(ws.router)
     app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="page")
     return app

@@ -1,0 +1,181 @@
+// The organiser's page: every table of a tournament live, the standings, who goes on, the next round's
+// seating, CSV export, and the final's switch to progressive. Everything comes from GET /api/tournaments/NAME
+// (the same view `farklecam tournament standings --json` prints), polled every two seconds.
+"use strict";
+
+const CODE_KEY = "farklecam.tableCode";  // the same table code the table page keeps, where the server wants one
+const POLL_MS = 2000;
+const $ = (id) => document.getElementById(id);
+const state = { name: null, timer: null, code: localStorage.getItem(CODE_KEY) };
+
+function banner(text) { const el = $("banner"); el.textContent = text || ""; el.hidden = !text; }
+function pill(text, kind) { const el = $("server-status"); el.textContent = text; el.dataset.state = kind; }
+
+async function api(method, path, body, raw) {
+  const headers = body ? { "Content-Type": "application/json" } : {};
+  if (state.code) { headers["X-Table-Code"] = state.code; }
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+  } catch (err) {
+    pill("server unreachable", "bad");
+    throw new Error("The farklecam server cannot be reached. Is `farklecam serve` still running?");
+  }
+  pill("server ok", "ok");
+  if (response.status === 401) {
+    const code = window.prompt("This server wants its table code (printed when it started):");
+    if (code) { state.code = code.trim(); localStorage.setItem(CODE_KEY, state.code); return api(method, path, body, raw); }
+  }
+  if (raw && response.ok) { return response; }
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) { throw new Error(data.detail || `${response.status} ${response.statusText}`); }
+  return data;
+}
+
+function cell(row, text, className) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (className) { td.className = className; }
+  row.appendChild(td);
+  return td;
+}
+
+function headerRow(table, names) {
+  const row = table.createTHead().insertRow();
+  for (const name of names) { const th = document.createElement("th"); th.textContent = name; row.appendChild(th); }
+}
+
+function renderTable(body, t) {
+  const row = body.insertRow();
+  cell(row, `Table ${t.table}`);
+  const players = cell(row, "");
+  t.players.forEach((p, i) => {
+    const span = document.createElement("span");
+    span.textContent = `${p} ${t.scores[i]}`;
+    if (t.advance.includes(p)) { span.className = "goes-on"; span.textContent += " ✓"; }
+    if (t.current === p) { span.classList.add("current"); }
+    players.appendChild(span);
+    if (i < t.players.length - 1) { players.appendChild(document.createTextNode(" · ")); }
+  });
+  cell(row, t.rules);
+  cell(row, t.winners.length ? `won by ${t.winners.join(", ")}` : t.phase.replace(/_/g, " "));
+  const link = document.createElement("a");
+  link.href = t.link; link.target = "_blank"; link.textContent = "camera page";
+  cell(row, "").appendChild(link);
+}
+
+function renderRound(round) {
+  const section = document.createElement("section");
+  const title = document.createElement("h3");
+  title.textContent = `${round.name}: ${round.rules} rules, ${round.complete ? "finished" : "playing"}`;
+  section.appendChild(title);
+  const tables = document.createElement("table");
+  headerRow(tables, ["table", "players and scores (✓ goes on)", "rules", "state", ""]);
+  const body = tables.createTBody();
+  round.tables.forEach((t) => renderTable(body, t));
+  section.appendChild(tables);
+  if (round.standings.length) {
+    const standings = document.createElement("table");
+    headerRow(standings, ["rank", "player", "table", "score", "goes on"]);
+    const sbody = standings.createTBody();
+    for (const s of round.standings) {
+      const row = sbody.insertRow();
+      [s.rank, s.player, s.table, s.score].forEach((v) => cell(row, String(v)));
+      cell(row, s.advances ? "yes" : "", s.advances ? "goes-on" : "");
+    }
+    const caption = document.createElement("p");
+    caption.className = "muted";
+    caption.textContent = "Standings (ties: the table's winner first, then the earlier sign-up)";
+    section.append(caption, standings);
+  }
+  return section;
+}
+
+function render(view) {
+  $("tournament").hidden = false;
+  $("title").textContent = `${view.name}`;
+  const plan = view.plan.map((r) => `${r.name} (${r.tables} tables, ${r.goes_on} go on)`).join(" → ");
+  $("summary").textContent =
+    `${view.players.length} of ${view.max_players} signed up · seed ${view.seed}` + (plan ? ` · ${plan}` : "");
+  $("signup-form").hidden = view.started;
+  $("progressive").hidden = !(view.rounds.length && view.rounds.length === view.plan.length && !view.champion);
+  $("champion").textContent = view.champion ? `Winner: ${view.champion}` : "";
+  const rounds = $("rounds");
+  rounds.replaceChildren(...view.rounds.slice().reverse().map(renderRound));
+  if (!view.started && view.players.length) {
+    const section = document.createElement("section");
+    section.textContent = `Signed up: ${view.players.join(", ")}`;
+    rounds.appendChild(section);
+  }
+  $("next").hidden = !view.next_round;
+  if (view.next_round) {
+    $("next-title").textContent = `Next: ${view.next_round.name} (press "Start next round" to seat it)`;
+    const body = $("next-body");
+    body.replaceChildren();
+    view.next_round.seating.forEach((players, i) => {
+      const row = body.insertRow();
+      cell(row, `Table ${i + 1}`); cell(row, players.join(", "));
+    });
+  }
+}
+
+async function refresh() {
+  if (!state.name) { return; }
+  try {
+    render(await api("GET", `/api/tournaments/${encodeURIComponent(state.name)}`));
+    banner("");
+  } catch (err) { banner(err.message); }
+}
+
+function open(name) {
+  state.name = name;
+  history.replaceState(null, "", `?t=${encodeURIComponent(name)}`);
+  clearInterval(state.timer);
+  refresh();
+  state.timer = setInterval(refresh, POLL_MS);
+}
+
+async function act(method, path, body) {
+  try { render(await api(method, path, body)); banner(""); return true; } catch (err) { banner(err.message); return false; }
+}
+
+async function listKnown() {
+  try {
+    const known = await api("GET", "/api/tournaments");
+    $("known").replaceChildren(...known.data.map((n) => Object.assign(document.createElement("option"), { value: n })));
+  } catch (err) { banner(err.message); }
+}
+
+async function exportCsv() {
+  try {
+    const response = await api("GET", `/api/tournaments/${encodeURIComponent(state.name)}/standings.csv`, null, true);
+    const url = URL.createObjectURL(await response.blob());
+    const a = Object.assign(document.createElement("a"), { href: url, download: `${state.name}-standings.csv` });
+    a.click();
+    URL.revokeObjectURL(url);
+  } catch (err) { banner(err.message); }
+}
+
+$("open-form").onsubmit = (e) => { e.preventDefault(); open($("name").value.trim()); };
+$("new-form").onsubmit = async (e) => {
+  e.preventDefault();
+  const name = $("new-name").value.trim();
+  const seed = $("new-seed").value === "" ? null : Number($("new-seed").value);
+  try { await api("POST", "/api/tournaments", { name, seed }); open(name); listKnown(); } catch (err) { banner(err.message); }
+};
+$("signup-form").onsubmit = (e) => {
+  e.preventDefault();
+  const players = $("signup-names").value.split(/[\s,]+/).filter(Boolean);
+  if (players.length) {
+    act("POST", `/api/tournaments/${encodeURIComponent(state.name)}/players`, { players })
+      .then((ok) => { if (ok) { $("signup-names").value = ""; } });
+  }
+};
+$("start").onclick = () => act("POST", `/api/tournaments/${encodeURIComponent(state.name)}/start`);
+$("progressive").onclick = () =>
+  act("POST", `/api/tournaments/${encodeURIComponent(state.name)}/final/rules`, { preset: "progressive" });
+$("export").onclick = exportCsv;
+
+listKnown();
+const fromQuery = new URLSearchParams(location.search).get("t");
+if (fromQuery) { $("name").value = fromQuery; open(fromQuery); }
