@@ -10,6 +10,11 @@ mismatched file is treated as absent (the caller recomputes and tries to write
 it again), and an unwritable directory is skipped silently. Nothing here ever
 raises to the caller. Writes go to a temporary file that is then renamed, so a
 reader never sees half a file.
+
+The cache is bounded: after each write the least recently used files (by
+modification time, which a read refreshes) are removed until at most
+:data:`MAX_FILES` files and :data:`MAX_BYTES` bytes remain, so clients trying
+one rule set after another cannot fill the disk.
 """
 
 from __future__ import annotations
@@ -24,10 +29,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CACHE_ENV", "cache_dir", "cache_path", "load_arrays", "store_arrays"]
+__all__ = ["CACHE_ENV", "MAX_BYTES", "MAX_FILES", "cache_dir", "cache_path", "load_arrays", "prune", "store_arrays"]
 
 #: Environment variable that overrides the cache directory.
 CACHE_ENV = "FARKLECAM_CACHE_DIR"
+
+#: Most policy files kept (the presets are six; a table tries a few variants).
+MAX_FILES = 32
+#: Most bytes of policy files kept (a preset's policy is 20-700 KiB; the largest allowed rules, ~15 MiB).
+MAX_BYTES = 64 * 2**20
 
 _log = logging.getLogger(__name__)
 
@@ -61,6 +71,8 @@ def load_arrays(name: str, required: tuple[str, ...]) -> dict[str, Any] | None:
     if any(key not in arrays for key in required):
         _log.debug("ignoring incomplete policy cache %s", path)
         return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # used now: the last file pruning removes
     return arrays
 
 
@@ -82,4 +94,29 @@ def store_arrays(name: str, arrays: dict[str, Any]) -> bool:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+    prune()
     return True
+
+
+def prune(max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> list[Path]:
+    """Remove the least recently used policy files beyond ``max_files`` files or ``max_bytes`` bytes.
+
+    The newest file always stays, however large. Returns the files removed (never raises).
+    """
+    files: list[tuple[float, int, Path]] = []
+    try:
+        for path in cache_dir().glob("*.npz"):
+            with contextlib.suppress(OSError):
+                stat = path.stat()
+                files.append((stat.st_mtime, stat.st_size, path))
+    except OSError:
+        return []
+    files.sort(key=lambda f: f[0], reverse=True)  # newest first
+    kept_bytes, removed = 0, []
+    for index, (_, size, path) in enumerate(files):
+        kept_bytes += size
+        if index and (index >= max_files or kept_bytes > max_bytes):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed

@@ -51,6 +51,8 @@ SOLVER_VERSION = 2
 _ARRAYS = ("W", "S1", "F", "bmin", "pf", "tail", "meta")
 _MEMORY: dict[str, Policy] = {}
 _MEMORY_SIZE = 32
+#: Most bytes of policies held in memory (the least recently used go first; the newest always stays).
+_MEMORY_BYTES = 128 * 2**20
 
 
 class Policy:
@@ -88,6 +90,11 @@ class Policy:
             or not np.isfinite(self._w).all()
         ):
             raise ValueError("policy arrays do not match these rules")
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by this policy's arrays (what the in-memory cache bounds)."""
+        return int(sum(a.nbytes for a in (self._w, self._s1, self._f, self._bmin, self._pf, self._tail)))
 
     # ------------------------------------------------------------------ summary values
     @property
@@ -329,8 +336,9 @@ def _policy_step(
 def solve(rules: Rules) -> Policy:
     """The optimal policy for ``rules``: from memory, else from the disk cache, else computed (and stored)."""
     key = f"{rules.key()}-v{SOLVER_VERSION}"
-    policy = _MEMORY.get(key)
+    policy = _MEMORY.pop(key, None)
     if policy is not None:
+        _MEMORY[key] = policy  # most recently used last: the first entry is the one to forget
         return policy
     arrays = policy_cache.load_arrays(key, _ARRAYS)
     policy = None
@@ -342,9 +350,9 @@ def solve(rules: Rules) -> Policy:
     if policy is None:
         policy = compute_policy(rules)
         policy_cache.store_arrays(key, policy.to_arrays())
-    if len(_MEMORY) >= _MEMORY_SIZE:
-        _MEMORY.pop(next(iter(_MEMORY)))
     _MEMORY[key] = policy
+    while len(_MEMORY) > 1 and (len(_MEMORY) > _MEMORY_SIZE or sum(p.nbytes for p in _MEMORY.values()) > _MEMORY_BYTES):
+        _MEMORY.pop(next(iter(_MEMORY)))  # the least recently used
     return policy
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,3 +100,50 @@ def test_unwritable_directory_is_skipped(tmp_path: Path, monkeypatch: pytest.Mon
     assert policy_cache.load_arrays("x", ("a",)) is None
     assert solve(RULES).expected_turn == pytest.approx(446.5714403437267)
     clear_memory_cache()
+
+
+def _touch(path: Path, size: int, mtime: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_disk_cache_keeps_the_most_recently_used_files(cache_dir: Path) -> None:
+    files = [_touch(cache_dir / f"k{i}-v{SOLVER_VERSION}.npz", 100, 1_000_000 + i) for i in range(6)]
+    removed = policy_cache.prune(max_files=4, max_bytes=10_000)
+    assert sorted(removed) == sorted(files[:2])  # the two least recently used
+    assert sorted(cache_dir.glob("*.npz")) == sorted(files[2:])
+    assert sorted(policy_cache.prune(max_files=4, max_bytes=250)) == sorted(files[2:4])  # bytes bound too
+    assert sorted(p.name for p in cache_dir.glob("*.npz")) == [files[4].name, files[5].name]
+
+
+def test_reading_a_policy_file_makes_it_recent(cache_dir: Path) -> None:
+    solve(RULES)
+    path = cache_dir / f"{NAME}.npz"
+    os.utime(path, (1_000_000, 1_000_000))
+    other = _touch(cache_dir / "other-v2.npz", 10, 2_000_000)
+    clear_memory_cache()
+    solve(RULES)  # read from disk: now the most recently used
+    assert policy_cache.prune(max_files=1, max_bytes=10**9) == [other]
+    assert path.exists()
+
+
+def test_writing_prunes_the_cache(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = [_touch(cache_dir / f"old{i}.npz", 10, 1_000_000 + i) for i in range(3)]
+    monkeypatch.setattr(policy_cache, "MAX_FILES", 2)
+    monkeypatch.setattr(policy_cache.prune, "__defaults__", (2, policy_cache.MAX_BYTES))
+    solve(RULES)
+    assert sorted(p.name for p in cache_dir.glob("*.npz")) == sorted([stale[2].name, f"{NAME}.npz"])
+
+
+def test_memory_cache_forgets_the_least_recently_used(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(solver, "_MEMORY_SIZE", 2)
+    a, b, c = RULES, RULES.with_options({"three_ones": 1500}), RULES.with_options({"three_ones": 500})
+    first = solve(a)
+    solve(b)
+    assert solve(a) is first  # a is now the most recently used ...
+    solve(c)  # ... so b is forgotten, not a
+    assert solve(a) is first
+    assert len(solver._MEMORY) == 2
+    assert f"{b.key()}-v{SOLVER_VERSION}" not in solver._MEMORY
