@@ -8,7 +8,8 @@ Run it with ``farklecam serve`` or ``uvicorn --factory service.app:create_app``
 (settings then come from ``FARKLECAM_*`` variables). ``/docs`` is FastAPI's
 Swagger page, whose script and style the browser fetches from a CDN, so it only
 renders with a network; ``/openapi.json`` is served by the app itself and works
-offline, as does everything the table's page at ``/`` needs.
+offline, as does everything the table's page at ``/`` needs. Every request and
+WebSocket passes :class:`service.security.SiteGuard` first (Host, Origin, table code).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from fastapi.staticfiles import StaticFiles
 from farklecam import __version__
 from service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from service.errors import BodySizeLimit, install_error_handlers
-from service.routes import games, health, readings, rules, scoring, tournament, ws
+from service.routes import games, health, readings, rules, scoring, session, tournament, ws
+from service.security import SiteGuard, SitePolicy
 from service.settings import Settings, get_settings
 from service.storage import Games, GameStore
 from service.tournament_store import TournamentStore
@@ -78,8 +80,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         BodySizeLimit,
         limit_for=lambda path: settings.max_upload_bytes if path in upload_paths else settings.max_body_bytes,
     )
+    app.add_middleware(SiteGuard, policy=SitePolicy.from_settings(settings))  # outermost: refused before any body
     install_error_handlers(app)
-    for module in (health, rules, scoring, readings, games):
+    for module in (health, session, rules, scoring, readings, games):
         app.include_router(module.router, prefix="/api")
     app.include_router(tournament.router, prefix="/api")
     app.include_router(ws.router)

@@ -2,7 +2,8 @@
 
 ``pydantic-settings`` is not a dependency, so :meth:`Settings.from_env` does the
 small part of it the service needs: every field can be set by an environment
-variable named ``FARKLECAM_<FIELD>`` (``FARKLECAM_DB_PATH=/tmp/games.sqlite3``),
+variable named ``FARKLECAM_<FIELD>`` (``FARKLECAM_DB_PATH=/tmp/games.sqlite3``;
+a list as names separated by commas, ``FARKLECAM_ALLOW_HOSTS=table.lan,den.lan``),
 values are validated by pydantic, and nothing is read at import time. Tests
 build ``Settings(db_path=tmp)`` directly; ``farklecam serve`` builds it from
 its options on top of the environment.
@@ -12,22 +13,47 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
 from platformdirs import user_data_dir
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from farklecam.errors import InvalidRulesError
 from scoring.presets import get_preset
+from service.table_code import generate_code, validate_code
 
-__all__ = ["ENV_PREFIX", "Settings", "default_db_path", "get_settings"]
+__all__ = [
+    "ENV_PREFIX",
+    "LOOPBACK_NAMES",
+    "Settings",
+    "default_db_path",
+    "get_settings",
+    "is_ip_address",
+    "is_loopback_host",
+]
 
 #: Prefix of the environment variables that set :class:`Settings` fields.
 ENV_PREFIX = "FARKLECAM_"
 
 MIB = 1024 * 1024
+
+#: The names a browser on this machine reaches a loopback server by.
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
+
+
+def is_loopback_host(host: str) -> bool:
+    """True when a server listening on ``host`` can be reached from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def default_db_path() -> Path:
@@ -51,6 +77,14 @@ class Settings(BaseModel):
         straight_down: every table's camera looks straight down (overhead rigs): the cocked test
             takes the picture's centre as the nadir where no tray is marked
             (:attr:`vision.reader.ReaderConfig.straight_down`).
+        allow_hosts: names (or addresses) the server answers to besides the loopback names and
+            ``host``: a request naming any other host is refused (:mod:`service.security`).
+        table_code: the code every API call and WebSocket must carry (:mod:`service.table_code`);
+            beyond loopback one is always in force, generated when none is given, so no settings
+            can open a table to the network without it.
+        tls_cert: PEM certificate to serve https with (with ``tls_key``); a phone's browser only
+            lets a page use its camera over https.
+        tls_key: PEM private key of ``tls_cert``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,6 +99,47 @@ class Settings(BaseModel):
     max_frame_bytes: int = Field(default=4 * MIB, ge=1024, le=50 * MIB)
     offline: bool = True
     straight_down: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    table_code: str | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _code_beyond_loopback(cls, values: object) -> object:
+        """Generate a table code for a server the network can reach and that was given none."""
+        if isinstance(values, dict) and not values.get("table_code"):
+            host = values.get("host", cls.model_fields["host"].default)
+            if isinstance(host, str) and not is_loopback_host(host):
+                values = {**values, "table_code": generate_code()}
+        return values
+
+    @model_validator(mode="after")
+    def _cert_with_key(self) -> Settings:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: give both files, or neither")
+        return self
+
+    @field_validator("allow_hosts", mode="before")
+    @classmethod
+    def _split_names(cls, value: object) -> object:
+        return [part for part in re.split(r"[,\s]+", value) if part] if isinstance(value, str) else value
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _host_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        names = []
+        for name in value:
+            bare = name.strip().lower().removeprefix("[").removesuffix("]")
+            if not is_ip_address(bare) and not (len(bare) <= 253 and _HOST_NAME.fullmatch(bare)):
+                raise ValueError(f"{name[:60]!r} is not a host name or IP address (give it without scheme or port)")
+            names.append(bare)
+        return tuple(names)
+
+    @field_validator("table_code")
+    @classmethod
+    def _code(cls, value: str | None) -> str | None:
+        return None if value is None else validate_code(value)
 
     @field_validator("rules")
     @classmethod
@@ -82,12 +157,12 @@ class Settings(BaseModel):
     @property
     def is_loopback(self) -> bool:
         """True when only this machine can reach the server."""
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback_host(self.host)
+
+    @property
+    def scheme(self) -> str:
+        """``https`` when a certificate is configured, else ``http``."""
+        return "https" if self.tls_cert is not None else "http"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -109,6 +184,15 @@ class Settings(BaseModel):
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise InvalidRulesError(f"bad setting {field!r} ({ENV_PREFIX}{field.upper()}): {first['msg']}") from None
+
+
+def is_ip_address(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address (without brackets or port)."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=1)

@@ -1,4 +1,10 @@
-"""``farklecam serve``: the web service and the table's page, on this machine only by default."""
+"""``farklecam serve``: the web service and the table's page, on this machine only by default.
+
+Beyond loopback (``--host 0.0.0.0``) the server answers only to its own names and
+to devices that know the table code it prints at start (:mod:`service.security`);
+``--tls-self-signed`` or ``--tls-cert/--tls-key`` serve https, which a phone's
+browser needs before it lends the page its camera (:mod:`service.tls`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,11 @@ __all__ = ["SERVE"]
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default=None, help="interface to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="interface to listen on (default 127.0.0.1: this machine only; 0.0.0.0: the network, with a table code)",
+    )
     parser.add_argument("--port", type=int, default=None, help="TCP port (default 8000)")
     parser.add_argument("--db", type=Path, default=None, metavar="PATH", help="game database file (default: user data)")
     parser.add_argument(
@@ -27,14 +37,39 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="the tables' cameras look straight down (within about 5 degrees): the cocked test needs no marked tray; "
         "a table whose dice show a tilted camera is read under their vertical and its tray pill says so",
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a further name the server answers to (repeatable), e.g. a DNS name for this machine; requests naming "
+        "any other host are refused",
+    )
+    parser.add_argument(
+        "--table-code",
+        default=None,
+        metavar="CODE",
+        help="the code devices must give (6-64 letters and digits); beyond loopback one is generated if not given",
+    )
+    parser.add_argument("--tls-cert", type=Path, default=None, metavar="FILE", help="serve https with this PEM cert")
+    parser.add_argument("--tls-key", type=Path, default=None, metavar="FILE", help="the PEM key of --tls-cert")
+    parser.add_argument(
+        "--tls-self-signed",
+        action="store_true",
+        help="serve https with a certificate made for this machine's names (kept in the user data folder); "
+        "each browser warns once",
+    )
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
 
 
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from farklecam.errors import InvalidRulesError
     from service.app import create_app
+    from service.security import lan_addresses, served_names
     from service.settings import Settings
+    from service.tls import check_pair, self_signed
 
     settings = Settings.from_env(
         host=args.host,
@@ -43,13 +78,45 @@ def _run(args: argparse.Namespace) -> int:
         rules=args.rules,
         model_dir=args.models,
         straight_down=args.straight_down,
+        allow_hosts=args.allow_host,
+        table_code=args.table_code,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
     )
+    if args.tls_self_signed:
+        if settings.tls_cert is not None:
+            raise InvalidRulesError("give --tls-self-signed or --tls-cert/--tls-key, not both")
+        cert, key = self_signed(served_names(settings))
+        settings = Settings.model_validate({**settings.model_dump(), "tls_cert": cert, "tls_key": key})
+    if settings.tls_cert is not None and settings.tls_key is not None:
+        check_pair(settings.tls_cert, settings.tls_key)
+    app = create_app(settings)
+
+    def url(host: str) -> str:
+        return f"{settings.scheme}://{f'[{host}]' if ':' in host else host}:{settings.port}/"
+
+    sys.stderr.write(f"farklecam: serving on {url(settings.host)}  (games in {settings.database})\n")
     if not settings.is_loopback:
-        sys.stderr.write(
-            f"farklecam: warning: listening on {settings.host}: anyone on this network can read and change games\n"
-        )
-    sys.stderr.write(f"farklecam: serving on http://{settings.host}:{settings.port}/  (games in {settings.database})\n")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=args.log_level)
+        shown = lan_addresses() if settings.host in ("0.0.0.0", "::") else [settings.host]
+        sys.stderr.write(f"farklecam: on the table's devices open {'  '.join(url(a) for a in shown)}\n")
+    if settings.table_code is not None:
+        sys.stderr.write(f"farklecam: table code: {settings.table_code}  (each device's page asks for it once)\n")
+    if not settings.is_loopback:
+        sys.stderr.write("farklecam: anyone on this network who has the table code can read and change games\n")
+        if settings.tls_cert is None:
+            sys.stderr.write(
+                "farklecam: note: over http a phone's browser keeps its camera from the page: add --tls-self-signed\n"
+            )
+    if settings.tls_cert is not None:
+        sys.stderr.write(f"farklecam: https with {settings.tls_cert}\n")
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=args.log_level,
+        ssl_certfile=None if settings.tls_cert is None else str(settings.tls_cert),
+        ssl_keyfile=None if settings.tls_key is None else str(settings.tls_key),
+    )
     return 0
 
 

@@ -116,11 +116,72 @@ def test_a_tables_pill_says_when_its_straight_down_camera_is_tilted(tmp_path: Pa
     assert table.vertical == "straight_down"
 
 
-def test_serve_warns_when_listening_beyond_this_machine(
+def test_serve_beyond_this_machine_prints_a_table_code_and_the_addresses_to_open(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import uvicorn
 
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.delenv("FARKLECAM_TABLE_CODE", raising=False)
+    monkeypatch.setattr("service.security.lan_addresses", lambda: ["192.168.1.20"])
     assert SERVE.run(serve_args("--host", "0.0.0.0", "--db", str(tmp_path / "t.db"))) == 0
-    assert "anyone on this network" in capsys.readouterr().err
+    code = seen["app"].state.settings.table_code
+    err = capsys.readouterr().err
+    assert code and f"table code: {code}" in err and "http://192.168.1.20:8000/" in err
+    assert "anyone on this network who has the table code" in err and "--tls-self-signed" in err
+    assert seen["ssl_certfile"] is None
+    assert SERVE.run(serve_args("--host", "0.0.0.0", "--db", str(tmp_path / "t.db"), "--table-code", "den-42x")) == 0
+    assert seen["app"].state.settings.table_code == "den-42x" and "table code: den-42x" in capsys.readouterr().err
+
+
+def test_serve_allow_host_reaches_the_host_check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import uvicorn
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    argv = ("--db", str(tmp_path / "t.db"), "--allow-host", "Table.LAN", "--allow-host", "10.0.0.9")
+    assert SERVE.run(serve_args(*argv)) == 0
+    assert seen["app"].state.settings.allow_hosts == ("table.lan", "10.0.0.9")
+    assert Settings.from_env({"FARKLECAM_ALLOW_HOSTS": "a.lan, b.lan"}).allow_hosts == ("a.lan", "b.lan")
+    with pytest.raises(InvalidRulesError, match="not a host name"):
+        Settings.from_env({}, allow_hosts=["http://evil.example/"])
+
+
+def test_serve_tls_self_signed_makes_and_serves_a_certificate(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the user data folder, on Linux
+    assert SERVE.run(serve_args("--db", str(tmp_path / "t.db"), "--tls-self-signed")) == 0
+    cert = tmp_path / "data" / "farklecam" / "tls" / "cert.pem"
+    assert seen["ssl_certfile"] == str(cert) and seen["ssl_keyfile"] == str(cert.with_name("key.pem"))
+    assert seen["app"].state.settings.scheme == "https" and "serving on https://" in capsys.readouterr().err
+    key = cert.with_name("key.pem")
+    assert SERVE.run(serve_args("--db", str(tmp_path / "t.db"), "--tls-cert", str(cert), "--tls-key", str(key))) == 0
+    assert seen["ssl_certfile"] == str(cert)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--tls-cert", "c.pem"), "tls_cert and tls_key go together"),
+        (("--tls-cert", "c.pem", "--tls-key", "k.pem"), "does not exist"),
+        (("--tls-self-signed", "--tls-cert", "c.pem", "--tls-key", "k.pem"), "not both"),
+        (("--table-code", "abc"), "6 to 64 letters and digits"),
+    ],
+)
+def test_serve_refuses_bad_security_options_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: tuple[str, ...], message: str
+) -> None:
+    import uvicorn
+
+    from farklecam.errors import FarkleError
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: pytest.fail("must not start"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FarkleError, match=message):
+        SERVE.run(serve_args("--db", str(tmp_path / "t.db"), *argv))
