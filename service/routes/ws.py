@@ -1,7 +1,9 @@
 """``/ws/table/{game_id}``: the page streams camera frames, the server answers each with what it sees.
 
 Protocol (one JSON answer per binary message, so the page keeps one frame in
-flight and never floods a slow server):
+flight and never floods a slow server). A server with a table code wants it as
+``?code=`` in the URL; without it the socket gets one fatal error and closes with
+4401, and a foreign Host or Origin never opens it (:mod:`service.security`):
 
 * page -> server, binary: one JPEG (or PNG) frame.
 * page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``),
