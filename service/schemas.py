@@ -99,12 +99,19 @@ class PresetPublic(BaseModel):
 
 
 class OptionPublic(BaseModel):
-    """One settable rule option: its type, default and (for enums) its choices."""
+    """One settable rule option: its type, default, allowed values, what it does and which rule text it plays."""
 
     name: str
     type: Literal["int", "bool", "choice"]
     default: int | bool | str
+    value: int | bool | str = Field(description="its value under the server's default preset")
     choices: list[str] | None = None
+    min: int | None = None
+    max: int | None = None
+    step: int | None = Field(default=None, description="integer values are multiples of this")
+    allowed: str = Field(description='the allowed values in words, e.g. "a multiple of 50 in 0..2000"')
+    description: str
+    source: str = Field(description="which rule text in shared/rules and which of its variants")
 
 
 class RulesPublic(BaseModel):

@@ -6,8 +6,6 @@ import argparse
 from typing import Any
 
 from scoring.presets import PRESETS
-from scoring.rules import Rules, option_names
-from scoring.setasides import legal_set_asides, validate_roll
 from service.commands.base import (
     Command,
     add_json_flag,
@@ -17,15 +15,10 @@ from service.commands.base import (
     parse_dice,
     rules_from_args,
 )
+from service.usecases.rules import option_catalogue
+from service.usecases.scoring import advice_for, score_roll
 
-__all__ = ["ADVISE", "RULES", "SCORE", "SOLVE", "score_roll"]
-
-
-def score_roll(roll: tuple[int, ...], rules: Rules) -> dict[str, Any]:
-    """The ``score`` result for one roll: every legal set-aside (shared with ``read`` and the service)."""
-    faces = validate_roll(roll, rules)
-    options = legal_set_asides(faces, rules)
-    return {"roll": list(faces), "farkle": not options, "options": [o.to_dict() for o in options]}
+__all__ = ["ADVISE", "RULES", "SCORE", "SOLVE"]
 
 
 def _configure_dice(parser: argparse.ArgumentParser) -> None:
@@ -83,11 +76,9 @@ def _render_advice(data: dict[str, Any]) -> str:
 
 
 def _run_advise(args: argparse.Namespace) -> int:
-    from scoring.advisor import advise
-
     rules = rules_from_args(args)
-    advice = advise(parse_dice(args.dice), rules, turn_total=args.turn_total, on_board=args.on_board)
-    emit(advice.to_dict(), args.json, _render_advice)
+    advice = advice_for(parse_dice(args.dice), rules, turn_total=args.turn_total, on_board=args.on_board)
+    emit(advice, args.json, _render_advice)
     return 0
 
 
@@ -115,20 +106,25 @@ def _configure_rules(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
+def _render_rules(data: dict[str, Any]) -> str:
+    presets = format_table(("preset", "summary"), list(data["presets"].items()))
+    rows = [(o["name"], o["value"], o["allowed"], o["description"]) for o in data["options"]]
+    current = format_table(("option", "value", "allowed", "what it does"), rows)
+    sources = "\n".join(f"  {o['name']}: {o['source']}" for o in data["options"])
+    name = data["rules"]["name"]
+    return (
+        f"{presets}\n\nrules in effect ({name}):\n{current}\n\nwhere each option comes from (shared/rules):\n{sources}"
+    )
+
+
 def _run_rules(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
     data = {
         "presets": {name: p.summary for name, p in PRESETS.items()},
         "rules": rules.to_dict(),
-        "options": list(option_names()),
+        "options": option_catalogue(rules),
     }
-
-    def render(d: dict[str, Any]) -> str:
-        presets = format_table(("preset", "summary"), list(d["presets"].items()))
-        current = format_table(("option", "value"), [(k, v) for k, v in d["rules"].items()])
-        return f"{presets}\n\nrules in effect ({d['rules']['name']}):\n{current}"
-
-    emit(data, args.json, render)
+    emit(data, args.json, _render_rules)
     return 0
 
 
@@ -137,4 +133,9 @@ ADVISE = Command(
     "advise", "best keep for a roll, then bank or roll, with expected values", _configure_advise, _run_advise
 )
 SOLVE = Command("solve", "solve a rule set: expected turn score, P(farkle), when to bank", _configure_solve, _run_solve)
-RULES = Command("rules", "list presets and the options in effect", _configure_rules, _run_rules)
+RULES = Command(
+    "rules",
+    "list presets and the options in effect: what each does, its range and its rule text",
+    _configure_rules,
+    _run_rules,
+)

@@ -16,8 +16,8 @@ from fastapi import APIRouter, Path, Query, status
 from farklecam.errors import IllegalActionError
 from scoring.game import Game
 from service.deps import GamesDep, SettingsDep
-from service.routes.scoring import advice_for
 from service.schemas import ActionIn, AdvicePublic, EventsPublic, GameCreate, GamePublic, GamesPublic
+from service.usecases.scoring import advice_for
 
 __all__ = ["game_public", "router", "state_public"]
 

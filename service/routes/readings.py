@@ -18,11 +18,10 @@ from starlette.concurrency import run_in_threadpool
 
 from farklecam.errors import ImageError, InvalidDiceError, InvalidRulesError, RulesError
 from scoring.rules import Rules
-from service.commands.scoring_verbs import score_roll
 from service.deps import CamerasDep, ReaderSlotDep, SettingsDep
 from service.errors import UnsupportedMediaError
-from service.routes.scoring import advice_for
 from service.schemas import ReadPublic, RulesIn, TurnTotal
+from service.usecases.scoring import advice_for, score_roll
 from vision.images import decode_image, image_format
 from vision.reading import Reading
 from vision.tray import TrayOutline

@@ -1,39 +1,17 @@
-"""``GET /api/rules``: the presets, every option with its type and default, and the server's default preset."""
+"""``GET /api/rules``: the presets, every option (type, default, allowed values, what it does, its source)."""
 
 from __future__ import annotations
-
-from dataclasses import fields
-from enum import StrEnum
 
 from fastapi import APIRouter
 
 from scoring.presets import PRESETS
-from scoring.rules import Rules
 from service.deps import SettingsDep
 from service.schemas import OptionPublic, PresetPublic, RulesPublic
+from service.usecases.rules import option_catalogue
 
-__all__ = ["option_list", "router"]
+__all__ = ["router"]
 
 router = APIRouter(prefix="/rules", tags=["rules"])
-
-
-def option_list() -> list[OptionPublic]:
-    """Every settable option, typed from its default so a form can offer the right input."""
-    defaults = Rules()
-    out = []
-    for f in fields(Rules):
-        if f.name == "name":
-            continue
-        value = getattr(defaults, f.name)
-        if isinstance(value, StrEnum):
-            out.append(
-                OptionPublic(name=f.name, type="choice", default=str(value), choices=[str(v) for v in type(value)])
-            )
-        elif isinstance(value, bool):
-            out.append(OptionPublic(name=f.name, type="bool", default=value))
-        else:
-            out.append(OptionPublic(name=f.name, type="int", default=value))
-    return out
 
 
 @router.get("", response_model=RulesPublic, summary="Rule presets and options")
@@ -43,9 +21,10 @@ def list_rules(settings: SettingsDep) -> RulesPublic:
         PresetPublic(name=p.name, summary=p.summary, aliases=list(p.aliases), rules=p.rules.to_dict())
         for p in PRESETS.values()
     ]
+    default = PRESETS[settings.rules].rules
     return RulesPublic(
         default_preset=settings.rules,
         presets=presets,
-        options=option_list(),
-        defaults=PRESETS[settings.rules].rules.to_dict(),
+        options=[OptionPublic.model_validate(o) for o in option_catalogue(default)],
+        defaults=default.to_dict(),
     )

@@ -15,9 +15,9 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from scoring.presets import PRESETS, get_rules
 from service.app import create_app
-from service.commands.scoring_verbs import score_roll
 from service.deps import ReaderSlot, get_reader_slot
 from service.settings import Settings
+from service.usecases.scoring import score_roll
 from vision.reading import Reading
 from vision.tray import TrayOutline
 
@@ -100,7 +100,11 @@ def test_rules_lists_presets_options_and_defaults(client: TestClient) -> None:
     assert data["default_preset"] == "boxed"
     assert data["defaults"] == get_rules("boxed").to_dict()
     options = {o["name"]: o for o in data["options"]}
-    assert options["three_ones"] == {"name": "three_ones", "type": "int", "default": 300, "choices": None}
+    three = options["three_ones"]
+    assert (three["type"], three["default"], three["min"], three["max"], three["step"]) == ("int", 300, 0, 2000, 50)
+    assert three["allowed"] == "a multiple of 50 in 0..2000"
+    assert three["description"].startswith("Three 1s") and "Three 1s score 1,000" in three["source"]
+    assert all(o["description"] and o["source"] for o in data["options"])
     assert options["piggyback"]["type"] == "bool"
     assert options["kind_scoring"]["type"] == "choice" and "doubling" in options["kind_scoring"]["choices"]
     assert "name" not in options

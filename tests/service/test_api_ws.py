@@ -15,10 +15,10 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from scoring.presets import get_rules
 from service.app import create_app
-from service.commands.scoring_verbs import score_roll
 from service.deps import ReaderSlot, get_reader_slot
 from service.routes import ws as ws_route
 from service.settings import Settings
+from service.usecases.scoring import score_roll
 from vision.reading import Reading
 from vision.tray import TrayOutline
 

@@ -70,6 +70,25 @@ def test_rules_verb_lists_presets(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, "rules", "--rules", "elizabethan")
     assert data["rules"]["turn_minimum"] == 350
     assert "zilch" in data["presets"]
+    options = {o["name"]: o for o in data["options"]}  # type: ignore[attr-defined]
+    assert (
+        options["turn_minimum"]["value"] == 350 and options["turn_minimum"]["allowed"] == "a multiple of 50 in 0..5000"
+    )
+    assert "elizabethan-directorie.txt: 350" in options["turn_minimum"]["source"]
+
+
+def test_rules_verb_says_what_each_option_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    assert "what it does" in out and "A player not yet on the board cannot bank a turn below this." in out
+    assert "three_ones: boxed-set-rules-and-house-variants.txt: 300; its variant 'Three 1s score 1,000'" in out
+
+
+@pytest.mark.parametrize("value", ["10**21", "1000000000000000000000", "10000000"])
+def test_solve_refuses_a_huge_option_in_one_line(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert main(["solve", "--set", f"straight={value}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'straight' must be a multiple of 50 in 0..5000" in err[0]
 
 
 def test_installed_console_script_exits_nonzero() -> None:

@@ -1,0 +1,49 @@
+"""Keeps and advice for one roll: what ``farklecam score``/``advise`` print and ``/api/score``/``advise`` answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from farklecam.errors import ModelLoadError
+from scoring.rules import Rules
+from scoring.setasides import legal_set_asides, validate_roll
+
+__all__ = ["advice_for", "score_roll"]
+
+
+def score_roll(roll: tuple[int, ...], rules: Rules) -> dict[str, Any]:
+    """Every legal set-aside of one roll, best first (``farkle`` when there is none).
+
+    Raises:
+        InvalidDiceError: faces outside 1-6, or more dice than the rules play with.
+    """
+    faces = validate_roll(roll, rules)
+    options = legal_set_asides(faces, rules)
+    return {"roll": list(faces), "farkle": not options, "options": [o.to_dict() for o in options]}
+
+
+def advice_for(
+    faces: tuple[int, ...],
+    rules: Rules,
+    *,
+    turn_total: int = 0,
+    on_board: bool = True,
+    farkle_streak: int = 0,
+    throws_left: int | None = None,
+) -> dict[str, Any]:
+    """The advisor's best keep and bank-or-roll for a roll (``"farkle": true`` when nothing scores).
+
+    Raises:
+        InvalidDiceError: faces outside 1-6 or too many dice.
+        IllegalActionError: a turn total that is not a multiple of 50, or a streak or throws out of range.
+        ModelLoadError: the advisor module is not installed (answered as 503).
+    """
+    try:
+        from scoring.advisor import advise  # the solver loads only when advice is asked for
+    except ImportError as exc:  # pragma: no cover - only while the advisor is not installed
+        raise ModelLoadError("the advisor (scoring.advisor) is not available in this installation") from exc
+    found = advise(
+        faces, rules, turn_total=turn_total, on_board=on_board, farkle_streak=farkle_streak, throws_left=throws_left
+    )
+    advice: dict[str, Any] = found.to_dict()
+    return advice
