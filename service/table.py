@@ -28,6 +28,7 @@ from scoring.actions import Action, Bank, Keep, PassedRoll, Roll, Undo
 from scoring.advisor import Advice, advise
 from scoring.game import Game
 from scoring.gamestate import Phase, TurnEnd
+from scoring.pass_advice import PassAdvice, advise_pass, expected_gift
 from scoring.rules import Rules
 from scoring.setasides import SetAside, legal_set_asides
 from scoring.solver import solve
@@ -80,6 +81,8 @@ class TableView:
         message: the latest news or instruction for the players ("RETHROW 2", an illegal action).
         rethrow: dice of the settled throw that must be thrown again.
         can_undo: whether an action can be taken back.
+        pass_advice: progressive, a pass on offer: take the passed dice or start fresh, weighing what each
+            choice passes on to the next player (:func:`scoring.pass_advice.advise_pass`).
     """
 
     frame_index: int
@@ -103,6 +106,7 @@ class TableView:
     rethrow: int
     can_undo: bool
     events: int = field(default=0)
+    pass_advice: PassAdvice | None = None
 
     @property
     def keep_faces(self) -> tuple[int, ...]:
@@ -135,6 +139,7 @@ class TableView:
             "rethrow": self.rethrow,
             "can_undo": self.can_undo,
             "events": self.events,
+            "pass_advice": None if self.pass_advice is None else self.pass_advice.to_dict(),
         }
 
 
@@ -166,7 +171,6 @@ class TableSession:
             names = tuple(players)
             game = Game(rules, names, first_player=first_player or (names[0] if names else None))
         self.game = game
-        self.rules = game.rules
         self.reader = reader
         self.detector = SettleDetector(settle)
         self.saver = saver
@@ -177,6 +181,13 @@ class TableSession:
         self._message = "throw the dice"
         self._rolling = False  # roll_again() was pressed: the players said they throw on
         solve(self.rules)  # warm the policy cache now, not on the first throw
+        if self.rules.piggyback:
+            expected_gift(self.rules, 0, self.rules.dice)  # and the pass advice's table (a second, once per rules)
+
+    @property
+    def rules(self) -> Rules:
+        """The rules in force now (the game's own, or an organiser's switch since: a ``ChangeRules`` event)."""
+        return self.game.rules
 
     @property
     def expects_throw(self) -> bool:
@@ -240,14 +251,17 @@ class TableSession:
         faces = reading.faces
         passed = game.passed
         action: Action
-        if len(faces) == game.dice_to_throw:
-            action = Roll(faces)
-        elif passed is not None and len(faces) == passed.dice:
+        news = f"{game.current_player} threw {' '.join(map(str, faces))}"
+        if passed is not None and len(faces) == passed.dice:
+            # The passed dice, built on (six after hot dice too: the same throw as a fresh one, with their total).
             action = PassedRoll(faces)
+            news += f" (the {passed.dice} passed dice, on {passed.total})"
+        elif len(faces) == game.dice_to_throw:
+            action = Roll(faces)
         else:
             self._message = self._wrong_count(len(faces))
             return
-        self._apply(action, f"{game.current_player} threw {' '.join(map(str, faces))}")
+        self._apply(action, news)
 
     # ------------------------------------------------------------------ commands
     def accept_suggestion(self) -> TableView:
@@ -391,7 +405,18 @@ class TableSession:
                 rethrow=0 if self._throw is None else self._throw.rethrow,
                 can_undo=bool(game.actions_in_force),
                 events=len(game.events),
+                pass_advice=self._pass_advice(),
             )
+
+    def _pass_advice(self) -> PassAdvice | None:
+        """Take the pass or start fresh, while a pass is on offer and nothing is thrown yet."""
+        passed = self.game.passed
+        if passed is None or self.game.phase is not Phase.AWAITING_ROLL or self.game.current_roll is not None:
+            return None
+        try:
+            return advise_pass(self.rules, passed.total, passed.dice)
+        except FarkleError:  # a state the solver does not model: no advice rather than no table
+            return None
 
     def _advice(self, roll: tuple[int, ...] | None) -> tuple[Advice | None, str | None, float | None]:
         """The advisor's word for now: the keep for ``roll``, or bank-or-roll after a keep."""
@@ -399,7 +424,8 @@ class TableSession:
         player = game.current_player
         if player is None:
             return None, None, None
-        on_board, streak = game.on_board[player], game.farkle_streaks[player]
+        # Without a farkle penalty the streak changes nothing (the solver models only streaks below the penalty's).
+        on_board, streak = game.on_board[player], game.farkle_streaks[player] if self.rules.farkle_penalty else 0
         try:
             if roll:
                 throws = game.single_die_throws_left if len(roll) == 1 else None
