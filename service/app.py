@@ -14,6 +14,7 @@ WebSocket passes :class:`service.security.SiteGuard` first (Host, Origin, table 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -52,7 +53,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     Returns:
         The app; its lifespan opens ``settings.database`` and closes it on shutdown.
     """
-    settings = settings if settings is not None else get_settings()
+    if settings is None:
+        settings = get_settings()
+        if settings.table_code is not None:  # `uvicorn --factory`: no `farklecam serve` prints it, so the log does
+            logging.getLogger("farklecam.service").warning("farklecam: table code: %s", settings.table_code)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

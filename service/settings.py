@@ -107,10 +107,16 @@ class Settings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _code_beyond_loopback(cls, values: object) -> object:
-        """Generate a table code for a server the network can reach and that was given none."""
+        """Generate a table code for a server the network can reach and that was given none.
+
+        The network reaches it when it listens beyond loopback, or answers to a name that is not
+        loopback (``uvicorn --factory --host 0.0.0.0`` with ``FARKLECAM_ALLOW_HOSTS`` set).
+        """
         if isinstance(values, dict) and not values.get("table_code"):
             host = values.get("host", cls.model_fields["host"].default)
-            if isinstance(host, str) and not is_loopback_host(host):
+            names = _split_names(values.get("allow_hosts", ()))
+            named = [host, *names] if isinstance(names, list | tuple) else [host]
+            if any(isinstance(n, str) and not is_loopback_host(n.strip().lower().strip("[]")) for n in named):
                 values = {**values, "table_code": generate_code()}
         return values
 
@@ -122,8 +128,8 @@ class Settings(BaseModel):
 
     @field_validator("allow_hosts", mode="before")
     @classmethod
-    def _split_names(cls, value: object) -> object:
-        return [part for part in re.split(r"[,\s]+", value) if part] if isinstance(value, str) else value
+    def _names_from_text(cls, value: object) -> object:
+        return _split_names(value)
 
     @field_validator("allow_hosts")
     @classmethod
@@ -184,6 +190,11 @@ class Settings(BaseModel):
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise InvalidRulesError(f"bad setting {field!r} ({ENV_PREFIX}{field.upper()}): {first['msg']}") from None
+
+
+def _split_names(value: object) -> object:
+    """``"a.lan, b.lan"`` (an environment variable) -> ``["a.lan", "b.lan"]``; anything else as it is."""
+    return [part for part in re.split(r"[,\s]+", value) if part] if isinstance(value, str) else value
 
 
 def is_ip_address(text: str) -> bool:

@@ -169,6 +169,25 @@ def test_settings_beyond_loopback_always_carry_a_code() -> None:
     assert Settings(host="0.0.0.0", table_code="my-table-1").table_code == "my-table-1"
     assert Settings().table_code is None
     assert Settings.from_env({"FARKLECAM_HOST": "0.0.0.0", "FARKLECAM_TABLE_CODE": "abc123"}).table_code == "abc123"
+    assert Settings(allow_hosts=("localhost", "::1")).table_code is None
+    assert Settings.from_env({"FARKLECAM_ALLOW_HOSTS": "localhost,192.168.1.20"}).table_code  # named on the network
+
+
+def test_an_app_from_the_environment_logs_its_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``uvicorn --factory service.app:create_app`` with FARKLECAM_HOST set: the log is the only place to read it."""
+    from service.settings import get_settings
+
+    monkeypatch.setenv("FARKLECAM_HOST", "0.0.0.0")
+    monkeypatch.setenv("FARKLECAM_DB_PATH", str(tmp_path / "g.sqlite3"))
+    get_settings.cache_clear()
+    try:
+        app = create_app()
+    finally:
+        get_settings.cache_clear()
+    code = app.state.settings.table_code
+    assert code and f"table code: {code}" in caplog.text
 
 
 @given(st.lists(st.sampled_from(CODE_ALPHABET), min_size=6, max_size=20).map("".join), st.text(max_size=30))
