@@ -12,7 +12,10 @@ changes from the latched one: a table whose dice rest costs a thumbnail a frame.
 slid from where the window first saw it (by ``still_shift`` of its size), a die that
 appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
 restarts the window, so a slow last die or a changing count never latches early;
-one missed or spurious box does not. (3) The **vote** (:func:`vote`) gives each die
+one missed or spurious box does not. A moving frame only pauses the window: when
+still frames return with every die in its place (a glare frame, a hand passing by)
+the time counts on, and while a throw is latched the dice are only read again once
+the picture differs from the latched one. (3) The **vote** (:func:`vote`) gives each die
 the face most of its clear reads name: reads that could not tell the face abstain,
 so a glare frame or a blurred read cannot change or spoil a face, and a die whose
 clear reads disagree, or that is rarely read clearly, becomes ``uncertain`` with an
@@ -436,10 +439,8 @@ class SettleDetector:
         if moving is None:
             moving = self.gate.update(frame.image)
         self._frame = (moving, frame.index, frame.timestamp)
-        if moving:
+        if moving:  # nothing is read; the next still read says whether any die moved
             self._still_frames = 0
-            self._restart(frame.timestamp)
-            self._held = None  # the reported throw still guards against repeats
             return self._state(SettlePhase.MOVING)
         if reading is not None:
             self.reads += 1
@@ -485,7 +486,7 @@ class SettleDetector:
         assert held is not None
         if len(reading) == 0 or (self._held_phase is SettlePhase.WRONG_COUNT and len(reading) != len(held)):
             return False  # an empty tray is news: whatever lands next is a throw
-        return len(_match(box_iou(reading.xyxy, held.xyxy), self.config.match_iou)) == len(reading)
+        return self._same_dice(reading, held)
 
     def _hold(self, reading: Reading, phase: SettlePhase) -> SettleState:
         """Keep ``reading`` as what rests in the tray; no read until the picture changes."""

@@ -1,30 +1,39 @@
-"""A whole throw as video frames, for the live-play work (settle detection, hands, glare).
+"""Throws as video frames, for the live-play work (settle detection, hands, glare, lifted dice).
 
 The same world, renderer and post-processing as the still scenes, but one fixed
-camera and light for the whole clip: an empty tray, dice thrown in and tumbling,
-resting, optionally a hand passing over and a glare frame, then the dice picked up.
-Each frame comes with a sidecar: ``phase`` (``empty``, ``moving``, ``settled`` or
-``hand``), ``bad`` (``"glare"`` or None), the tray outline and the labelled dice.
+camera and light for the whole clip. :func:`render_throw_sequence` is one throw: an
+empty tray, dice thrown in and tumbling, resting, optionally a hand passing over and
+a glare frame, then the dice picked up. :func:`render_game_video` is a stretch of
+play: throw after throw, the player lifting the dice set aside out of the tray
+between throws (the others stay put: not a throw), hands passing, glare, a slow last
+die (thrown after the others rest), leaning and off-tray dice, small dice on request,
+and an optional look the reader did not train on (:func:`unseen_look`). Each frame
+comes with a sidecar: ``phase`` (``empty``, ``moving``, ``settled``, ``hand`` or
+``lift``), ``throw``, ``bad`` (``"glare"`` or None), the tray outline and the labelled
+dice; a game video also returns the truth per throw (:class:`ThrowTruth`).
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
+import pybullet as p
 
 from datasets.synthetic.camera import Camera, Light, render
 from datasets.synthetic.hand import SKIN_TONES, Hand
 from datasets.synthetic.labels import label_dice, tray_outline
 from datasets.synthetic.postprocess import degrade, soft_shadows, table_background, table_texture
 from datasets.synthetic.scene import dice_specs, furnish, sample_camera, sample_light, sample_tray, spawn_dice
-from datasets.synthetic.world import TIME_STEP, World
+from datasets.synthetic.world import TIME_STEP, Tray, World, random_quaternion
 
-__all__ = ["SEQUENCE_STREAM", "render_throw_sequence"]
+__all__ = ["SEQUENCE_STREAM", "ThrowTruth", "render_game_video", "render_throw_sequence", "unseen_look"]
 
 #: Second seed word of sequences, so sequence ``s`` never shares draws with scene ``(s, i)``.
 SEQUENCE_STREAM = 1_000_003
@@ -57,6 +66,68 @@ def _glare(rng: np.random.Generator, rgb: np.ndarray) -> np.ndarray:
     blob = cv2.GaussianBlur(blob, (0, 0), max(axes) / 3)[..., None]
     out = rgb.astype(np.float32) * 1.35
     return np.clip(out + (255 - out) * blob * 0.95, 0, 255).astype(np.uint8)
+
+
+class _Shooter:
+    """Renders the world as the clip's one camera sees it, post-processed the same way every frame.
+
+    Args:
+        seed: the clip's seed (its grain per frame is drawn from it and the frame count).
+        rng: the clip's generator (the table's background draws from it).
+        world: the scene.
+        camera: the fixed camera.
+        light: the fixed light.
+        hand: the player's hand (its shadow is drawn when it is low).
+        fps: frames per second (for the sidecar's time).
+        look: an extra post-process for every frame (a look the reader did not train on), or None.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        rng: np.random.Generator,
+        world: World,
+        camera: Camera,
+        light: Light,
+        hand: Hand,
+        fps: float,
+        look: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
+        self.seed, self.rng, self.world, self.camera, self.light, self.hand = seed, rng, world, camera, light, hand
+        self.fps, self.look, self.count = fps, look, 0
+        self.cam_seed = int(rng.integers(0, 2**31))
+        self.backdrop, _ = table_texture(np.random.default_rng(self.cam_seed), camera)
+
+    def __call__(self, phase: str, bad: str | None = None, hand_z: float = 0.0, **extra: Any) -> Frame:
+        """The next frame: BGR pixels and its sidecar (``extra`` is added to the sidecar)."""
+        world, camera, tray = self.world, self.camera, self.world.tray
+        rgb, seg = render(world.client, camera, self.light)
+        poses = world.poses()
+        labels, hidden = label_dice(poses, camera, seg, tray, [world.touching(q.body) for q in poses])
+        rgb, _ = table_background(self.rng, rgb, seg == world.table, camera, warped=self.backdrop)
+        rgb, _ = soft_shadows(np.random.default_rng(self.cam_seed + 1), rgb, seg, camera, poses, self.light.direction)
+        if hand_z > 0:
+            rgb = _hand_shadow(rgb, seg, self.hand, camera, self.light, hand_z)
+        noise = np.random.default_rng([self.seed, SEQUENCE_STREAM, self.count])
+        rgb, _ = degrade(np.random.default_rng(self.cam_seed + 2), rgb, noise_rng=noise)
+        if bad == "glare":
+            rgb = _glare(noise, rgb)
+        if self.look is not None:
+            rgb = self.look(rgb)
+        sidecar = {
+            "frame": self.count,
+            "time_s": round(self.count / self.fps, 4),
+            "phase": phase,
+            "bad": bad,
+            "tray": tray_outline(camera, tray),
+            "dice": [d.entry for d in labels],
+            "hidden_dice": hidden,
+            "seed": self.seed,
+            "size": [camera.width, camera.height],
+            **extra,
+        }
+        self.count += 1
+        return np.ascontiguousarray(rgb[..., ::-1]), sidecar
 
 
 def render_throw_sequence(
@@ -92,42 +163,13 @@ def render_throw_sequence(
     n, styles, sizes = dice_specs(rng)
     dice = (min(n, 6), styles, sizes)
     light = sample_light(rng)
-    cam_seed = int(rng.integers(0, 2**31))
     steps = max(1, round(1.0 / fps / TIME_STEP))
     with tempfile.TemporaryDirectory(prefix="farklecam-seq-") as tmp, World(tray) as world:
         specs = furnish(rng, world, Path(tmp), floor, wall, dice)
         corners = tray.floor_corners() * np.array([0.75, 0.75, 1.0])  # wall tops may leave the frame
         camera = sample_camera(rng, corners, float(np.mean(sizes)), width, height, frame_all=True)
         hand = Hand(world.client, SKIN_TONES[int(rng.integers(0, len(SKIN_TONES)))], float(rng.uniform(0.9, 1.15)))
-        backdrop, _ = table_texture(np.random.default_rng(cam_seed), camera)
-        count = 0
-
-        def shoot(phase: str, bad: str | None = None, hand_z: float = 0.0) -> Frame:
-            nonlocal count
-            rgb, seg = render(world.client, camera, light)
-            poses = world.poses()
-            labels, hidden = label_dice(poses, camera, seg, tray, [world.touching(q.body) for q in poses])
-            rgb, _ = table_background(rng, rgb, seg == world.table, camera, warped=backdrop)
-            rgb, _ = soft_shadows(np.random.default_rng(cam_seed + 1), rgb, seg, camera, poses, light.direction)
-            if hand_z > 0:
-                rgb = _hand_shadow(rgb, seg, hand, camera, light, hand_z)
-            noise = np.random.default_rng([seed, SEQUENCE_STREAM, count])
-            rgb, _ = degrade(np.random.default_rng(cam_seed + 2), rgb, noise_rng=noise)
-            if bad == "glare":
-                rgb = _glare(noise, rgb)
-            sidecar = {
-                "frame": count,
-                "time_s": round(count / fps, 4),
-                "phase": phase,
-                "bad": bad,
-                "tray": tray_outline(camera, tray),
-                "dice": [d.entry for d in labels],
-                "hidden_dice": hidden,
-                "seed": seed,
-                "size": [width, height],
-            }
-            count += 1
-            return np.ascontiguousarray(rgb[..., ::-1]), sidecar
+        shoot = _Shooter(seed, rng, world, camera, light, hand, fps)
 
         for _ in range(round(0.5 * fps)):
             yield shoot("empty")
@@ -141,32 +183,259 @@ def render_throw_sequence(
         glare_at = int(rng.integers(0, max(1, round(settled_seconds * fps)))) if glare else -1
         for k in range(round(settled_seconds * fps)):
             yield shoot("settled", "glare" if k == glare_at else None)
-        reach = max(tray.width, tray.depth) * 0.9 + 25.0
         if hand_pass:
-            yaw = float(rng.uniform(0, 360))
-            u = np.array([np.cos(np.radians(yaw)), np.sin(np.radians(yaw)), 0.0])
-            z = tray.floor_t + tray.wall_h + float(rng.uniform(5, 12))
-            for s in np.linspace(-1, 1, round(1.2 * fps)):
-                hand.place(u * s * reach + np.array([0, 0, z]), yaw)
-                yield shoot("hand", hand_z=z)
-            hand.hide()
+            yield from _hand_pass(shoot, rng, tray, fps)
             for _ in range(round(0.5 * fps)):
                 yield shoot("settled")
         if pickup and world.dice:
             centre = np.mean([q.position for q in world.poses()], axis=0)
-            yaw = float(rng.uniform(0, 360))
-            u = np.array([np.cos(np.radians(yaw)), np.sin(np.radians(yaw)), 0.0])
-            low = centre + np.array([0, 0, 3.0])
-            high = low + np.array([0, 0, tray.wall_h + 8.0])
-            start = high - u * reach
-            path = [start + (low - start) * a for a in np.linspace(0, 1, round(0.8 * fps))]
-            for pos in path:
-                hand.place(pos, yaw)
-                yield shoot("hand", hand_z=float(pos[2]))
-            world.remove_dice()
-            for pos in [low + (start - low) * a for a in np.linspace(0, 1, round(0.6 * fps))]:
-                hand.place(pos, yaw)
-                yield shoot("hand", hand_z=float(pos[2]))
-            hand.hide()
+            yield from _reach(shoot, rng, tray, fps, centre, world.remove_dice)
             for _ in range(round(0.3 * fps)):
                 yield shoot("empty")
+
+
+def _hand_pass(shoot: _Shooter, rng: np.random.Generator, tray: Tray, fps: float, **extra: Any) -> Iterator[Frame]:
+    """A hand sweeping over the tray above the walls, from one side out of view to the other."""
+    reach = max(tray.width, tray.depth) * 0.9 + 25.0
+    yaw = float(rng.uniform(0, 360))
+    u = np.array([np.cos(np.radians(yaw)), np.sin(np.radians(yaw)), 0.0])
+    z = tray.floor_t + tray.wall_h + float(rng.uniform(5, 12))
+    for s in np.linspace(-1, 1, round(1.2 * fps)):
+        shoot.hand.place(u * s * reach + np.array([0, 0, z]), yaw)
+        yield shoot("hand", hand_z=z, **extra)
+    shoot.hand.hide()
+
+
+def _reach(
+    shoot: _Shooter,
+    rng: np.random.Generator,
+    tray: Tray,
+    fps: float,
+    target: np.ndarray,
+    take: Callable[[], None],
+    phase: str = "hand",
+    **extra: Any,
+) -> Iterator[Frame]:
+    """A hand coming down to ``target`` from out of view, calling ``take`` there (dice lifted), and leaving."""
+    reach = max(tray.width, tray.depth) * 0.9 + 25.0
+    yaw = float(rng.uniform(0, 360))
+    u = np.array([np.cos(np.radians(yaw)), np.sin(np.radians(yaw)), 0.0])
+    low = target + np.array([0, 0, 3.0])
+    start = low + np.array([0, 0, tray.wall_h + 8.0]) - u * reach
+    for a in np.linspace(0, 1, round(0.8 * fps)):
+        pos = start + (low - start) * a
+        shoot.hand.place(pos, yaw)
+        yield shoot(phase, hand_z=float(pos[2]), **extra)
+    take()
+    for a in np.linspace(0, 1, round(0.6 * fps)):
+        pos = low + (start - low) * a
+        shoot.hand.place(pos, yaw)
+        yield shoot(phase, hand_z=float(pos[2]), **extra)
+    shoot.hand.hide()
+
+
+@dataclass(frozen=True, slots=True)
+class ThrowTruth:
+    """What a game video's throw really was: read from its first frame at rest.
+
+    Attributes:
+        throw: 0-based number of the throw in the video.
+        rest_frame: first frame on which every die had stopped (the physics says so).
+        rest_time: that frame's time in seconds.
+        faces: sorted faces of the dice that score (flat, in the tray, in view).
+        rethrow: dice in view that must be thrown again (leaning or off the tray).
+        dice: dice in view.
+        events: what the throw holds besides a plain throw (``slow_last``, ``off_tray``, ``hand``,
+            ``glare``, ``lifted``, ``small``).
+    """
+
+    throw: int
+    rest_frame: int
+    rest_time: float
+    faces: tuple[int, ...]
+    rethrow: int
+    dice: int
+    events: tuple[str, ...]
+
+    @classmethod
+    def from_sidecar(cls, sidecar: dict[str, Any], events: tuple[str, ...] = ()) -> ThrowTruth:
+        """The truth of the throw whose first frame at rest has ``sidecar``."""
+        dice = sidecar["dice"]
+        return cls(
+            throw=int(sidecar["throw"]),
+            rest_frame=int(sidecar["frame"]),
+            rest_time=float(sidecar["time_s"]),
+            faces=tuple(sorted(int(d["face"]) for d in dice if d["status"] == "ok")),
+            rethrow=sum(d["status"] != "ok" for d in dice),
+            dice=len(dice),
+            events=events,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {**asdict(self), "faces": list(self.faces), "events": list(self.events)}
+
+
+def unseen_look(rng: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
+    """A post-process outside what the reader's training scenes saw, fixed for a whole video.
+
+    The training scenes' :func:`~datasets.synthetic.postprocess.degrade` keeps white
+    balance within 15 % per channel and writes JPEG at quality 45-95. This look turns
+    every hue by 25-60 degrees (trays, felt and coloured dice in colours never
+    rendered), casts a tungsten or fluorescent tint of 22-30 % per channel, adds
+    chroma noise, and round-trips every frame through JPEG at quality 18-30.
+    """
+    hue = int(rng.integers(13, 31)) * (1 if rng.random() < 0.5 else -1)  # OpenCV hue units: 2 degrees
+    warm = rng.random() < 0.5
+    tint = float(rng.uniform(0.22, 0.30))
+    gains = np.array([1 + tint, 1.0, 1 - tint] if warm else [1 - tint, 1 + tint / 3, 1 + tint / 2], np.float32)
+    quality = int(rng.integers(18, 31))
+    seed = int(rng.integers(0, 2**31))
+    frames = 0
+
+    def look(rgb: np.ndarray) -> np.ndarray:
+        nonlocal frames
+        hsv = cv2.cvtColor(rgb, cv2.COLOR_RGB2HSV)
+        hsv[..., 0] = ((hsv[..., 0].astype(np.int16) + hue) % 180).astype(np.uint8)
+        out = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB).astype(np.float32) * gains
+        out += np.random.default_rng([seed, frames]).normal(0, 4.0, out.shape).astype(np.float32)
+        frames += 1
+        ok, jpeg = cv2.imencode(".jpg", np.clip(out, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, quality])
+        assert ok
+        return np.asarray(cv2.imdecode(jpeg, cv2.IMREAD_UNCHANGED), np.uint8)
+
+    return look
+
+
+def _remove(world: World, bodies: list[int]) -> None:
+    """Take some dice off the table (the player lifting set-aside dice out)."""
+    for body in bodies:
+        p.removeBody(body, physicsClientId=world.client)
+    world.dice[:] = [(b, size) for b, size in world.dice if b not in bodies]
+
+
+def _add_slow_die(rng: np.random.Generator, world: World, tray: Tray, spec: tuple[float, float, int]) -> None:
+    """One die rolled in late and slowly from a wall, while the others already rest."""
+    size, chamfer, tex = spec
+    k = int(rng.integers(0, 4))
+    d = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]][k], float)
+    half = (tray.width if k < 2 else tray.depth) / 2 - size
+    xy = d * half + np.array([-d[1], d[0]]) * rng.uniform(-0.5, 0.5) * half
+    pos = np.array([*xy, tray.floor_t + size / 2 + 1.5])
+    body = world.add_die(size, chamfer, tex, pos, random_quaternion(rng), 0.3)
+    world.set_velocity(body, np.array([*(-d * rng.uniform(15, 35)), 0.0]), rng.normal(0, 6, 3))
+
+
+def _add_off_tray_die(rng: np.random.Generator, world: World, tray: Tray, spec: tuple[float, float, int]) -> None:
+    """One die thrown over the wall, coming to rest on the table beside the tray."""
+    size, chamfer, tex = spec
+    k = int(rng.integers(0, 4))
+    d = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]][k], float)
+    out = (tray.width if k < 2 else tray.depth) / 2 + tray.wall_t + rng.uniform(1.0, 3.0)
+    along = (tray.depth if k < 2 else tray.width) / 2
+    xy = d * out + np.array([-d[1], d[0]]) * rng.uniform(-0.6, 0.6) * along
+    body = world.add_die(size, chamfer, tex, np.array([*xy, rng.uniform(2, 4)]), random_quaternion(rng), 0.3)
+    world.set_velocity(body, np.array([*(d * rng.uniform(0, 10)), 0.0]), rng.normal(0, 8, 3))
+
+
+def render_game_video(
+    seed: int,
+    *,
+    throws: int = 6,
+    width: int = 640,
+    height: int = 480,
+    fps: float = 15.0,
+    small_dice: bool = False,
+    unseen: bool = False,
+    truths: list[ThrowTruth] | None = None,
+    max_tumble_seconds: float = 5.0,
+) -> Iterator[Frame]:
+    """Render a stretch of play with one camera: ``throws`` throws, and between them what players do.
+
+    A turn starts with six dice; after each throw the player lifts one or more dice
+    out of the tray (one reach of the hand each, the other dice stay put) and throws
+    the rest again, or picks all up and starts a new turn. Throws may have a slow last
+    die, a die off the tray or a leaning die, a hand passing over the resting dice, and
+    a glare frame.
+
+    Args:
+        seed: the video's seed (same seed, same video).
+        throws: how many throws.
+        width: frame width in pixels.
+        height: frame height in pixels.
+        fps: frames per second.
+        small_dice: 1.2 cm dice in a large tray (dice 15-25 px across).
+        unseen: post-process every frame with :func:`unseen_look` (a look the reader did not train on).
+        truths: if given, each throw's :class:`ThrowTruth` is appended when its dice come to rest.
+        max_tumble_seconds: stop waiting for the dice to rest after this long.
+
+    Yields:
+        BGR ``uint8`` frames and their sidecars (with ``throw``, the throw the frame belongs to).
+    """
+    rng = np.random.default_rng([seed, SEQUENCE_STREAM, 2])
+    tray, floor, wall = sample_tray(rng)
+    _, styles, sizes = dice_specs(rng)
+    if small_dice:
+        tray = Tray(float(rng.uniform(34, 40)), float(rng.uniform(26, 30)), tray.wall_h, tray.wall_t)
+        sizes = [1.2] * len(sizes)
+    light = sample_light(rng)
+    look = unseen_look(rng) if unseen else None
+    steps = max(1, round(1.0 / fps / TIME_STEP))
+    with tempfile.TemporaryDirectory(prefix="farklecam-game-") as tmp, World(tray) as world:
+        specs = furnish(rng, world, Path(tmp), floor, wall, (6, styles, sizes))
+        corners = tray.floor_corners() * np.array([0.75, 0.75, 1.0])
+        camera = sample_camera(rng, corners, float(np.mean(sizes)), width, height, frame_all=True)
+        hand = Hand(world.client, SKIN_TONES[int(rng.integers(0, len(SKIN_TONES)))], float(rng.uniform(0.9, 1.15)))
+        shoot = _Shooter(seed, rng, world, camera, light, hand, fps, look)
+        n = 6
+        for _ in range(round(0.5 * fps)):
+            yield shoot("empty", throw=-1)
+        for k in range(throws):
+            events = ["small"] if small_dice else []
+            slow = n >= 2 and rng.random() < 0.35
+            off = n >= 2 and not slow and rng.random() < 0.2
+            first = specs[: n - (slow or off)]
+            spawn = spawn_dice(rng, world, tray, first, lean_rate=0.25)
+            if spawn["lean"]:
+                events.append("lean")
+            if off:
+                _add_off_tray_die(rng, world, tray, specs[n - 1])
+                events.append("off_tray")
+            calm, t, late = 0, 0.0, slow
+            while calm < 2 and t < max_tumble_seconds:
+                world.step(steps)
+                t += steps * TIME_STEP
+                calm = 0 if world.moving() else calm + 1
+                if late and (calm or t > 1.5):  # the others (nearly) rest: the last die rolls in
+                    _add_slow_die(rng, world, tray, specs[n - 1])
+                    late, calm = False, 0
+                    events.append("slow_last")
+                if calm == 1 and truths is not None:  # every die stopped on this frame
+                    sidecar = shoot("settled", throw=k)
+                    truths.append(ThrowTruth.from_sidecar(sidecar[1], tuple(events)))
+                    yield sidecar
+                elif calm < 2:
+                    yield shoot("moving" if not calm else "settled", throw=k)
+            glare_at = int(rng.integers(3, round(1.2 * fps))) if rng.random() < 0.5 else -1
+            for j in range(round(float(rng.uniform(1.2, 1.8)) * fps)):
+                yield shoot("settled", "glare" if j == glare_at else None, throw=k)
+            if rng.random() < 0.5:
+                yield from _hand_pass(shoot, rng, tray, fps, throw=k)
+                for _ in range(round(0.6 * fps)):
+                    yield shoot("settled", throw=k)
+            bodies = [b for b, _ in world.dice]
+            keep = int(rng.integers(1, len(bodies))) if len(bodies) >= 2 and k < throws - 1 else 0
+            rng.shuffle(bodies)
+            lifted = bodies[:keep]
+            for group in ([lifted] if keep < 3 else [lifted[:1], lifted[1:]]) if keep else []:
+                where = np.mean([q.position for q in world.poses() if q.body in group], axis=0)
+                yield from _reach(shoot, rng, tray, fps, where, partial(_remove, world, group), "lift", throw=k)
+                for _ in range(round(0.8 * fps)):
+                    yield shoot("settled", throw=k)
+            n = len(world.dice) if keep else 6
+            if world.dice:
+                centre = np.mean([q.position for q in world.poses()], axis=0)
+                yield from _reach(shoot, rng, tray, fps, centre, world.remove_dice, throw=k)
+            for _ in range(round(0.4 * fps)):
+                yield shoot("empty", throw=k)
+            n = max(1, min(n, 6))

@@ -78,3 +78,21 @@ def test_a_rendered_throw_settles_once_with_the_true_faces(clip: list[tuple[np.n
     # the overexposed glare frame is motion to the gate (never read), and the pickup empties the tray
     assert [p for s, p in phases if s["bad"] == "glare"] == [SettlePhase.MOVING]
     assert phases[-1][1] is SettlePhase.IDLE
+
+
+def test_a_rendered_game_reports_each_throw_once_and_never_lifted_dice() -> None:
+    """Throw after throw with set-aside dice lifted out, hands, glare, slow last dice: one report per throw."""
+    from datasets.synthetic.sequence import ThrowTruth, render_game_video
+
+    truths: list[ThrowTruth] = []
+    reader, detector = LabelReader(), SettleDetector()
+    reports: list[tuple[dict[str, Any], Reading]] = []
+    for image, sidecar in render_game_video(11, throws=3, width=SIZE[0], height=SIZE[1], fps=10.0, truths=truths):
+        reader.previous, reader.sidecar = reader.sidecar, sidecar
+        state = detector.step(Frame(image, sidecar["frame"], sidecar["time_s"]), reader)
+        if state.is_new and state.reading is not None:
+            reports.append((sidecar, state.reading))
+    assert [s["throw"] for s, _ in reports] == [t.throw for t in truths] == [0, 1, 2]
+    for (sidecar, reading), truth in zip(reports, truths, strict=True):
+        assert (reading.faces, reading.rethrow) == (truth.faces, truth.rethrow)
+        assert 0 <= sidecar["time_s"] - truth.rest_time <= 1.0  # latched within a second of the rest
