@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from farklecam.errors import FarkleError, IllegalActionError
-from scoring.actions import Action, Bank, Keep, PassedRoll, Roll, Undo
+from scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
 from scoring.advisor import Advice, advise
 from scoring.game import Game
 from scoring.gamestate import Phase, TurnEnd
@@ -81,6 +81,7 @@ class TableView:
         message: the latest news or instruction for the players ("RETHROW 2", an illegal action).
         rethrow: dice of the settled throw that must be thrown again.
         can_undo: whether an action can be taken back.
+        roll_off: during the roll-off, the contenders still to throw their one die (the first throws next).
         pass_advice: progressive, a pass on offer: take the passed dice or start fresh, weighing what each
             choice passes on to the next player (:func:`scoring.pass_advice.advise_pass`).
     """
@@ -107,6 +108,7 @@ class TableView:
     can_undo: bool
     events: int = field(default=0)
     pass_advice: PassAdvice | None = None
+    roll_off: tuple[str, ...] = ()
 
     @property
     def keep_faces(self) -> tuple[int, ...]:
@@ -140,6 +142,7 @@ class TableView:
             "can_undo": self.can_undo,
             "events": self.events,
             "pass_advice": None if self.pass_advice is None else self.pass_advice.to_dict(),
+            "roll_off": list(self.roll_off),
         }
 
 
@@ -153,7 +156,9 @@ class TableSession:
         settle: thresholds of the settle layer.
         game: a game to resume instead of starting a new one.
         saver: called with the game's JSON after every accepted action.
-        first_player: who starts (default the first of ``players``; there is no roll-off at a camera table).
+        first_player: who starts (default the first of ``players``). A ``game`` still in its roll-off (a
+            tournament table's, or the live window's with ``--roll-off``) takes each settled single die as
+            the next contender's roll-off throw, as the page's "Record throw" does.
     """
 
     def __init__(
@@ -178,7 +183,7 @@ class TableSession:
         self._state = SettleState(SettlePhase.IDLE, frame_index=-1)
         self._throw: Reading | None = None
         self._selected: list[int] = []
-        self._message = "throw the dice"
+        self._message = self._roll_off_turn() if game.phase is Phase.ROLL_OFF else "throw the dice"
         self._rolling = False  # roll_again() was pressed: the players said they throw on
         solve(self.rules)  # warm the policy cache now, not on the first throw
         if self.rules.piggyback:
@@ -191,9 +196,9 @@ class TableSession:
 
     @property
     def expects_throw(self) -> bool:
-        """Whether the table waits for dice now (a new turn, a rethrow, or after :meth:`roll_again`)."""
+        """Whether the table waits for dice now (a roll-off die, a new turn, a rethrow, or after :meth:`roll_again`)."""
         phase = self.game.phase
-        return phase is Phase.AWAITING_ROLL or (phase is Phase.CAN_BANK_OR_ROLL and self._rolling)
+        return phase in (Phase.ROLL_OFF, Phase.AWAITING_ROLL) or (phase is Phase.CAN_BANK_OR_ROLL and self._rolling)
 
     # ------------------------------------------------------------------ camera
     def on_frame(self, frame: Frame) -> TableView:
@@ -222,12 +227,16 @@ class TableSession:
     def _counts_expected(self) -> tuple[int, ...]:
         """How many dice a throw may have now (any number while a keep is awaited or the game is over)."""
         game = self.game
+        if game.phase is Phase.ROLL_OFF:
+            return (1,)
         if game.is_over or game.phase not in (Phase.AWAITING_ROLL, Phase.CAN_BANK_OR_ROLL):
             return ()
         passed = game.passed
         return (game.dice_to_throw,) + ((passed.dice,) if passed is not None else ())
 
     def _wrong_count(self, seen: int) -> str:
+        if self.game.phase is Phase.ROLL_OFF:
+            return f"saw {seen} dice but the roll-off is one die: {self._roll_off_turn()}"
         return f"saw {seen} dice but {self.game.dice_to_throw} must be thrown: take kept dice out"
 
     def throw(self, reading: Reading) -> TableView:
@@ -249,6 +258,9 @@ class TableSession:
             self._message = f"RETHROW {reading.rethrow}: throw the marked dice again"
             return
         faces = reading.faces
+        if game.phase is Phase.ROLL_OFF:
+            self._roll_off(faces)
+            return
         passed = game.passed
         action: Action
         news = f"{game.current_player} threw {' '.join(map(str, faces))}"
@@ -262,6 +274,23 @@ class TableSession:
             self._message = self._wrong_count(len(faces))
             return
         self._apply(action, news)
+
+    def _roll_off(self, faces: tuple[int, ...]) -> None:
+        """A settled die in the roll-off: the throw of the next contender who has not thrown (as the page does)."""
+        waiting = self.game.legal_actions().roll_off
+        if len(faces) != 1 or not waiting:
+            self._message = self._wrong_count(len(faces))
+            return
+        self._apply(RollOff(waiting[0], faces[0]), f"{waiting[0]} threw a {faces[0]} in the roll-off")
+        if self.game.phase is Phase.ROLL_OFF:
+            self._message += f"; {self._roll_off_turn()}"
+        else:
+            self._message += f"; {self.game.current_player} throws first"
+
+    def _roll_off_turn(self) -> str:
+        """Who throws next in the roll-off (a tie sends only the tied players round again)."""
+        waiting = self.game.legal_actions().roll_off
+        return f"roll-off: {waiting[0]} throws one die (the highest starts)" if waiting else "the roll-off is over"
 
     # ------------------------------------------------------------------ commands
     def accept_suggestion(self) -> TableView:
@@ -406,6 +435,7 @@ class TableSession:
                 can_undo=bool(game.actions_in_force),
                 events=len(game.events),
                 pass_advice=self._pass_advice(),
+                roll_off=game.legal_actions().roll_off if game.phase is Phase.ROLL_OFF else (),
             )
 
     def _pass_advice(self) -> PassAdvice | None:

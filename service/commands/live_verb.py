@@ -44,6 +44,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--game-file", type=Path, metavar="FILE", help="where the game is saved (default: user data)")
     parser.add_argument("--new", dest="new_game", action="store_true", help="start a new game (the old one is kept)")
+    parser.add_argument(
+        "--roll-off", action="store_true",
+        help="a new game starts with a roll-off: each player throws one die in turn, the highest starts "
+        "(default: the first player starts)",
+    )  # fmt: skip
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
     add_tray_option(parser)
     parser.add_argument(
@@ -65,6 +70,7 @@ def _run(args: argparse.Namespace) -> int:
         demo=args.demo,
         game_file=args.game_file,
         new_game=args.new_game,
+        roll_off=args.roll_off,
         model_dir=args.models,
         tray=tray_from_args(args),
         straight_down=args.straight_down,

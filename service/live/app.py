@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scoring.game import Game
+from scoring.gamestate import Phase
 from scoring.presets import get_rules
 from scoring.rules import Rules
 from service.live.controller import LiveController
@@ -45,6 +46,8 @@ class LiveOptions:
         demo: play scripted throws (no camera, no model).
         game_file: where the game is saved; None for the user data folder.
         new_game: start a new game even if a saved one could be resumed.
+        roll_off: a new game starts with a roll-off (one die each, the highest starts), held by the
+            camera as the page holds it; else the first player starts.
         model_dir: folder of the ONNX models; None for the bundled ones.
         tray: the tray floor's four corners in pixels, calibrated once for the fixed camera;
             None to find the tray in each frame (the cocked test then runs under a vertical
@@ -61,6 +64,7 @@ class LiveOptions:
     demo: bool = False
     game_file: Path | None = None
     new_game: bool = False
+    roll_off: bool = False
     model_dir: Path | None = None
     tray: list[list[float]] | None = None
     straight_down: bool = False
@@ -92,10 +96,11 @@ def open_session(options: LiveOptions, reader: FrameReader | None) -> TableSessi
         return _noted(session, f"resumed the saved game ({len(saved.events)} actions, {where})")
     players = options.players or DEFAULT_PLAYERS
     rules = options.rules or get_rules("boxed")
-    game = Game(rules, players, first_player=players[0])
+    game = Game(rules, players, first_player=None if options.roll_off else players[0])
     store.save(game.to_json())
     session = TableSession(rules, reader=reader, settle=options.settle, game=game, saver=store)
-    return _noted(session, f"new game, saved in {store.path}{note}; {players[0]} throws first")
+    first = f"roll-off: {players[0]} throws one die first" if options.roll_off else f"{players[0]} throws first"
+    return _noted(session, f"new game, saved in {store.path}{note}; {first}")
 
 
 def _noted(session: TableSession, text: str) -> TableSession:
@@ -123,7 +128,7 @@ def _demo_throws(session: TableSession) -> Callable[[], DemoThrow | None]:
     def more() -> DemoThrow | None:
         if not session.expects_throw:
             return None
-        n = session.game.dice_to_throw or session.rules.dice
+        n = 1 if session.game.phase is Phase.ROLL_OFF else session.game.dice_to_throw or session.rules.dice
         faces = tuple(rng.randint(1, 6) for _ in range(n))
         return DemoThrow(faces, cocked=(0,) if n > 1 and rng.random() < 0.1 else (), hand=rng.random() < 0.15)
 

@@ -122,6 +122,8 @@ def panel_lines(view: TableView) -> list[str]:
     lines: list[str] = []
     if view.game_phase is Phase.GAME_OVER:
         lines.append(f"GAME OVER - won by {' and '.join(view.winners)}")
+    elif view.game_phase is Phase.ROLL_OFF and view.roll_off:
+        lines.append(f"roll-off: {view.roll_off[0]} throws one die (the highest starts)")
     elif view.player is not None:
         lines.append(f"{view.player}'s turn - turn total {view.turn_total}")
         if view.dice_to_throw:
