@@ -40,6 +40,7 @@ __all__ = [
     "STATUS_OF",
     "BodySizeLimit",
     "GameNotFoundError",
+    "StaleGameError",
     "UnsupportedMediaError",
     "excerpt",
     "install_error_handlers",
@@ -53,6 +54,10 @@ class GameNotFoundError(FarkleError, LookupError):
     """No game has this id (404)."""
 
 
+class StaleGameError(FarkleError, ValueError):
+    """An action that expected fewer or more events than the game has: another device acted first (409)."""
+
+
 class UnsupportedMediaError(FarkleError, ValueError):
     """An upload that is not an image format the reader decodes (415)."""
 
@@ -60,6 +65,7 @@ class UnsupportedMediaError(FarkleError, ValueError):
 #: Status code of each domain error; the first matching class (in this order) wins.
 STATUS_OF: tuple[tuple[type[FarkleError], int], ...] = (
     (GameNotFoundError, 404),
+    (StaleGameError, 409),
     (IllegalActionError, 409),
     (GameOverError, 409),
     (UnsupportedMediaError, 415),

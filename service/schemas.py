@@ -237,6 +237,13 @@ class ActionIn(_In):
     player: PlayerName | None = None
     face: StrictInt | None = None
     text: Annotated[str, StringConstraints(max_length=200)] | None = None
+    expected_events: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000,
+        description="the game's event count the client last saw: an action sent after another device's is "
+        "refused with 409 instead of applied to a game the client has not seen (default: no check)",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> ActionIn:

@@ -46,9 +46,9 @@ from scoring.presets import get_rules
 from scoring.rules import Rules
 from service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
 from service.errors import GameNotFoundError, UnsupportedMediaError
-from service.routes.games import state_public
 from service.routes.readings import read_result, tray_corners
 from service.storage import Games
+from service.usecases.games import state_public
 from vision.camera import Frame
 from vision.images import decode_image, image_format
 from vision.reading import DieStatus, Reading

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,3 +226,46 @@ def test_restart_mid_game_restores_everything(db: Path) -> None:
         after = play(client, game["id"], [{"text": "roll 1,1,1,1,2"}, {"text": "keep 1,1,1,1"}, {"type": "bank"}])
         assert scores(after) == {"Ann": 650, "Bob": 1050}
         assert after["state"]["current"] == "Ann"
+
+
+# ----------------------------------------------------------------------------- concurrent tables
+def test_a_stale_expected_events_is_409_and_changes_nothing(client: TestClient) -> None:
+    game = new_game(client)
+    gid = game["id"]
+    played = play(client, gid, [{"text": "roll 1 2 3 4 6 6"}, {"text": "keep 1", "expected_events": 1}])
+    assert played["events"] == 2  # the reply describes this action's state
+    response = client.post(f"/api/games/{gid}/actions", json={"type": "undo", "expected_events": 1})
+    assert response.status_code == 409, response.text
+    assert "has 2 events, this action expected 1" in response.json()["detail"]
+    assert client.get(f"/api/games/{gid}").json()["events"] == 2
+
+
+@pytest.mark.parametrize("value", [-1, 10**7, "2", 1.5])
+def test_a_malformed_expected_events_is_422(client: TestClient, value: Any) -> None:
+    gid = new_game(client)["id"]
+    response = client.post(f"/api/games/{gid}/actions", json={"type": "undo", "expected_events": value})
+    assert response.status_code == 422, response.text
+
+
+def test_two_devices_pressing_undo_at_once_undo_once(client: TestClient) -> None:
+    """Both send the count they saw: exactly one undo applies, the other is a 409, each reply is its own."""
+    gid = new_game(client)["id"]
+    seen = play(client, gid, [{"text": "roll 1 2 3 4 6 6"}, {"text": "keep 1"}])["events"]
+    barrier = threading.Barrier(2)
+    answers: list[Any] = []
+
+    def press() -> None:
+        barrier.wait()
+        answers.append(client.post(f"/api/games/{gid}/actions", json={"type": "undo", "expected_events": seen}))
+
+    for _ in range(10):
+        threads = [threading.Thread(target=press) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(a.status_code for a in answers) == [200, 409]
+        (ok,) = [a.json() for a in answers if a.status_code == 200]
+        assert ok["events"] == seen + 1 and ok["state"]["phase"] == "awaiting_keep"
+        answers.clear()
+        seen = play(client, gid, [{"text": "keep 1"}])["events"]  # put the keep back for the next round

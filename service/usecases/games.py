@@ -1,0 +1,149 @@
+"""A game's public state, and every change to a game, each done under the game's lock.
+
+A reply describes the state *its own* action produced: it is built while the
+game's lock is held, so another device's action cannot slip in between. An
+action may carry ``expected_events`` (the number of events the client last
+saw); a stale count is refused (:class:`~service.errors.StaleGameError`, 409),
+so two devices pressing undo at once take back one action, not two.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from farklecam.errors import IllegalActionError
+from scoring.actions import Action
+from scoring.game import Game
+from scoring.rules import Rules
+from service.errors import StaleGameError
+from service.storage import Games
+from service.usecases.scoring import advice_for
+
+__all__ = ["act", "advice", "create", "describe", "events", "game_public", "state_public"]
+
+
+def state_public(game: Game) -> dict[str, Any]:
+    """Where a game stands, as :class:`~service.schemas.GameStatePublic` data."""
+    state, legal = game.state, game.legal_actions()
+    last = state.last_round
+    return {
+        "phase": str(state.phase),
+        "current": state.current,
+        "description": state.describe(),
+        "players": [
+            {"name": p, "score": s, "on_board": b, "streak": k}
+            for p, s, b, k in zip(state.players, state.scores, state.on_board, state.streaks, strict=True)
+        ],
+        "turn_total": state.turn_total,
+        "dice_to_throw": state.dice_to_throw,
+        "roll": None if state.roll is None else list(state.roll),
+        "hot_dice": state.hot_dice,
+        "passed": None if state.passed is None else dataclasses.asdict(state.passed),
+        "roll_off_faces": dict(state.roll_off_faces),
+        "last_round": None if last is None else {**dataclasses.asdict(last), "remaining": list(last.remaining)},
+        "winners": list(state.winners),
+        "turns": [{**dataclasses.asdict(t), "end": str(t.end), "last_roll": list(t.last_roll)} for t in state.turns],
+        "legal": {
+            "kinds": list(legal.kinds),
+            "text": str(legal),
+            "dice_to_throw": legal.dice_to_throw,
+            "passed_dice": legal.passed_dice,
+            "keeps": [k.to_dict() for k in legal.keeps],
+            "roll_off": list(legal.roll_off),
+            "bank_minimum": legal.bank_minimum,
+        },
+    }
+
+
+def game_public(game_id: str, game: Game, created: float) -> dict[str, Any]:
+    """A game as :class:`~service.schemas.GamePublic` data."""
+    return {
+        "id": game_id,
+        "players": list(game.players),
+        "rules": game.rules.to_dict(),
+        "created": created,
+        "events": len(game.events),
+        "state": state_public(game),
+    }
+
+
+def create(games: Games, rules: Rules, players: Sequence[str], first_player: str | None) -> dict[str, Any]:
+    """Start and store a game; its public form."""
+    game = Game(rules, tuple(players), first_player=first_player, clock=time.time)
+    game_id = games.create(game)
+    with games.lock(game_id):
+        return game_public(game_id, game, games.store.row(game_id).created)
+
+
+def describe(games: Games, game_id: str) -> dict[str, Any]:
+    """A game's public form, read under its lock (never half way through another device's action).
+
+    Raises:
+        GameNotFoundError: no game has this id.
+    """
+    with games.lock(game_id):
+        return game_public(game_id, games.get(game_id), games.store.row(game_id).created)
+
+
+def act(games: Games, game_id: str, action: Action, *, expected_events: int | None = None) -> dict[str, Any]:
+    """Apply one action, commit it, and describe the state it produced (all under the game's lock).
+
+    Args:
+        games: the games.
+        game_id: the game.
+        action: what to do.
+        expected_events: the event count the client last saw; None skips the check.
+
+    Raises:
+        GameNotFoundError: no game has this id.
+        StaleGameError: ``expected_events`` is not the game's event count (another action came first).
+        IllegalActionError, GameOverError: the rules refuse the action (nothing is stored).
+        StorageError: the commit failed (the action is not in force).
+    """
+    with games.lock(game_id):
+        game = games.get(game_id)
+        if expected_events is not None and expected_events != len(game.events):
+            raise StaleGameError(
+                f"the game has moved on: it has {len(game.events)} events, this action expected {expected_events} "
+                f"(another device acted first); now: {game.state.describe()}"
+            )
+        game, _ = games.apply(game_id, action)
+        return game_public(game_id, game, games.store.row(game_id).created)
+
+
+def events(games: Games, game_id: str) -> dict[str, Any]:
+    """A game's event log, oldest first.
+
+    Raises:
+        GameNotFoundError: no game has this id.
+    """
+    with games.lock(game_id):
+        data = [{**e.to_dict(), "text": str(e.action)} for e in games.get(game_id).events]
+    return {"data": data, "count": len(data)}
+
+
+def advice(games: Games, game_id: str) -> dict[str, Any]:
+    """The advisor's best keep of the roll on the table, for the current player.
+
+    Raises:
+        GameNotFoundError: no game has this id.
+        IllegalActionError: no roll is waiting for a keep.
+    """
+    with games.lock(game_id):
+        game = games.get(game_id)
+        state = game.state
+        if state.roll is None or state.current is None or "keep" not in game.legal_actions():
+            raise IllegalActionError(f"no roll is waiting for a keep: {state.describe()}")
+        seat = state.index(state.current)
+        roll, rules, throws = state.roll, game.rules, game.single_die_throws_left if len(state.roll) == 1 else None
+    return advice_for(
+        roll,
+        rules,
+        turn_total=state.turn_total,
+        on_board=state.on_board[seat],
+        farkle_streak=state.streaks[seat],
+        throws_left=throws,
+    )
