@@ -131,8 +131,8 @@ class Rules:
     """Preset this configuration started from (informational, not part of :meth:`key`)."""
 
     dice: int = _option(6, "Dice in play.", f"{BOXED}: 6; its 'Five dice' variant plays 5", 5, 6)
-    single_one: int = _points(100, "A single 1.", f"{BOXED}: 100 (every text)", 500, low=50)
-    single_five: int = _points(50, "A single 5.", f"{BOXED}: 50 (every text)", 500, low=50)
+    single_one: int = _points(100, "A single 1.", f"{BOXED}: 100 (every text)", 300, low=50)
+    single_five: int = _points(50, "A single 5.", f"{BOXED}: 50 (every text)", 300, low=50)
     three_ones: int = _points(
         300, "Three 1s (other triples score 100 x face).", f"{BOXED}: 300; its variant 'Three 1s score 1,000'", 2000
     )
@@ -167,10 +167,10 @@ class Rules:
     )
     farkle_penalty: int = _points(
         0, "Points lost after farkle_penalty_streak farkles in a row (0: no penalty).",
-        f"{BOXED}: variant 'A penalty for 3 farkles in a row' (500 or 1000)", 5000,
+        f"{BOXED}: variant 'A penalty for 3 farkles in a row' (500 or 1000)", 2000,
     )  # fmt: skip
     farkle_penalty_streak: int = _option(
-        3, "Farkles in a row that cost farkle_penalty.", f"{BOXED}: variant 'A penalty for 3 farkles in a row'", 1, 10
+        3, "Farkles in a row that cost farkle_penalty.", f"{BOXED}: variant 'A penalty for 3 farkles in a row'", 1, 5
     )
     must_roll_after_hot_dice: bool = _option(
         False, "After hot dice the player must throw all dice again before banking.",
