@@ -16,20 +16,23 @@ Three checks, in this order, by one ASGI middleware (:class:`SiteGuard`):
 3. **Table code** (only where :attr:`Settings.table_code` is set, always beyond
    loopback): every ``/api`` call except ``GET /api/session`` carries it in the
    ``X-Table-Code`` header, a WebSocket under ``/ws`` in its ``code`` query
-   parameter. The page's files (``/``, its scripts, ``/favicon.ico``), and
-   ``/openapi.json``, need none: the page must load to ask for the code.
+   parameter. Ten wrong codes from one address within a minute shut it out
+   (429) until the minute is over (:mod:`service.code_attempts`). The page's
+   files (``/``, its scripts, ``/favicon.ico``) and ``/openapi.json`` need none:
+   the page must load to ask for the code.
 
-A refused HTTP request gets 403 (host, origin) or 401 (code) with JSON
-``{"detail", "error"}``. A refused WebSocket with a foreign host or origin is
-refused before it opens (HTTP 403); one without the right code opens, gets
-``{"type": "error", "detail", "error", "fatal": true}`` and is closed with code
-4401, so the page can tell the players what to do.
+A refused HTTP request gets 403 (host, origin), 401 (code) or 429 (too many
+wrong codes) with JSON ``{"detail", "error"}``. A WebSocket with a foreign host
+or origin is refused before it opens (HTTP 403); one without the right code
+opens, gets ``{"type": "error", "detail", "error", "fatal": true}`` and is closed
+with code 4401 (4429), so the page can tell the players what to do.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -40,6 +43,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
+from service.code_attempts import WrongCodeLimit
 from service.settings import LOOPBACK_NAMES, Settings, is_ip_address
 from service.table_code import same_code
 
@@ -63,8 +67,6 @@ CODE_HEADER = "X-Table-Code"
 CODE_QUERY = "code"
 #: API paths open without the code (the page asks here whether it needs one).
 PUBLIC_API_PATHS = frozenset({"/api/session"})
-#: Close code of a WebSocket opened without the right table code (4000 + the HTTP status).
-WS_CLOSE_NO_CODE = 4401
 
 _WILDCARD = frozenset({"0.0.0.0", "::", ""})
 _DEFAULT_PORT = {"http": 80, "https": 443, "ws": 80, "wss": 443}
@@ -151,10 +153,13 @@ class Refusal:
     status: int
     error: str
     detail: str
+    retry_after: int | None = None
 
     def response(self) -> JSONResponse:
-        """The JSON answer ``{"detail", "error"}`` (a 401 also says which header to send)."""
-        headers = {"WWW-Authenticate": f'{CODE_HEADER} realm="farklecam"'} if self.status == 401 else None
+        """The JSON answer ``{"detail", "error"}`` (a 401 also says which header to send, a 429 when to retry)."""
+        headers = {"WWW-Authenticate": f'{CODE_HEADER} realm="farklecam"'} if self.status == 401 else {}
+        if self.retry_after is not None:
+            headers["Retry-After"] = str(self.retry_after)
         return JSONResponse({"detail": self.detail, "error": self.error}, status_code=self.status, headers=headers)
 
 
@@ -165,12 +170,16 @@ class SitePolicy:
         names: host names and addresses the server answers to.
         any_address: also answer to any IP address (a server on every interface).
         code: the table code, or None where none is needed.
+        limit: the bound on wrong codes per address; None for :class:`WrongCodeLimit`'s defaults.
     """
 
-    def __init__(self, names: Iterable[str], any_address: bool, code: str | None) -> None:
+    def __init__(
+        self, names: Iterable[str], any_address: bool, code: str | None, limit: WrongCodeLimit | None = None
+    ) -> None:
         self.names = frozenset(name.lower() for name in names)
         self.any_address = any_address
         self.code = code
+        self.limit = WrongCodeLimit() if limit is None else limit
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SitePolicy:
@@ -189,7 +198,8 @@ class SitePolicy:
             sent = headers.get(CODE_HEADER)
             if sent is None and scope["type"] == "websocket":
                 sent = QueryParams(scope.get("query_string", b"")).get(CODE_QUERY)
-            refusal = self._check_code(sent, scope["type"] == "websocket")
+            client = scope.get("client")
+            refusal = self._check_code(sent, scope["type"] == "websocket", str(client[0]) if client else "")
         return refusal
 
     def _allowed(self, name: str) -> bool:
@@ -235,7 +245,11 @@ class SitePolicy:
             "this server serves instead",
         )
 
-    def _check_code(self, sent: str | None, websocket: bool) -> Refusal | None:
+    def _check_code(self, sent: str | None, websocket: bool, client: str) -> Refusal | None:
+        wait = self.limit.wait(client)
+        if wait > 0:
+            detail = f"too many wrong table codes from this address: try again in {math.ceil(wait)} s"
+            return Refusal(429, "TooManyWrongCodes", detail, retry_after=math.ceil(wait))
         if self.code is not None and same_code(sent, self.code):
             return None
         where = f"the WebSocket's ?{CODE_QUERY}= parameter" if websocket else f"the {CODE_HEADER} header"
@@ -244,6 +258,7 @@ class SitePolicy:
                 f"this table needs its code (in {where}): the page asks for it; it was printed when the server started"
             )
             return Refusal(401, "TableCodeRequired", detail)
+        self.limit.failed(client)
         return Refusal(401, "WrongTableCode", "wrong table code: ask whoever started the server (it printed the code)")
 
 
@@ -275,11 +290,11 @@ class SiteGuard:
             await refusal.response()(scope, receive, send)
             return
         websocket = WebSocket(scope, receive, send)
-        if refusal.status == 401:  # open it to say why: a browser shows a page nothing of a refused handshake
+        if refusal.status in (401, 429):  # open it to say why: a browser shows a page nothing of a refused handshake
             await websocket.accept()
             answer = {"type": "error", "detail": refusal.detail, "error": refusal.error, "fatal": True}
             await websocket.send_json(answer)
-            await websocket.close(WS_CLOSE_NO_CODE)
+            await websocket.close(4000 + refusal.status)
         elif "websocket.http.response" in scope.get("extensions", {}):
             await websocket.send_denial_response(refusal.response())
         else:

@@ -20,6 +20,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from starlette.websockets import WebSocketDisconnect
 
 from service.app import create_app
+from service.code_attempts import WrongCodeLimit
 from service.security import SitePolicy, needs_code, served_names
 from service.settings import Settings
 from service.table_code import CODE_ALPHABET, generate_code, normalize_code, same_code, validate_code
@@ -143,6 +144,43 @@ def test_a_websocket_without_the_code_is_told_why_and_closed(tmp_path: Path) -> 
         with client.websocket_connect("/ws/table/-?code=tbl7-code") as ws:
             ws.send_json({"type": "ping"})
             assert ws.receive_json() == {"type": "pong"}
+
+
+def test_ten_wrong_codes_shut_an_address_out_for_a_minute(tmp_path: Path) -> None:
+    with client_for(tmp_path, host="0.0.0.0", table_code=CODE) as client:
+        for _ in range(3):
+            assert client.get("/api/health").status_code == 401  # sending none is not guessing
+        for _ in range(9):
+            assert client.get("/api/health", headers={"X-Table-Code": "GUESS1"}).status_code == 401
+        assert client.get("/api/health", headers={"X-Table-Code": CODE}).status_code == 200
+        assert client.get("/api/health", headers={"X-Table-Code": "GUESS1"}).status_code == 401  # the tenth
+        shut = client.get("/api/health", headers={"X-Table-Code": CODE})  # even the right one, for now
+        assert shut.status_code == 429 and shut.json()["error"] == "TooManyWrongCodes"
+        assert 0 < int(shut.headers["retry-after"]) <= 60 and "try again in" in shut.json()["detail"]
+        with client.websocket_connect(f"/ws/table/-?code={CODE}") as ws:
+            assert ws.receive_json()["error"] == "TooManyWrongCodes"
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_json()
+            assert closed.value.code == 4429
+        other = TestClient(client.app, base_url="http://10.0.0.2", client=("10.0.0.3", 5000))
+        assert other.get("/api/health", headers={"X-Table-Code": CODE}).status_code == 200  # another address
+
+
+def test_the_wrong_code_window_slides_and_its_table_is_bounded() -> None:
+    now = [0.0]
+    limit = WrongCodeLimit(attempts=3, window=60.0, clock=lambda: now[0], max_addresses=4)
+    for t in (0.0, 10.0, 20.0):
+        now[0] = t
+        assert limit.wait("a") == 0.0
+        limit.failed("a")
+    assert limit.wait("a") == pytest.approx(40.0)  # until the first of the three is a minute old
+    now[0] = 60.5
+    assert limit.wait("a") == 0.0  # one has aged out: one more try
+    limit.failed("a")
+    assert limit.wait("a") == pytest.approx(9.5)
+    for name in "bcdef":
+        limit.failed(name)
+    assert len(limit._failures) == 4 and "a" not in limit._failures  # the longest quiet address forgotten first
 
 
 def test_a_code_given_on_loopback_is_required_too(tmp_path: Path) -> None:
