@@ -3,8 +3,9 @@
 Every table is a :class:`~scoring.game.Game` under :func:`scoring.tournament.table_rules`,
 thrown with :class:`~scoring.simulate.RandomDice` (one generator per table, seeded
 from the tournament's seed and the table) and played by :func:`advisor_action`:
-the exact advisor's keep, its bank-or-roll, and its take-the-pass-or-start-fresh
-on progressive tables. The same seed always gives the same tournament.
+the exact advisor's keep, its bank-or-roll, and on progressive tables its
+take-the-pass-or-start-fresh (:func:`scoring.pass_advice.advise_pass`, which weighs
+what the choice passes on to the next player). The same seed always gives the same tournament.
 
 The advisor maximises the turn's expected points. One guard keeps it from the
 plainest blunder that leaves: in the last round it never banks a total that
@@ -20,9 +21,10 @@ from typing import Any
 
 from farklecam.errors import GameOverError
 from scoring.actions import Action, Bank, ChangeRules, Keep, PassedRoll, Roll, RollOff
-from scoring.advisor import advise, advise_piggyback
+from scoring.advisor import advise
 from scoring.game import Game
 from scoring.gamestate import Phase
+from scoring.pass_advice import advise_pass
 from scoring.simulate import RandomDice
 from scoring.solver import solve
 from scoring.tournament import RoundPlan, TableResult, Tournament, plan_rounds, table_rules
@@ -64,10 +66,8 @@ def advisor_action(game: Game, dice: RandomDice) -> Action:
             return Bank()
         return Roll(dice.throw(state.dice_to_throw))
     passed = state.passed
-    if passed is not None and state.roll is None:
-        take = advise_piggyback(rules, passed.total, passed.dice, on_board=on_board, farkle_streak=streak)
-        if take.take:
-            return PassedRoll(dice.throw(passed.dice))
+    if passed is not None and state.roll is None and advise_pass(rules, passed.total, passed.dice).take:
+        return PassedRoll(dice.throw(passed.dice))
     return Roll(dice.throw(state.dice_to_throw))
 
 

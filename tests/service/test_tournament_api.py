@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,3 +129,5 @@ def test_the_organiser_page_is_served(client: TestClient) -> None:
     assert page.status_code == 200 and "organiser.js" in page.text
     script = client.get("/organiser.js")
     assert script.status_code == 200 and "/api/tournaments" in script.text
+    ids = set(re.findall(r'id="([\w-]+)"', page.text))
+    assert set(re.findall(r'\$\("([\w-]+)"\)', script.text)) <= ids  # every element the script uses is there
