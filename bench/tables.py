@@ -1,0 +1,223 @@
+"""Many camera tables on one server: frames answered per table, throws right, and the lag after rest.
+
+    python bench/tables.py N VIDEO... [--url ws://HOST:PORT] [--jpeg-quality 80] [--seed 0]
+
+Starts ``farklecam serve`` on a free loopback port (or uses ``--url``) and streams N
+tables at once through ``/ws/table/-``, as the page does: each table is a camera
+playing one of the VIDEOs in real time (table i plays VIDEO i mod the count, from a
+start staggered by up to a second), keeps one frame in flight and, when an answer
+comes, sends the newest frame the camera has (a slow server sees fewer frames, never
+a queue). Each VIDEO needs the truth its generator wrote beside it
+(``python -m datasets.synthetic.throw_videos``: ``NAME.json``).
+
+Per table it prints the frames answered a second, the throws reported right (the
+first report of a throw has its faces and rethrow count), extra reports (a second
+report of a throw, or one outside any), and the lag from the moment the dice came to
+rest to the answer that reported them; then the totals and the median lag. The
+tables stream without a game (the ``-`` table: settle, read and advise), so no
+count of dice is expected. A benchmark, not a test: its numbers depend on the
+machine and its load (``os.getloadavg`` is printed with them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+@dataclass
+class Video:
+    """A video's frames as the page would send them (JPEG), its frame rate and its truth."""
+
+    name: str
+    frames: list[bytes]
+    fps: float
+    truth: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: Path, quality: int) -> Video:
+        truth_path = path.with_suffix(".json")
+        if not truth_path.exists():
+            raise SystemExit(
+                f"error: {truth_path} is missing (write videos with python -m datasets.synthetic.throw_videos)"
+            )
+        capture = cv2.VideoCapture(str(path))
+        fps = capture.get(cv2.CAP_PROP_FPS) or 15.0
+        frames = []
+        while True:
+            ok, image = capture.read()
+            if not ok:
+                break
+            ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+            frames.append(jpeg.tobytes())
+        capture.release()
+        if not frames:
+            raise SystemExit(f"error: {path} has no frames that OpenCV can decode")
+        return cls(path.name, frames, float(fps), json.loads(truth_path.read_text()))
+
+
+@dataclass
+class TableResult:
+    """What one table saw: answers, and each report (video frame, arrival in video seconds, faces, rethrow)."""
+
+    video: Video
+    answered: int = 0
+    seconds: float = 0.0
+    reports: list[tuple[int, float, tuple[int, ...], int]] = field(default_factory=list)
+
+    def score(self) -> tuple[int, int, int, list[float]]:
+        """(throws, right, extra, lags) of this table's reports; see :func:`score_reports`."""
+        return score_reports(self.video.truth, self.reports)
+
+
+def score_reports(
+    truth: dict[str, Any], reports: list[tuple[int, float, tuple[int, ...], int]]
+) -> tuple[int, int, int, list[float]]:
+    """Judge reports (video frame, time in video seconds, faces, rethrow) against a video's truth.
+
+    A report belongs to the throw its frame belongs to. The first report of a throw made
+    after its dice came to rest is judged: right when its faces and rethrow count are the
+    truth's. Every other report is extra. Returns (throws, right, extra, lags in seconds).
+    """
+    throws = {int(t["throw"]): t for t in truth["throws"]}
+    frames = truth["frames"]
+    seen: set[int] = set()
+    right, extra, lags = 0, 0, []
+    for index, arrived, faces, rethrow in reports:
+        k = int(frames[min(index, len(frames) - 1)]["throw"])
+        match = throws.get(k)
+        if match is None or k in seen or arrived < match["rest_time"]:
+            extra += 1
+            continue
+        seen.add(k)
+        lags.append(arrived - match["rest_time"])
+        right += (list(faces), rethrow) == (match["faces"], match["rethrow"])
+    return len(throws), right, extra, lags
+
+
+async def play(url: str, video: Video, delay: float) -> TableResult:
+    """One table: the camera plays ``video`` in real time; one frame in flight, the newest sent."""
+    import websockets
+
+    result = TableResult(video)
+    await asyncio.sleep(delay)
+    async with websockets.connect(url, max_size=None, origin=url.replace("ws://", "http://").split("/ws/")[0]) as ws:  # type: ignore[arg-type]
+        start = time.monotonic()
+        last = -1
+        while True:
+            now = time.monotonic() - start
+            index = int(now * video.fps)
+            if index >= len(video.frames):
+                break
+            if index == last:  # the answer came before the camera's next frame
+                await asyncio.sleep((index + 1) / video.fps - now)
+                continue
+            await ws.send(video.frames[index])
+            answer = json.loads(await ws.recv())
+            last = index
+            if answer.get("type") != "frame":
+                continue
+            result.answered += 1
+            settle, throw = answer.get("settle") or {}, answer.get("throw")
+            if settle.get("phase") == "settled" and throw is not None:
+                arrived = time.monotonic() - start
+                result.reports.append((index, arrived, tuple(throw["faces"]), int(throw["rethrow"])))
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(db: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``farklecam serve`` on a free loopback port; returns the process and its table URL once it answers."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("farklecam")
+    command = [str(exe), "serve", "--port", str(port), "--db", str(db), "--log-level", "warning"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"error: farklecam serve exited with status {server.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return server, f"ws://127.0.0.1:{port}/ws/table/-"
+        except OSError:
+            time.sleep(0.3)
+    server.terminate()
+    raise SystemExit("error: farklecam serve did not answer within 60 s")
+
+
+async def run_tables(url: str, videos: list[Video], n: int, seed: int) -> list[TableResult]:
+    rng = np.random.default_rng(seed)
+    # every table first sends one frame and waits for it: the models load once, before the clock starts
+    warm = await play(url, Video("warm-up", videos[0].frames[:2], videos[0].fps, videos[0].truth), 0.0)
+    del warm
+    tasks = [play(url, videos[i % len(videos)], float(rng.uniform(0, 1))) for i in range(n)]
+    return list(await asyncio.gather(*tasks))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("n", type=int, help="tables streaming at once")
+    parser.add_argument("videos", type=Path, nargs="+", help="game videos with their truth (NAME.json) beside them")
+    parser.add_argument("--url", default=None, help="a running server's table URL (default: start farklecam serve)")
+    parser.add_argument("--jpeg-quality", type=int, default=80, help="JPEG quality of the frames sent (default 80)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the tables' start offsets")
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error("N must be at least 1")
+    videos = [Video.load(path, args.jpeg_quality) for path in args.videos]
+    server = None
+    with tempfile.TemporaryDirectory(prefix="farklecam-tables-") as tmp:
+        if args.url is None:
+            server, url = start_server(Path(tmp) / "games.sqlite3")
+        else:
+            url = args.url
+        try:
+            results = asyncio.run(run_tables(url, videos, args.n, args.seed))
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=30)
+    total_throws = total_right = total_extra = 0
+    all_lags: list[float] = []
+    print(f"{args.n} tables on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} after the run")
+    print(f"{'table':>5}  {'video':<14} {'answered/s':>10} {'throws right':>12} {'extra':>5} {'median lag s':>12}")
+    for i, result in enumerate(results):
+        throws, right, extra, lags = result.score()
+        total_throws, total_right, total_extra = total_throws + throws, total_right + right, total_extra + extra
+        all_lags += lags
+        lag = f"{statistics.median(lags):.2f}" if lags else "-"
+        rate = result.answered / max(result.seconds, 1e-9)
+        print(f"{i:>5}  {result.video.name:<14} {rate:>10.1f} {f'{right}/{throws}':>12} {extra:>5} {lag:>12}")
+    rates = [r.answered / max(r.seconds, 1e-9) for r in results]
+    median_lag = f"{statistics.median(all_lags):.2f} s" if all_lags else "-"
+    print(
+        f"all: {total_right}/{total_throws} throws right, {total_extra} extra, answered {min(rates):.1f}-"
+        f"{max(rates):.1f} frames/s per table, median lag {median_lag}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
