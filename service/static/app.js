@@ -2,18 +2,22 @@
 // Plain browser JavaScript, no libraries and nothing fetched from outside this server (works offline).
 "use strict";
 
-const FRAME_WIDTH = 640;          // frames are downscaled to this width before sending
+// Frames go at the camera's own resolution up to this width: the reader cuts each die's crop from the frame
+// it is sent, and at 640 px and JPEG 0.8 a small 5 read as a 3 that reads right at full quality (issue 30).
+const FRAME_MAX_WIDTH = 1280;
 const FRAME_INTERVAL_MS = 150;    // at most ~6.7 frames per second, one frame in flight
-const JPEG_QUALITY = 0.8;
+const JPEG_QUALITY = 0.92;
 const STATUS_COLOURS = { ok: "#2ecc71", cocked: "#f39c12", off_tray: "#3498db", uncertain: "#e74c3c" };
 const TRAY_KEY = "farklecam.tray";  // the marked tray corners, as fractions of the frame (kept across reloads)
 const DOWN_KEY = "farklecam.straightDown";  // "true"/"false" once this browser's camera was said to look straight down or not
+const CODE_KEY = "farklecam.tableCode";  // the table code, where the server asks for one (kept until refused)
 
 const $ = (id) => document.getElementById(id);
 const state = {
   gameId: null, game: null, socket: null, socketGame: null, inFlight: false, lastSent: 0,
   reading: null, imageSize: null, frameAdvice: null, gameAdvice: null, throwFaces: null,
-  cameraOk: false, retry: 0,
+  afterKeep: null, frameChoice: null, rules: null,
+  cameraOk: false, retry: 0, code: localStorage.getItem(CODE_KEY), codeAsk: null,
   tray: loadTray(), marks: null, markEdges: false, socketSerial: 0, traySent: null, announceTray: false,
   straightDown: loadStraightDown(), downSent: null,
 };
@@ -28,11 +32,10 @@ function gameMessage(text, isError) {
 
 async function api(method, path, body) {
   let response;
+  const headers = body ? { "Content-Type": "application/json" } : {};
+  if (state.code) { headers["X-Table-Code"] = state.code; }
   try {
-    response = await fetch(path, {
-      method, headers: body ? { "Content-Type": "application/json" } : {},
-      body: body ? JSON.stringify(body) : undefined,
-    });
+    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
   } catch (err) {
     pill("server-status", "server unreachable", "bad");
     banner("The farklecam server cannot be reached. Is `farklecam serve` still running?");
@@ -40,8 +43,47 @@ async function api(method, path, body) {
   }
   pill("server-status", "server ok", "ok");
   const data = await response.json().catch(() => ({}));
+  if (response.status === 401) {  // no code, or a wrong one: ask again, then send the same request with it
+    forgetCode();
+    await askCode(data.detail);
+    return api(method, path, body);
+  }
   if (!response.ok) { throw new Error(data.detail || `${response.status} ${response.statusText}`); }
   return data;
+}
+
+// ------------------------------------------------------------------ table code
+// Beyond loopback the server may want its table code (printed when it started) with every call: the page
+// asks once, keeps it in this browser, and asks again when the server refuses it. An older server without
+// /api/session wants none.
+async function checkSession() {
+  try {
+    const response = await fetch("/api/session");
+    const required = response.ok && !!(await response.json()).code_required;
+    if (required && !state.code) { await askCode("This table is shared over the network: enter its code."); }
+  } catch (err) { /* unreachable: the first API call says so */ }
+}
+
+function forgetCode() { state.code = null; localStorage.removeItem(CODE_KEY); }
+
+// One dialog however many requests were refused at once; resolves when a code is given.
+function askCode(why) {
+  if (state.codeAsk) { return state.codeAsk; }
+  const dialog = $("code-dialog");
+  $("code-why").textContent = why || "This table needs its code.";
+  $("code-input").value = "";
+  state.codeAsk = new Promise((resolve) => {
+    $("code-form").onsubmit = (event) => {
+      event.preventDefault();
+      const code = $("code-input").value.trim();
+      if (!code) { return; }
+      state.code = code; localStorage.setItem(CODE_KEY, code);
+      dialog.close(); state.codeAsk = null; resolve(code);
+    };
+  });
+  dialog.addEventListener("cancel", (event) => event.preventDefault());  // Esc: the page cannot work without it
+  if (!dialog.open) { dialog.showModal(); }
+  return state.codeAsk;
 }
 
 // ------------------------------------------------------------------ camera
@@ -50,6 +92,8 @@ async function startCamera() {
     return cameraFailed("This browser gives no camera access here (the page needs localhost or https).");
   }
   try {
+    // 1280 x 720 where the camera offers it, the nearest it has otherwise ("ideal" never refuses a camera);
+    // frames are sent at that resolution (FRAME_MAX_WIDTH).
     const stream = await navigator.mediaDevices.getUserMedia({
       video: { width: { ideal: 1280 }, height: { ideal: 720 } }, audio: false,
     });
@@ -84,7 +128,8 @@ function connect() {
   if (state.socket && state.socketGame === game) { return; }
   if (state.socket) { state.socket.onclose = null; state.socket.close(); }
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/ws/table/${encodeURIComponent(game)}`);
+  const code = state.code ? `?code=${encodeURIComponent(state.code)}` : "";
+  const socket = new WebSocket(`${scheme}://${location.host}/ws/table/${encodeURIComponent(game)}${code}`);
   socket.binaryType = "arraybuffer";
   state.socket = socket; state.socketGame = game; state.inFlight = false; state.socketSerial += 1;
   socket.onopen = () => {
@@ -94,10 +139,17 @@ function connect() {
   socket.onmessage = (event) => {
     const msg = JSON.parse(event.data);
     if (msg.type === "frame" || msg.type === "error") { state.inFlight = false; }
+    if (msg.type === "error" && msg.fatal) { state.codeWhy = msg.detail; }
     onAnswer(msg);
   };
-  socket.onclose = () => {
+  socket.onclose = (event) => {
     state.socket = null; state.inFlight = false;
+    if (event.code === 4401) {  // opened without the right table code: ask, then connect with it
+      forgetCode();
+      pill("stream-status", "table code needed", "warn");
+      askCode(state.codeWhy).then(connect);
+      return;
+    }
     pill("stream-status", "disconnected", "bad");
     pill("server-status", "server unreachable", "bad");
     banner("Lost the connection to the farklecam server; retrying…");
@@ -112,7 +164,7 @@ function sendFrame(now) {
   if (!state.cameraOk || !socket || socket.readyState !== WebSocket.OPEN) { return; }
   if (state.inFlight && now - state.lastSent < 5000) { return; }   // one frame in flight (5 s safety)
   if (now - state.lastSent < FRAME_INTERVAL_MS || !video.videoWidth) { return; }
-  const scale = Math.min(1, FRAME_WIDTH / video.videoWidth);
+  const scale = Math.min(1, FRAME_MAX_WIDTH / video.videoWidth);
   grab.width = Math.round(video.videoWidth * scale);
   grab.height = Math.round(video.videoHeight * scale);
   grab.getContext("2d").drawImage(video, 0, 0, grab.width, grab.height);
@@ -148,7 +200,12 @@ function onAnswer(msg) {
   $("straight-down").checked = state.straightDown === null ? !!msg.straight_down : state.straightDown;
   showReading(msg.reading, msg.settle);
   showOptions(msg.score);
-  if (!state.gameAdvice) { showAdvice(msg.advice); }
+  if (!state.game) {
+    showAdvice(msg.advice);
+  } else if (msg.game && msg.events === state.game.events) {  // the table's word on bank-or-roll, for this state
+    state.frameChoice = msg.next_action ? { action: msg.next_action, expected: msg.expected } : null;
+    if (!state.afterKeep && msg.game.phase === "can_bank_or_roll") { showTurnAdvice(); }
+  }
   if (state.game && msg.message && msg.message !== state.lastMessage) { gameMessage(msg.message); }
   state.lastMessage = msg.message;
   if (state.game && msg.game && msg.events !== state.game.events) { refreshGame(); }
@@ -177,16 +234,63 @@ function showOptions(score) {
   }
 }
 
-function showAdvice(advice) {
+// The advice box: its text, and what it says as data (keep, points, action) for scripts and tests.
+function setAdvice(text, keep, points, action) {
   const el = $("advice");
-  if (!advice) { el.textContent = "No advice yet"; el.dataset.keep = ""; el.dataset.points = ""; return; }
-  if (advice.farkle || !advice.keep) {
-    el.textContent = "FARKLE: no die scores"; el.dataset.keep = ""; el.dataset.points = "0"; return;
-  }
+  el.textContent = text;
+  el.dataset.keep = (keep || []).join(","); el.dataset.points = points ?? ""; el.dataset.action = action || "";
+}
+
+function expectedText(value) { return typeof value === "number" ? ` (expected ${value.toFixed(0)})` : ""; }
+
+// Advice for a roll waiting for a keep: the keep, then bank or roll.
+function showAdvice(advice) {
+  if (!advice) { setAdvice("No advice yet"); return; }
+  if (advice.throw_again) { setAdvice("Nothing scores: throw the die again", [], 0, "roll"); return; }
+  if (advice.farkle || !advice.keep || !advice.keep.length) { setAdvice("FARKLE: no die scores", [], 0, ""); return; }
   const then = advice.action ? `, then ${String(advice.action).toUpperCase()}` : "";
-  const ev = typeof advice.expected === "number" ? ` (expected ${advice.expected.toFixed(0)})` : "";
-  el.textContent = `Best: keep ${advice.keep.join(" ")} for ${advice.points}${then}${ev}`;
-  el.dataset.keep = advice.keep.join(","); el.dataset.points = advice.points;
+  setAdvice(`Best: keep ${advice.keep.join(" ")} for ${advice.points}${then}${expectedText(advice.expected)}`,
+    advice.keep, advice.points, advice.action);
+}
+
+// With a game open the advice follows the game, action by action: the keep for a roll waiting for one,
+// bank-or-roll after a keep, what to throw otherwise. Never the advice for an earlier throw.
+function showTurnAdvice() {
+  const st = state.game.state;
+  $("advice").dataset.phase = st.phase;
+  if (st.phase === "awaiting_keep") {
+    if (state.gameAdvice) { showAdvice(state.gameAdvice); } else { setAdvice("Working out the best keep…"); }
+  } else if (st.phase === "can_bank_or_roll") {
+    const choice = state.afterKeep || state.frameChoice;
+    const left = st.hot_dice ? "all the dice again (hot dice)" : `${st.dice_to_throw} ${st.dice_to_throw === 1 ? "die" : "dice"}`;
+    if (!choice) {
+      setAdvice(`Turn total ${st.turn_total}: bank it, or throw ${left}`);
+    } else if (choice.action === "bank") {
+      setAdvice(`Turn total ${st.turn_total}: BANK it${expectedText(choice.expected)}`, [], "", "bank");
+    } else {
+      setAdvice(`Turn total ${st.turn_total}: ROLL ${left}${expectedText(choice.expected)}`, [], "", "roll");
+    }
+  } else if (st.phase === "awaiting_roll") {
+    const passed = st.passed;
+    setAdvice(passed
+      ? `${st.current}: throw the ${passed.dice} dice ${passed.from_player} passed, building on ${passed.total}, `
+        + `or start fresh with ${st.dice_to_throw}`
+      : `${st.current} to throw ${st.dice_to_throw} dice`, [], "", "throw");
+  } else if (st.phase === "roll_off") {
+    setAdvice(`Roll-off: ${st.legal.roll_off.join(", ")} throw one die each`, [], "", "rolloff");
+  } else {
+    setAdvice(st.winners.length ? `Game over: ${st.winners.join(" and ")} won` : st.description);
+  }
+}
+
+// What the advice for the roll just kept said to do after that keep: the advisor valued every keep, and
+// keeps of the same points leaving the same dice lead to the same decision.
+function choiceAfterKeep(advice, previous, st) {
+  if (!advice || advice.farkle) { return null; }
+  const points = st.turn_total - previous.turn_total, left = st.hot_dice ? 0 : st.dice_to_throw;
+  const options = [advice, ...(advice.alternatives || [])];
+  const match = options.find((o) => o.points === points && (o.dice_left === left || (st.hot_dice && o.hot_dice)));
+  return match ? { action: match.action, expected: match.expected } : null;
 }
 
 function row(cells) {
@@ -217,19 +321,20 @@ function drawOverlay() {
   const { iw, ih, s, ox, oy } = placement(w, h);
   drawTray(ctx, (u, v) => [u * iw * s + ox, v * ih * s + oy]);
   const dice = (state.reading && state.imageSize) ? state.reading.dice : [];
+  const best = highlightKeep(dice), drawn = [];
   canvas.dataset.statuses = dice.map((d) => d.status).sort().join(",");
   canvas.setAttribute("aria-label", dice.length
     ? `dice in view: ${dice.map((d) => (d.status === "ok" ? d.face : d.status.replace("_", " "))).join(", ")}`
     : "no dice in view");
+  canvas.dataset.highlight = "";
   if (!dice.length) { return; }
-  const best = [...((state.gameAdvice || state.frameAdvice || {}).keep || [])];
   ctx.lineWidth = 3; ctx.font = "bold 18px sans-serif"; ctx.textBaseline = "bottom";
   for (const die of state.reading.dice) {
     const [x1, y1, x2, y2] = die.box.map((v, i) => (i % 2 ? v * s + oy : v * s + ox));
     const colour = STATUS_COLOURS[die.status] || "#fff";
     const k = die.status === "ok" ? best.indexOf(die.face) : -1;
     if (k >= 0) {
-      best.splice(k, 1);
+      drawn.push(...best.splice(k, 1));
       ctx.strokeStyle = "#f1c40f"; ctx.lineWidth = 7; ctx.strokeRect(x1 - 3, y1 - 3, x2 - x1 + 6, y2 - y1 + 6);
       ctx.lineWidth = 3;
     }
@@ -238,10 +343,21 @@ function drawOverlay() {
     ctx.fillStyle = colour; ctx.fillRect(x1, y1 - 22, ctx.measureText(label).width + 8, 22);
     ctx.fillStyle = "#000"; ctx.fillText(label, x1 + 4, y1 - 2);
   }
+  canvas.dataset.highlight = drawn.sort().join(",");
   if (state.reading.rethrow > 0) {
     ctx.font = "bold 40px sans-serif"; ctx.fillStyle = "#e74c3c"; ctx.textBaseline = "top";
     ctx.fillText(`RETHROW ${state.reading.rethrow}`, 12, 12);
   }
+}
+
+// The faces to ring as the advised keep. Without a game: the advice for the dice in view. With one: the
+// advice for the game's roll, only while it waits for a keep and only when the dice in view are that roll.
+function highlightKeep(dice) {
+  if (!state.game) { return [...((state.frameAdvice || {}).keep || [])]; }
+  const st = state.game.state;
+  if (st.phase !== "awaiting_keep" || !state.gameAdvice || !st.roll) { return []; }
+  const seen = dice.filter((d) => d.status === "ok").map((d) => d.face).sort().join(",");
+  return seen === [...st.roll].sort().join(",") ? [...(state.gameAdvice.keep || [])] : [];
 }
 
 // The marked tray (dashed), or the clicks so far; `at` maps frame fractions to canvas pixels.
@@ -402,15 +518,19 @@ function polygonArea(points) {
   return Math.abs(twice) / 2;
 }
 
-// ------------------------------------------------------------------ games
+// ------------------------------------------------------------------ rules
+// The presets and every option (with its allowed values) from /api/rules: the new-game form offers the
+// options, filled with the chosen preset's values; those changed are sent with the new game.
 async function loadRules() {
   try {
-    const rules = await api("GET", "/api/rules");
+    const rules = state.rules || (state.rules = await api("GET", "/api/rules"));
     const select = $("preset");
-    select.replaceChildren();
-    for (const p of rules.presets) {
-      const opt = new Option(`${p.name} — ${p.summary}`, p.name, false, p.name === rules.default_preset);
-      select.append(opt);
+    if (!select.options.length) {
+      for (const p of rules.presets) {
+        select.append(new Option(`${p.name} — ${p.summary}`, p.name, false, p.name === rules.default_preset));
+      }
+      buildOptionFields(rules.options);
+      fillOptions();
     }
     const games = await api("GET", "/api/games?limit=5");
     const box = $("saved-games"); box.replaceChildren();
@@ -424,13 +544,95 @@ async function loadRules() {
   } catch (err) { /* the banner already says the server is unreachable */ }
 }
 
+function presetRules(name) {
+  const preset = state.rules && state.rules.presets.find((p) => p.name === name);
+  return preset ? preset.rules : null;
+}
+
+// One input per option: a checkbox, a list of choices, or a number within the option's range.
+function buildOptionFields(options) {
+  const box = $("option-fields"); box.replaceChildren();
+  for (const o of options) {
+    const label = document.createElement("label");
+    label.className = o.type === "bool" ? "option inline" : "option";
+    label.dataset.option = o.name;
+    label.title = [o.description, o.allowed, o.source].filter(Boolean).join(" · ");
+    let input;
+    if (o.type === "bool") {
+      input = document.createElement("input"); input.type = "checkbox";
+    } else if (o.type === "choice") {
+      input = document.createElement("select");
+      for (const c of o.choices || []) { input.append(new Option(c, c)); }
+    } else {
+      input = document.createElement("input"); input.type = "number"; input.inputMode = "numeric";
+      if (o.low !== undefined && o.low !== null) { input.min = o.low; }  // the allowed range, where the server says it
+      if (o.high !== undefined && o.high !== null) { input.max = o.high; }
+      if (o.step) { input.step = o.step; }
+    }
+    input.name = o.name; input.dataset.type = o.type;
+    input.addEventListener("input", markChanged); input.addEventListener("change", markChanged);
+    label.append(o.type === "bool" ? input : document.createTextNode(o.name.replaceAll("_", " ")));
+    label.append(o.type === "bool" ? document.createTextNode(o.name.replaceAll("_", " ")) : input);
+    box.append(label);
+  }
+}
+
+function optionValue(input) {
+  if (input.dataset.type === "bool") { return input.checked; }
+  if (input.dataset.type === "int") { return input.value === "" ? null : Number(input.value); }
+  return input.value;
+}
+
+// The preset's values into the inputs (on load and whenever another preset is chosen).
+function fillOptions() {
+  const rules = presetRules($("preset").value) || {};
+  for (const input of $("option-fields").querySelectorAll("[name]")) {
+    const value = rules[input.name];
+    if (input.dataset.type === "bool") { input.checked = !!value; } else { input.value = value ?? ""; }
+  }
+  markChanged();
+}
+
+// The options that differ from the preset's, as {name: value}.
+function changedOptions() {
+  const rules = presetRules($("preset").value) || {};
+  const changed = {};
+  for (const input of $("option-fields").querySelectorAll("[name]")) {
+    const value = optionValue(input);
+    if (value !== null && value !== rules[input.name]) { changed[input.name] = value; }
+  }
+  return changed;
+}
+
+function markChanged() {
+  const changed = changedOptions();
+  for (const input of $("option-fields").querySelectorAll("[name]")) {
+    input.closest("label").classList.toggle("changed", input.name in changed);
+  }
+  const n = Object.keys(changed).length;
+  $("rules-changed").textContent = n ? `(${n} changed: the game will be customised)` : "";
+  $("rules-changed").dataset.changed = n;
+}
+
+// "house", or "house (customised): three ones 2000, …" against the preset the game started from.
+function rulesLabel(rules) {
+  const base = presetRules(String(rules.name).replace(/ \(customised\)$/, ""));
+  const diffs = base ? Object.keys(rules).filter((k) => k !== "name" && rules[k] !== base[k]) : [];
+  const listed = diffs.map((k) => `${k.replaceAll("_", " ")} ${rules[k]}`).join(", ");
+  return `Rules: ${rules.name}${listed ? `: ${listed}` : ""}`;
+}
+
+// ------------------------------------------------------------------ games
 async function createGame(event) {
   event.preventDefault();
   const players = $("players").value.split(",").map((p) => p.trim()).filter(Boolean);
   const body = { players, preset: $("preset").value || null };
+  const options = changedOptions();
+  if (Object.keys(options).length) { body.options = options; }
   if ($("skip-rolloff").checked && players.length) { body.first_player = players[0]; }
-  try { setGame(await api("POST", "/api/games", body)); gameMessage(""); }
-  catch (err) { gameMessage(err.message, true); $("new-game").dataset.error = err.message; }
+  const message = $("new-game-message");
+  try { setGame(await api("POST", "/api/games", body)); message.textContent = ""; gameMessage(""); }
+  catch (err) { message.textContent = err.message; $("new-game").dataset.error = err.message; }
 }
 
 async function openGame(id) {
@@ -440,17 +642,22 @@ async function openGame(id) {
 
 async function refreshGame() { if (state.gameId) { await openGame(state.gameId); } }
 
+// Apply an action; true when the server took it (a refused one leaves its message and the page as it was).
 async function act(action) {
-  if (!state.gameId) { return; }
-  try { setGame(await api("POST", `/api/games/${state.gameId}/actions`, action)); gameMessage(""); }
-  catch (err) { gameMessage(err.message, true); }
+  if (!state.gameId) { return false; }
+  try { setGame(await api("POST", `/api/games/${state.gameId}/actions`, action)); gameMessage(""); return true; }
+  catch (err) { gameMessage(err.message, true); return false; }
 }
 
 function setGame(game) {
+  const previous = state.game && state.game.id === game.id ? state.game : null;
+  const keptAdvice = state.gameAdvice;
   state.game = game; state.gameId = game.id;
   localStorage.setItem("farklecam.game", game.id);
   history.replaceState(null, "", `#game=${game.id}`);
   $("new-game").hidden = true; $("play").hidden = false; $("game-id").textContent = game.id;
+  $("game-rules").textContent = rulesLabel(game.rules);
+  $("game-rules").dataset.rules = game.rules.name;
   const st = game.state, body = $("scoreboard").querySelector("tbody");
   body.replaceChildren();
   for (const p of st.players) {
@@ -469,36 +676,76 @@ function setGame(game) {
   $("bank").disabled = !kinds.has("bank");
   $("farkle").disabled = !kinds.has("farkle");
   $("undo").disabled = !kinds.has("undo");
+  showPassed(st);
   $("turns").replaceChildren(...st.turns.map((t) => {
     const li = document.createElement("li");
     li.textContent = `${t.player}: ${t.end} ${t.points}${t.penalty ? ` (−${t.penalty})` : ""}`;
     return li;
   }));
-  state.gameAdvice = null;
-  if (kinds.has("keep")) {
-    api("GET", `/api/games/${game.id}/advice`).then((a) => { state.gameAdvice = a; showAdvice(a); drawOverlay(); })
-      .catch(() => {});
+  // The advice follows this state: a keep just made takes its bank-or-roll from the advice for its roll.
+  const justKept = previous && previous.state.phase === "awaiting_keep" && st.phase === "can_bank_or_roll"
+    && game.events === previous.events + 1;
+  if (!previous || previous.events !== game.events) {  // a new state (a reload of the same one keeps its advice)
+    state.afterKeep = justKept ? choiceAfterKeep(keptAdvice, previous.state, st) : null;
+    state.frameChoice = null; state.gameAdvice = null;
+  }
+  showTurnAdvice();
+  drawOverlay();
+  if (kinds.has("keep") && !state.gameAdvice) {
+    const events = game.events;
+    api("GET", `/api/games/${game.id}/advice`).then((a) => {
+      if (!state.game || state.game.id !== game.id || state.game.events !== events) { return; }  // moved on
+      state.gameAdvice = a; showTurnAdvice(); drawOverlay();
+    }).catch(() => {});
   }
   connect();
 }
 
+// Progressive play: the dice the last banker passed, their total, and a button to throw them.
+function showPassed(st) {
+  const passed = st.legal.kinds.includes("passed-roll") ? st.passed : null;
+  $("passed").hidden = !passed;
+  if (!passed) { return; }
+  $("passed-offer").textContent = `${passed.from_player} passed ${passed.dice} ${passed.dice === 1 ? "die" : "dice"} `
+    + `with ${passed.total} points: ${st.current} may throw them and build on ${passed.total}, or start fresh `
+    + `with ${st.dice_to_throw} dice (Record throw).`;
+  $("passed").dataset.dice = passed.dice; $("passed").dataset.total = passed.total;
+}
+
 function leaveGame() {
-  state.game = null; state.gameId = null; state.gameAdvice = null;
+  state.game = null; state.gameId = null; state.gameAdvice = null; state.afterKeep = null; state.frameChoice = null;
   localStorage.removeItem("farklecam.game");
   history.replaceState(null, "", location.pathname);
   $("new-game").hidden = false; $("play").hidden = true;
+  setAdvice("No advice yet");
   connect(); loadRules();
+}
+
+function cameraFaces() {
+  const faces = state.throwFaces || [];
+  if (!faces.length) { gameMessage("The camera sees no dice to record; type the throw below instead.", true); }
+  return faces;
 }
 
 function recordThrow() {
   const st = state.game && state.game.state;
   if (!st) { return; }
-  const faces = state.throwFaces || [];
-  if (!faces.length) { gameMessage("The camera sees no dice to record; type the throw below instead.", true); return; }
+  const faces = cameraFaces();
+  if (!faces.length) { return; }
   if (st.legal.kinds.includes("rolloff") && st.legal.roll_off.length) {
     return act({ type: "rolloff", player: st.legal.roll_off[0], face: faces[0] });
   }
+  // A throw of as many dice as were passed (and not a full fresh throw) can only be the passed dice.
+  if (st.legal.kinds.includes("passed-roll") && faces.length === st.legal.passed_dice
+      && faces.length !== st.dice_to_throw) {
+    return act({ type: "passed-roll", faces });
+  }
   return act({ type: "roll", faces });
+}
+
+function takePassed() {
+  const faces = cameraFaces();
+  if (faces.length) { return act({ type: "passed-roll", faces }); }
 }
 
 function acceptSuggestion() {
@@ -524,15 +771,19 @@ function bindKeys() {
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && state.marks) { stopMarking("Marking cancelled."); return; }
     if (["INPUT", "SELECT", "BUTTON", "TEXTAREA"].includes(e.target.tagName) || !state.gameId) { return; }
-    const keys = { a: "accept", enter: "accept", r: "roll-again", t: "record-roll", b: "bank", f: "farkle", u: "undo" };
+    const keys = {
+      a: "accept", enter: "accept", r: "roll-again", t: "record-roll", p: "take-passed", b: "bank", f: "farkle", u: "undo",
+    };
     const button = keys[e.key.toLowerCase()];
-    if (button && !$(button).disabled) { $(button).click(); }
+    if (button && !$(button).disabled && !$(button).closest("[hidden]")) { $(button).click(); }
   });
 }
 
-function init() {
+async function init() {
   $("new-game").addEventListener("submit", createGame);
+  $("preset").onchange = fillOptions;
   $("record-roll").onclick = recordThrow;
+  $("take-passed").onclick = takePassed;
   $("accept").onclick = acceptSuggestion;
   $("roll-again").onclick = rollAgain;
   $("bank").onclick = () => act({ type: "bank" });
@@ -547,16 +798,19 @@ function init() {
   $("manual").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("manual-action").value.trim();
-    if (text) { act({ text }).then(() => { $("manual-action").value = ""; }); }
+    // A refused action keeps its text, to be corrected rather than typed again.
+    if (text) { act({ text }).then((ok) => { if (ok) { $("manual-action").value = ""; } }); }
   });
   window.addEventListener("resize", drawOverlay);
   bindKeys();
   showTrayState(undefined);
+  startCamera();
+  await checkSession();  // the table code first, where one is needed: every call below carries it
   const fromHash = (location.hash.match(/game=([\w-]+)/) || [])[1];
   const saved = fromHash || localStorage.getItem("farklecam.game");
   api("GET", "/api/health").catch(() => {});
-  if (saved) { openGame(saved); } else { loadRules(); connect(); }
-  startCamera();
+  await loadRules();  // the presets name a game's rules, customised or not
+  if (saved) { openGame(saved); } else { connect(); }
   requestAnimationFrame(sendFrame);
 }
 

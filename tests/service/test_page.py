@@ -57,8 +57,17 @@ def test_page_and_assets_are_served(tmp_path: Path) -> None:
         assert client.get("/openapi.json").json()["info"]["title"] == "farklecam"
 
 
+def test_the_favicon_is_a_small_icon_served_with_the_page(tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(db_path=tmp_path / "g.sqlite3"))) as client:
+        icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/")
+    assert icon.content[:4] == b"\x00\x00\x01\x00" and len(icon.content) < 4096  # an ICO file, one small image
+
+
 def test_page_loads_nothing_from_outside() -> None:
     for path in STATIC_DIR.iterdir():
+        if path.suffix not in {".html", ".js", ".css"}:
+            continue  # the favicon: an image, no links
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"https?://|//cdn|@import|fonts\.googleapis", text), path.name
 
@@ -334,6 +343,7 @@ def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit:
         page.wait_for_selector('#tray-status[data-state="ok"]', timeout=30_000)
         page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('Tray corners set')")
         page.wait_for_function("document.querySelector('#throw-status').dataset.state !== 'none'")
+        eventually(lambda: any(t is not None for t in reader.trays))  # the frame in flight may predate the corners
         used = next(t for t in reversed(reader.trays) if t is not None)
         assert np.abs(np.array(used) - np.array(corners)).max() <= 1.5, used  # the clicked frame pixels
         page.screenshot(path=str(tmp_path / "tray.png"))
@@ -400,3 +410,110 @@ def test_page_says_its_camera_looks_straight_down_and_remembers_it(browser_kit: 
         eventually(lambda: bool(reader.seen) and reader.seen[-1] is True)
         page.uncheck("#straight-down")
         eventually(lambda: reader.seen[-1] is False)
+
+
+# ----------------------------------------------------------------------------- a turn, at a phone's width and a desk's
+NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def advice_of(page: Any) -> dict[str, str]:
+    """What the advice box says as data, and the faces the overlay rings as the advised keep."""
+    shown: dict[str, str] = page.evaluate(
+        "() => { const a = document.querySelector('#advice');"
+        " return {keep: a.dataset.keep, action: a.dataset.action, phase: a.dataset.phase || '', text: a.textContent,"
+        " highlight: document.querySelector('#overlay').dataset.highlight || ''}; }"
+    )
+    return shown
+
+
+def wait_for_advice(page: Any, phase: str, **expected: str) -> dict[str, str]:
+    """Wait until the advice box speaks for ``phase`` with the ``expected`` data, and the overlay agrees."""
+    checks = [f"a.dataset.phase === {json.dumps(phase)}"]
+    checks += [f"a.dataset.{k} === {json.dumps(v)}" for k, v in expected.items() if k != "highlight"]
+    if "highlight" in expected:
+        checks.append(f"document.querySelector('#overlay').dataset.highlight === {json.dumps(expected['highlight'])}")
+    condition = " && ".join(checks)
+    page.wait_for_function(f"(() => {{ const a = document.querySelector('#advice'); return {condition}; }})()")
+    return advice_of(page)
+
+
+def advised_action(url: str, game: dict[str, Any], roll: list[int], turn_total: int, keep: list[int]) -> str:
+    """The server advisor's bank-or-roll after ``keep`` from ``roll``, for the game's rules and its player."""
+    options = {k: v for k, v in game["rules"].items() if k != "name"}
+    body = {"dice": roll, "turn_total": turn_total, "on_board": False, "options": options}
+    advice = httpx.post(f"{url}/api/advise", json=body).json()
+    chosen = [a for a in [advice, *advice["alternatives"]] if sorted(a["keep"]) == sorted(keep)]
+    return str(chosen[0]["action"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("width", [390, 1280])
+def test_page_plays_a_turn_and_the_advice_follows_every_action(
+    browser_kit: Any, served: ThreadedServer, tmp_path: Path, width: int
+) -> None:
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 844 if width < 500 else 900})
+            page.goto(served.url)
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            # Without a game: the advice and the ringed keep are those of the dice in view.
+            page.wait_for_function("document.querySelector('#overlay').dataset.highlight === '5,5,5'")
+            assert page.get_attribute("#advice", "data-keep") == "5,5,5"
+            assert page.evaluate(NO_SIDEWAYS_SCROLL)
+            # The rules: house, with three 1s worth 2000 instead of 1000: the game is named customised.
+            page.select_option("#preset", "house")
+            page.click("#rule-options summary")
+            three_ones = page.locator('#option-fields [name="three_ones"]')
+            assert three_ones.input_value() == "1000"  # the preset's value
+            three_ones.fill("2000")
+            page.wait_for_selector('#rules-changed[data-changed="1"]')
+            assert page.evaluate(NO_SIDEWAYS_SCROLL), "the rule options push the page sideways"
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            game_id = page.inner_text("#game-id")
+            assert page.get_attribute("#game-rules", "data-rules") == "house (customised)"
+            assert "three ones 2000" in page.inner_text("#game-rules")
+            listed = httpx.get(f"{served.url}/api/games").json()["data"]
+            assert [g["rules"] for g in listed if g["id"] == game_id] == ["house (customised)"]
+            # Ann's turn starts: nothing to keep, nothing ringed (the dice in view are no roll of this game).
+            wait_for_advice(page, "awaiting_roll", action="throw", keep="", highlight="")
+            # A refused typed action keeps its text, with the reason.
+            page.fill("#manual-action", "keep 6")
+            page.press("#manual-action", "Enter")
+            page.wait_for_selector("#game-message.error")
+            assert page.input_value("#manual-action") == "keep 6"
+            # A typed throw: the advice is the game's (keep the 1); the dice in view are not that roll.
+            page.fill("#manual-action", "roll 1,2,3,4,6,6")
+            page.press("#manual-action", "Enter")
+            wait_for_advice(page, "awaiting_keep", keep="1", highlight="")
+            assert page.input_value("#manual-action") == ""
+            page.click("#accept")
+            # After the keep: bank-or-roll for the new total, and no keep advised or ringed any more.
+            shown = wait_for_advice(page, "can_bank_or_roll", keep="", highlight="")
+            game = httpx.get(f"{served.url}/api/games/{game_id}").json()
+            assert shown["action"] == advised_action(served.url, game, [1, 2, 3, 4, 6, 6], 0, [1]) == "roll"
+            # The camera's throw (recorded by itself if it settles now, else by the button).
+            page.evaluate("() => { const b = document.querySelector('#record-roll'); if (!b.disabled) b.click(); }")
+            shown = wait_for_advice(page, "awaiting_keep", keep="5,5,5", highlight="5,5,5")
+            assert "keep 5 5 5" in shown["text"]
+            page.click("#accept")
+            # The stale advice of the last throw is gone: no keep, no ring, the advisor's bank-or-roll for 600.
+            shown = wait_for_advice(page, "can_bank_or_roll", keep="", highlight="")
+            assert "Turn total 600" in shown["text"]
+            assert shown["action"] == advised_action(served.url, game, [3, 4, 5, 5, 5], 100, [5, 5, 5])
+            page.click("#bank")
+            page.wait_for_selector('#scoreboard tr[data-player="Ann"][data-score="600"]')
+            shown = wait_for_advice(page, "awaiting_roll", action="throw", keep="", highlight="")
+            assert shown["text"].startswith("Bob to throw 6 dice")
+            assert page.evaluate(NO_SIDEWAYS_SCROLL), "the page scrolls sideways during play"
+            page.screenshot(path=str(tmp_path / f"turn-{width}.png"), full_page=True)
+        finally:
+            browser.close()
+    events = httpx.get(f"{served.url}/api/games/{game_id}/events").json()
+    assert [e["text"] for e in events["data"]] == [
+        "roll 1,2,3,4,6,6", "keep 1", "roll 3,4,5,5,5", "keep 5,5,5", "bank",
+    ]  # fmt: skip
