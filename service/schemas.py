@@ -48,8 +48,8 @@ __all__ = [
     "OptionPublic",
     "PlayerPublic",
     "PresetPublic",
-    "ReadPublic",
     "ReadingPublic",
+    "ReportPublic",
     "RulesIn",
     "RulesPublic",
     "ScorePublic",
@@ -184,16 +184,24 @@ class ReadingPublic(BaseModel):
     dice: list[DiePublic]
     rethrow: int
     faces: list[int]
+    tray: str | None = Field(default=None, description="how the tray was found: marked, found, unsure or none")
 
 
-class ReadPublic(BaseModel):
-    """``POST /api/read``: the reading, the keeps of the faces read and advice."""
+class ReportPublic(BaseModel):
+    """One reading with its score and advice: the one report ``read --json``, ``POST /api/read`` and frames give.
 
-    image_size: tuple[int, int]
-    rules: str
-    reading: ReadingPublic
-    score: ScorePublic | None = None
-    advice: AdvicePublic | None = None
+    ``score`` and ``advice`` cover the dice that lie flat (``reading.faces``); dice to
+    throw again are listed but not scored, and ``final`` is false until none are left.
+    """
+
+    image_size: tuple[int, int] | None = Field(description="(width, height) of the picture in pixels")
+    rules: str = Field(description="the name of the rules it was scored under")
+    reading: ReadingPublic | None = Field(description="the dice seen (None while the dice move)")
+    final: bool = Field(description="no die must be thrown again: the score is the throw's")
+    score: ScorePublic | None = Field(default=None, description="every keep of the faces read (None: no face)")
+    advice: AdvicePublic | None = Field(default=None, description="the advisor's play (None: no face, or unscorable)")
+    notice: str | None = Field(default=None, description="something about the camera the players should fix")
+    scoring_error: str | None = Field(default=None, description="why the faces read cannot be scored")
 
 
 class HealthPublic(BaseModel):

@@ -20,6 +20,7 @@ __all__ = [
     "add_json_flag",
     "add_rules_options",
     "add_tray_option",
+    "add_turn_options",
     "emit",
     "format_table",
     "parse_dice",
@@ -94,6 +95,28 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     """The rules the user asked for: file or preset, then every ``--set`` on top."""
     base = Rules.from_toml(args.rules_file) if args.rules_file else get_rules(args.rules)
     return base.with_settings(args.settings)
+
+
+def _turn_total(text: str) -> int:
+    """``--turn-total``: checked by the API's own :data:`~service.schemas.TurnTotal` rule, so both refuse alike."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from service.schemas import TurnTotal
+
+    try:
+        return int(TypeAdapter(TurnTotal).validate_python(text.strip(), strict=False))
+    except ValidationError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc.errors()[0]['msg']}") from None
+
+
+def add_turn_options(parser: argparse.ArgumentParser) -> None:
+    """``--turn-total N`` (points already set aside, a multiple of 50) and ``--not-on-board``."""
+    parser.add_argument(
+        "--turn-total", type=_turn_total, default=0, metavar="N", help="points already set aside this turn"
+    )
+    board = parser.add_mutually_exclusive_group()
+    board.add_argument("--on-board", dest="on_board", action="store_true", default=True, help="(default)")
+    board.add_argument("--not-on-board", dest="on_board", action="store_false", help="no score banked yet")
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -23,10 +23,12 @@ from service.commands.base import (
     add_json_flag,
     add_rules_options,
     add_tray_option,
+    add_turn_options,
     rules_from_args,
     tray_from_args,
 )
-from service.reading_report import advice_lines, reading_report
+from service.schemas import ReportPublic
+from service.usecases.report import advice_lines, build_report
 
 if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only when a verb reads images
     from vision.reader import DiceReader
@@ -69,8 +71,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="the photos come from one fixed camera: learn its vertical from their dice once, for all of them "
         "(leaning dice are then judged in photos of one or two dice too; a video always counts as one camera)",
     )
-    parser.add_argument("--turn-total", type=int, default=0, metavar="N", help="points already set aside this turn")
-    parser.add_argument("--not-on-board", dest="on_board", action="store_false", help="no score banked yet")
+    add_turn_options(parser)
 
 
 CSV_FIELDS = ("image", "throw", "frame", "time", "faces", "rethrow", "keep", "points", "action", "expected", "error")
@@ -81,17 +82,18 @@ def _csv_row(result: dict[str, Any]) -> dict[str, Any]:
     advice = result.get("advice") or {}
     if advice.get("farkle"):
         advice = {"action": "farkle"}
+    reading = result.get("reading") or {}
     return {
         "image": result["image"],
         "throw": result.get("throw", ""),
         "frame": result.get("frame", ""),
         "time": result.get("time", ""),
-        "faces": " ".join(map(str, result.get("faces", []))),
-        "rethrow": result.get("rethrow", ""),
+        "faces": " ".join(map(str, reading.get("faces", []))),
+        "rethrow": reading.get("rethrow", ""),
         "keep": " ".join(map(str, advice.get("keep") or [])),
         "points": advice.get("points", ""),
         "action": advice.get("action", ""),
-        "expected": round(advice["expected"], 1) if "expected" in advice else "",
+        "expected": round(advice["expected"], 1) if advice.get("expected") is not None else "",
         "error": result.get("error", ""),
     }
 
@@ -99,7 +101,8 @@ def _csv_row(result: dict[str, Any]) -> dict[str, Any]:
 def _summary(result: dict[str, Any]) -> str:
     if "error" in result:
         return f"{result['image']}: ERROR {result['error']}"
-    return f"{result['image']}: " + "; ".join(advice_lines(result))
+    report = ReportPublic.model_validate({k: v for k, v in result.items() if k in ReportPublic.model_fields})
+    return f"{result['image']}: " + "; ".join(advice_lines(report))
 
 
 def _read_image(
@@ -112,10 +115,14 @@ def _read_image(
 
     frame = load_image(path)
     reading = reader.read(frame)
-    report = reading_report(reading, rules, turn_total=args.turn_total, on_board=args.on_board)
+    height, width = frame.shape[:2]
+    public = build_report(
+        reading, rules, turn_total=args.turn_total, on_board=args.on_board, image_size=(width, height)
+    )
+    report = public.model_dump(mode="json")
     if args.out is not None:
-        keep = report["advice"]["keep"] if report.get("advice") else []
-        scene = annotate_reading(frame, reading, keep_faces=keep, text_lines=advice_lines(report))
+        keep = (public.advice.keep if public.advice is not None else None) or []
+        scene = annotate_reading(frame, reading, keep_faces=keep, text_lines=advice_lines(public))
         name = path.stem
         while name in out_names:
             name += "_"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.rules import Rules
-from service.reading_report import reading_report
+from service.usecases.report import build_report
 from vision.reader import DiceReader
 from vision.throws import read_video as throws_in_video
 from vision.view_search import VerticalMemory
@@ -28,7 +28,7 @@ def read_video(path: Path, reader: DiceReader, rules: Rules, args: argparse.Name
     out = args.out / f"{path.stem}.annotated.mp4" if args.out is not None else None
     reader = reader.with_vertical_memory(VerticalMemory())  # one camera per video: learn its vertical once
     for result in throws_in_video(path, reader, out=out, progress=sys.stderr.isatty()):
-        report = reading_report(result.reading, rules, turn_total=args.turn_total, on_board=args.on_board)
+        report = build_report(result.reading, rules, turn_total=args.turn_total, on_board=args.on_board)
         row = {
             "image": str(path),
             "throw": result.throw,
@@ -37,4 +37,4 @@ def read_video(path: Path, reader: DiceReader, rules: Rules, args: argparse.Name
         }
         if out is not None:
             row["annotated"] = str(out)
-        yield row | report
+        yield row | report.model_dump(mode="json")

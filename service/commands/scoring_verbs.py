@@ -10,6 +10,7 @@ from service.commands.base import (
     Command,
     add_json_flag,
     add_rules_options,
+    add_turn_options,
     emit,
     format_table,
     parse_dice,
@@ -51,10 +52,7 @@ def _run_score(args: argparse.Namespace) -> int:
 
 def _configure_advise(parser: argparse.ArgumentParser) -> None:
     _configure_dice(parser)
-    parser.add_argument("--turn-total", type=int, default=0, metavar="N", help="points already set aside this turn")
-    board = parser.add_mutually_exclusive_group()
-    board.add_argument("--on-board", dest="on_board", action="store_true", default=True, help="(default)")
-    board.add_argument("--not-on-board", dest="on_board", action="store_false", help="no score banked yet")
+    add_turn_options(parser)
 
 
 def _render_advice(data: dict[str, Any]) -> str:

@@ -46,9 +46,10 @@ from scoring.presets import get_rules
 from scoring.rules import Rules
 from service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
 from service.errors import GameNotFoundError, UnsupportedMediaError
-from service.routes.readings import read_result, tray_corners
 from service.storage import Games
 from service.usecases.games import state_public
+from service.usecases.inputs import tray_corners
+from service.usecases.report import build_report
 from vision.camera import Frame
 from vision.images import decode_image, image_format
 from vision.reading import DieStatus, Reading
@@ -181,7 +182,7 @@ class TableStream:
     def _without_game(self, frame: Frame) -> dict[str, Any]:
         state = self.detector.step(frame, self.reader)
         shown = _shown(state)
-        result = read_result(shown, self.default_rules) if shown is not None else _nothing(self.default_rules)
+        result = _report(shown, self.default_rules, frame)
         throw = state.reading if state.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else None
         return {
             **result,
@@ -206,11 +207,7 @@ class TableStream:
             turn_total = state.turn_total if seat is not None else 0
             on_board = state.on_board[seat] if seat is not None else True
             shown = view.reading
-            result = (
-                read_result(shown, game.rules, turn_total=turn_total, on_board=on_board)
-                if shown is not None
-                else _nothing(game.rules)
-            )
+            result = _report(shown, game.rules, frame, turn_total=turn_total, on_board=on_board)
             if view.roll is not None:  # a roll waits for a keep: its options and advice come first
                 result["score"] = {
                     "roll": list(view.roll),
@@ -289,8 +286,13 @@ def _shown(state: SettleState) -> Reading | None:
     return state.reading if state.phase in _SETTLED else state.latest
 
 
-def _nothing(rules: Rules) -> dict[str, Any]:
-    return {"rules": rules.name, "reading": None, "score": None, "advice": None}
+def _report(
+    reading: Reading | None, rules: Rules, frame: Frame, *, turn_total: int = 0, on_board: bool = True
+) -> dict[str, Any]:
+    """The frame's fields of the one report (:func:`service.usecases.report.build_report`), as JSON."""
+    height, width = frame.image.shape[:2]
+    report = build_report(reading, rules, turn_total=turn_total, on_board=on_board, image_size=(width, height))
+    return report.model_dump(mode="json")
 
 
 @router.websocket("/ws/table/{game_id}")
