@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Annotated, Protocol
+from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ from service.settings import Settings
 from service.storage import Games
 from service.table import TableSession
 from vision.reading import Reading
+from vision.settle import FrameReader  # the one definition; re-exported for the app's factory
 from vision.view_search import VerticalMemory
 
 __all__ = [
@@ -45,14 +46,6 @@ __all__ = [
     "get_settings",
     "get_tables",
 ]
-
-
-class FrameReader(Protocol):
-    """Anything that reads dice in a BGR frame (:class:`vision.reader.DiceReader`, or a test's fake)."""
-
-    def read(self, frame: npt.NDArray[np.uint8]) -> Reading:
-        """Every die in one frame."""
-        ...
 
 
 class SerializedReader:
