@@ -53,9 +53,62 @@ def _run_score(args: argparse.Namespace) -> int:
 def _configure_advise(parser: argparse.ArgumentParser) -> None:
     _configure_dice(parser)
     add_turn_options(parser)
+    parser.add_argument(
+        "--scores",
+        type=_scores,
+        metavar="MINE,OTHER[,...]",
+        help="banked scores, the player to move first: advise by the chance to win (a score at or past the "
+        "target among the others means this is the last turn)",
+    )
+
+
+def _scores(text: str) -> list[int]:
+    """``--scores 2500,4000``: whole numbers, at least two."""
+    try:
+        scores = [int(part.strip().replace("_", "")) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expects whole numbers separated by commas, e.g. 2500,4000; got {text!r}"
+        ) from None
+    if len(scores) < 2:
+        raise argparse.ArgumentTypeError(
+            f"needs the player's score and at least one other, e.g. 2500,4000; got {text!r}"
+        )
+    return scores
+
+
+def _pct(p: float) -> str:
+    """A chance as a percentage, with two significant digits below 1% (a last turn's 0.04% is not 0.0%)."""
+    return f"{p:.1%}" if p >= 0.01 or p == 0 else f"{100 * p:.2g}%"
+
+
+def _render_win(win: dict[str, Any]) -> str:
+    where = "last turn, to beat " if win["last_turn"] else "against "
+    head = f"scores {', '.join(map(str, win['scores']))} ({where}{win['opponent']})"
+    if win["farkle"]:
+        return f"{head}\nFARKLE: chance to win now {_pct(win['win_probability'])}"
+    lines = [
+        head,
+        f"to win: keep {' '.join(map(str, win['keep']))} for {win['points']} and {win['action'].upper()}"
+        f" (chance to win {_pct(win['win_probability'])})",
+    ]
+    if win["points_advice"]:
+        theirs = win["points_advice"]
+        lines.append(f"(for the most points: keep {' '.join(map(str, theirs['keep']))} and {theirs['action'].upper()})")
+    rows = [
+        (" ".join(map(str, a["keep"])), a["points"], a["action"], _pct(a["win_probability"]))
+        for a in win["alternatives"]
+    ]
+    if rows:
+        lines.append(format_table(("other keeps", "points", "then", "chance to win"), rows))
+    if win["approximate"]:
+        lines.append("(more than two players: the best-placed opponent stands for all of them)")
+    return "\n".join(lines)
 
 
 def _render_advice(data: dict[str, Any]) -> str:
+    if data.get("win"):
+        return _render_win(data["win"])
     if data.get("farkle"):
         return "FARKLE: no die scores; the turn total is lost."
     if data.get("throw_again"):
@@ -75,7 +128,8 @@ def _render_advice(data: dict[str, Any]) -> str:
 
 def _run_advise(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
-    advice = advice_for(parse_dice(args.dice), rules, turn_total=args.turn_total, on_board=args.on_board)
+    on_board = args.on_board if args.scores is None else args.scores[0] > 0
+    advice = advice_for(parse_dice(args.dice), rules, turn_total=args.turn_total, on_board=on_board, scores=args.scores)
     emit(advice, args.json, _render_advice)
     return 0
 
@@ -83,19 +137,40 @@ def _run_advise(args: argparse.Namespace) -> int:
 def _configure_solve(parser: argparse.ArgumentParser) -> None:
     add_rules_options(parser)
     add_json_flag(parser)
+    parser.add_argument(
+        "--players",
+        type=int,
+        choices=(2,),
+        help="2: also solve the game to win (first_player_win, and the compensation in points for the second "
+        "player that makes it closest to even; the first solve of a rule set takes minutes, then it is cached)",
+    )
 
 
 def _render_solve(data: dict[str, Any]) -> str:
     rows = [(n, f"{float(data['farkle_probability'][n]):.4f}", data["bank_at"][n]) for n in sorted(data["bank_at"])]
-    return f"expected points per turn: {data['expected_turn']:.3f}\n" + format_table(
+    text = f"expected points per turn: {data['expected_turn']:.3f}\n" + format_table(
         ("dice", "P(farkle)", "bank at"), rows
     )
+    if "first_player_win" in data:
+        text += (
+            f"\ntwo players playing to win: the first wins {data['first_player_win']:.1%};"
+            f" {data['compensation']} points to the second player make it closest to even"
+        )
+    return text
 
 
 def _run_solve(args: argparse.Namespace) -> int:
     from scoring.solver import solve_summary
 
-    emit(solve_summary(rules_from_args(args)), args.json, _render_solve)
+    rules = rules_from_args(args)
+    data = solve_summary(rules)
+    if args.players == 2:
+        from scoring.winprob import solve_win
+
+        table = solve_win(rules)
+        data["first_player_win"] = table.first_player_win
+        data["compensation"] = table.compensation()
+    emit(data, args.json, _render_solve)
     return 0
 
 
@@ -128,7 +203,10 @@ def _run_rules(args: argparse.Namespace) -> int:
 
 SCORE = Command("score", "list every legal set-aside of a roll", _configure_dice, _run_score)
 ADVISE = Command(
-    "advise", "best keep for a roll, then bank or roll, with expected values", _configure_advise, _run_advise
+    "advise",
+    "best keep for a roll, then bank or roll, with expected values (with --scores: by the chance to win)",
+    _configure_advise,
+    _run_advise,
 )
 SOLVE = Command("solve", "solve a rule set: expected turn score, P(farkle), when to bank", _configure_solve, _run_solve)
 RULES = Command(

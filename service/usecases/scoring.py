@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from farklecam.errors import ModelLoadError
@@ -30,8 +31,13 @@ def advice_for(
     on_board: bool = True,
     farkle_streak: int = 0,
     throws_left: int | None = None,
+    scores: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """The advisor's best keep and bank-or-roll for a roll (``"farkle": true`` when nothing scores).
+
+    With ``scores`` (banked scores, the player to move first) a ``win`` block is added:
+    the keep and bank/roll that maximise the chance to win (:func:`scoring.winprob.advise_win`),
+    that chance, and what maximising points would do where it differs.
 
     Raises:
         InvalidDiceError: faces outside 1-6 or too many dice.
@@ -46,4 +52,8 @@ def advice_for(
         faces, rules, turn_total=turn_total, on_board=on_board, farkle_streak=farkle_streak, throws_left=throws_left
     )
     advice: dict[str, Any] = found.to_dict()
+    if scores is not None:
+        from scoring.winprob import advise_win
+
+        advice["win"] = advise_win(faces, rules, scores, turn_total=turn_total).to_dict()
     return advice

@@ -1,0 +1,373 @@
+"""Advice that plays to win: the exact two-player chance of winning, and the keep and bank/roll that maximise it.
+
+:func:`solve_win` returns a :class:`WinTable` for a rule set: the chance that the
+player about to start a turn wins, for every pair of banked scores below the
+target, solved by value iteration in 50-point units as in Busche & Neller,
+"Optimal Play of the Farkle Dice Game" (ACG 2017); see :mod:`scoring.winprob_dp`
+for the model and its documented approximations (no farkle penalty in the state,
+ties after a last round count one half, piggyback offers not modelled). It is
+computed once per rule set and cached on disk next to the turn policies
+(:mod:`scoring.policy_cache`) and in memory.
+
+:func:`advise_win` ranks the keeps of a roll by the chance to win from the
+players' banked scores and names what maximising points (:func:`scoring.advisor.advise`)
+would do where that differs. A score at or past the target among the others
+means this is the player's last turn (``last_round``): the advice then plays to
+beat the best score (exact for two players; players still to take their last
+turn after this one are not counted). Otherwise, with more than two
+players the best-placed opponent is treated as the only one: an approximation,
+measured in ``bench/winprob_multiplayer.py`` (see CHANGELOG).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from farklecam.errors import IllegalActionError
+from scoring import policy_cache, winprob_dp
+from scoring.rules import Rules
+from scoring.setasides import legal_set_asides, validate_roll
+
+__all__ = ["WIN_VERSION", "WinAdvice", "WinOption", "WinTable", "advise_win", "clear_memory_cache", "solve_win"]
+
+#: Bumped whenever the model or the file layout changes; part of every cache key.
+WIN_VERSION = 1
+
+STEP = winprob_dp.STEP
+_MEMORY: dict[str, WinTable] = {}
+_MEMORY_SIZE = 8
+
+
+class WinTable:
+    """A solved rule set: the chance to win at the start of a turn, for two players.
+
+    Build one with :func:`solve_win`. Scores are points, multiples of 50.
+    """
+
+    def __init__(self, rules: Rules, values: Any) -> None:
+        goal = rules.target // STEP
+        if values.shape != (goal, goal) or not np.isfinite(values).all():
+            raise ValueError("win table does not match these rules")
+        self.rules = rules
+        self._v = values
+
+    @property
+    def values(self) -> Any:
+        """``V[i, j]``: the player to start a turn with ``50 i`` banked wins against ``50 j`` (numpy, read-only)."""
+        view = self._v.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def first_player_win(self) -> float:
+        """Chance the first player wins when both play to win from 0 to 0."""
+        return float(self._v[0, 0])
+
+    def start_chance(self, mine: int, other: int) -> float:
+        """Chance to win for the player about to start a turn with ``mine`` against ``other`` (both below target)."""
+        i, j = _units(mine, self.rules), _units(other, self.rules)
+        return float(self._v[i, j])
+
+    def compensation(self) -> int:
+        """Points given to the second player at the start that bring the game closest to even (a multiple of 50).
+
+        The second player's head start counts as being on the board (the opening minimum is then waived).
+        """
+        row = self._v[0]
+        return int(np.argmin(np.abs(row - 0.5))) * STEP
+
+
+def _units(score: int, rules: Rules) -> int:
+    if isinstance(score, bool) or not isinstance(score, int) or score % STEP:
+        raise IllegalActionError(f"a banked score is a multiple of {STEP}, got {score!r}")
+    if not 0 <= score < rules.target:
+        raise IllegalActionError(f"a score for the win table must be 0..{rules.target - STEP}, got {score}")
+    return score // STEP
+
+
+# ---------------------------------------------------------------------- solving and caching
+def _name(rules: Rules) -> str:
+    return f"win-{rules.key()}-v{WIN_VERSION}"
+
+
+def solve_win(rules: Rules) -> WinTable:
+    """The two-player win table for ``rules``: from memory, else from the disk cache, else computed (and stored)."""
+    key = _name(rules)
+    table = _MEMORY.get(key)
+    if table is not None:
+        return table
+    arrays = policy_cache.load_arrays(key, ("V", "meta"))
+    if arrays is not None:
+        try:
+            meta = json.loads(str(arrays["meta"]))
+            if meta.get("version") != WIN_VERSION or meta.get("key") != rules.key():
+                raise ValueError("stale win table")
+            table = WinTable(rules, np.asarray(arrays["V"], dtype=float))
+        except (ValueError, KeyError, TypeError):
+            table = None
+    if table is None:
+        values, _, passes = winprob_dp.solve_table(rules)
+        table = WinTable(rules, values)
+        meta = {"version": WIN_VERSION, "key": rules.key(), "passes": passes}
+        policy_cache.store_arrays(key, {"V": values, "meta": np.array(json.dumps(meta))})
+    if len(_MEMORY) >= _MEMORY_SIZE:
+        _MEMORY.pop(next(iter(_MEMORY)))
+    _MEMORY[key] = table
+    return table
+
+
+def clear_memory_cache() -> None:
+    """Forget every win table and turn held in memory (the disk cache stays)."""
+    _MEMORY.clear()
+    _context.cache_clear()
+    _bare_context.cache_clear()
+    _turn.cache_clear()
+
+
+@lru_cache(maxsize=8)
+def _bare_context(rules: Rules) -> winprob_dp.Context:
+    """Chance node and one-turn tables only: enough for a last turn, which needs no win table."""
+    return winprob_dp.make_context(rules)
+
+
+@lru_cache(maxsize=8)
+def _context(rules: Rules) -> winprob_dp.Context:
+    ctx = winprob_dp.make_context(rules)
+    ctx.v = solve_win(rules).values
+    return ctx
+
+
+@lru_cache(maxsize=256)
+def _turn(rules: Rules, i: int, j: int) -> winprob_dp.Sweep:
+    """Every state of one turn from ``(i, j)`` (units), its farkle worth from the table: a few ms, memoised."""
+    ctx = _context(rules)
+    f = np.array([1.0 - float(ctx.v[j, i])])
+    return winprob_dp.sweep(ctx, np.array([i]), np.array([j]), f, keep_throw=True)
+
+
+# ---------------------------------------------------------------------- advice
+@dataclass(frozen=True, slots=True)
+class WinOption:
+    """One legal keep valued by the chance to win.
+
+    Attributes:
+        keep: faces set aside, sorted.
+        points: what they score.
+        dice_left: dice left to throw (0 on hot dice).
+        action: "bank" or "roll", whichever wins more often ("bank" wins ties).
+        win: chance to win after this keep and that action, under play to win from then on.
+        bank_win: chance to win if the player banks now (``None`` when banking is not allowed).
+        roll_win: chance to win if the player throws on.
+    """
+
+    keep: tuple[int, ...]
+    points: int
+    dice_left: int
+    action: str
+    win: float
+    bank_win: float | None
+    roll_win: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "keep": list(self.keep),
+            "points": self.points,
+            "dice_left": self.dice_left,
+            "action": self.action,
+            "win_probability": self.win,
+            "bank_probability": self.bank_win,
+            "roll_probability": self.roll_win,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WinAdvice:
+    """The play that maximises the chance to win, for one roll.
+
+    Attributes:
+        scores: the banked scores, the player to move first.
+        opponent: the score played against (the best other score).
+        last_turn: this is the player's last turn (someone reached the target).
+        farkle: nothing scores; ``win`` is the chance to win after the farkle.
+        keep, points, dice_left, action: the best keep and bank/roll (empty / ``None`` on a farkle).
+        win: the chance to win with that play.
+        alternatives: the other keeps, best first.
+        points_keep, points_action: what maximising points would do, when it differs (else ``None``).
+        approximate: more than two players and not the last turn (the best opponent stands for all).
+    """
+
+    scores: tuple[int, ...]
+    opponent: int
+    last_turn: bool
+    farkle: bool
+    keep: tuple[int, ...]
+    points: int
+    dice_left: int
+    action: str | None
+    win: float
+    alternatives: tuple[WinOption, ...] = ()
+    points_keep: tuple[int, ...] | None = None
+    points_action: str | None = None
+    approximate: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``win`` block of the CLI's and the API's advice."""
+        differs = self.points_keep is not None
+        return {
+            "scores": list(self.scores),
+            "opponent": self.opponent,
+            "last_turn": self.last_turn,
+            "farkle": self.farkle,
+            "keep": list(self.keep),
+            "points": self.points,
+            "dice_left": self.dice_left,
+            "action": self.action,
+            "win_probability": self.win,
+            "alternatives": [o.to_dict() for o in self.alternatives],
+            "points_advice": (
+                {"keep": list(self.points_keep or ()), "action": self.points_action} if differs else None
+            ),
+            "approximate": self.approximate,
+        }
+
+
+def advise_win(roll: Sequence[int], rules: Rules, scores: Sequence[int], *, turn_total: int = 0) -> WinAdvice:
+    """Best keep and bank/roll by the chance to win.
+
+    Args:
+        roll: the faces just thrown.
+        rules: the rule configuration (its ``target``, ``exact_target`` and ``last_round`` matter).
+        scores: banked scores, the player to move first, then the others (at least one).
+            Negative scores (after farkle penalties) are read as 0.
+        turn_total: points set aside this turn before this roll.
+
+    Raises:
+        InvalidDiceError: a bad roll.
+        IllegalActionError: fewer than two scores, scores or a turn total that are not multiples
+            of 50, the player to move already at or past the target, or a game that is over.
+    """
+    faces = validate_roll(roll, rules)
+    if len(scores) < 2:
+        raise IllegalActionError("--scores needs the player's score and at least one other, e.g. 2500,4000")
+    for value in (*scores, turn_total):
+        if isinstance(value, bool) or not isinstance(value, int) or value % STEP:
+            raise IllegalActionError(f"scores and turn totals are multiples of {STEP}, got {value!r}")
+    if turn_total < 0:
+        raise IllegalActionError(f"a turn total is at least 0, got {turn_total}")
+    mine, others = max(scores[0], 0), [max(s, 0) for s in scores[1:]]
+    goal = rules.target
+    if mine >= goal:
+        raise IllegalActionError(f"the player to move has {mine}, at or past the target {goal}: no turn to advise")
+    best = max(others)
+    last = best >= goal
+    if rules.exact_target and best > goal:
+        raise IllegalActionError(f"with exact_target no score passes the target {goal}, got {best}")
+    if last and not rules.last_round:
+        raise IllegalActionError(f"a player has reached the target {goal}: the game is over (last_round is off)")
+    options = _valued_options(faces, rules, mine, best, turn_total, last)
+    points_keep, points_action = _points_view(faces, rules, mine, turn_total)
+    approximate = len(others) > 1 and not last
+    if not options:
+        farkle = _farkle_value(rules, mine, best, last)
+        return WinAdvice(tuple(scores), best, last, True, (), 0, 0, None, farkle, approximate=approximate)
+    options.sort(key=lambda o: (-o.win, -o.points, len(o.keep), o.keep))
+    top = options[0]
+    differs = (points_keep, points_action) != (top.keep, top.action)
+    return WinAdvice(
+        scores=tuple(scores),
+        opponent=best,
+        last_turn=last,
+        farkle=False,
+        keep=top.keep,
+        points=top.points,
+        dice_left=top.dice_left,
+        action=top.action,
+        win=top.win,
+        alternatives=tuple(options[1:]),
+        points_keep=points_keep if differs else None,
+        points_action=points_action if differs else None,
+        approximate=approximate,
+    )
+
+
+def _points_view(faces: tuple[int, ...], rules: Rules, mine: int, turn_total: int) -> tuple[tuple[int, ...], str]:
+    from scoring.advisor import advise  # the points advisor; imported here as it imports the solver
+
+    found = advise(faces, rules, turn_total=turn_total, on_board=mine > 0)
+    return found.keep, found.action or ""
+
+
+def _farkle_value(rules: Rules, mine: int, best: int, last: bool) -> float:
+    if last:
+        return 0.0
+    table = solve_win(rules)
+    return 1.0 - table.start_chance(best, mine)
+
+
+def _valued_options(
+    faces: tuple[int, ...], rules: Rules, mine: int, best: int, turn_total: int, last: bool
+) -> list[WinOption]:
+    d = rules.dice
+    out = []
+    for option in legal_set_asides(faces, rules):
+        total = turn_total + option.points
+        t = total // STEP
+        m = option.dice_left if not option.hot_dice else 0
+        allowed = total >= max(rules.bank_minimum(mine > 0), STEP) and not (
+            option.hot_dice and rules.must_roll_after_hot_dice
+        )
+        if last:
+            bank, roll = _last_turn_values(rules, mine, best, t, m)
+        else:
+            i, j = mine // STEP, best // STEP
+            turn = _turn(rules, i, j)
+            width = turn.throw.shape[0]
+            if t < width:
+                roll = float(turn.throw[t, d if m == 0 else m, 0])
+            else:  # past the cap: the closed form (bank, or the farkle worth past an exact target)
+                roll = float(turn.dec[min(t, turn.dec.shape[0] - 1), m, 0])
+            ctx = _context(rules)
+            f = np.array([[1.0 - float(ctx.v[j, i])]])
+            bank = float(winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]))[0][0, 0])
+        bank_win = bank if allowed else None
+        take_bank = bank_win is not None and bank_win >= roll
+        out.append(
+            WinOption(
+                keep=option.keep,
+                points=option.points,
+                dice_left=option.dice_left,
+                action="bank" if take_bank else "roll",
+                win=bank if take_bank else roll,
+                bank_win=bank_win,
+                roll_win=roll,
+            )
+        )
+    return out
+
+
+def _last_turn_values(rules: Rules, mine: int, best: int, t: int, m: int) -> tuple[float, float]:
+    """Last turn: (bank, roll) worth after a keep at total ``t`` (units) with ``m`` dice left (0: hot dice)."""
+    ctx = _bare_context(rules)
+    last = ctx.last
+    need = best // STEP - mine // STEP - t  # units still needed to tie
+    if rules.exact_target:
+        bank = 1.0 if need == 0 else 0.0
+        if need < 0:
+            return bank, 0.0
+        return bank, float(last.exact_dec[last.low + need, m]) if need > 0 else 0.0
+    bank = 1.0 if need < 0 else 0.5 if need == 0 else 0.0
+    row = last.low + max(need, -last.low)
+    if row >= last.tie_dec.shape[0]:
+        return bank, 0.0
+    if need <= 0:  # any score now beats the best; throwing on only risks it
+        pf = float(ctx.chance.pf[rules.dice if m == 0 else m])
+        return bank, 1.0 - pf
+    return bank, float(last.tie_dec[row, m])

@@ -1,0 +1,441 @@
+"""The numeric core of the win-probability solver: two-player Farkle as value iteration, in numpy.
+
+Everything here is internal to :mod:`scoring.winprob` (which wraps it in a typed
+:class:`~scoring.winprob.WinTable`).
+
+The model
+---------
+Scores are counted in 50-point units (Busche & Neller, ACG 2017). ``V[i, j]`` is
+the chance that the player about to start a turn with ``i`` banked wins against an
+opponent with ``j`` (ties after a last round count one half). Inside that turn the
+state is the turn total ``t`` and the dice to throw, exactly as in
+:mod:`scoring.turn_dp`; only the terminal values differ:
+
+* a bank of ``t`` is worth ``1 - V[j, i + t]`` (the opponent starts a turn), or,
+  at or past the target, 1 (``last_round`` off) or one minus the opponent's
+  chance to beat it in one last turn (``last_round`` on: :func:`reach_values`);
+* a farkle is worth ``F = 1 - V[j, i]``.
+
+A bank moves the game to a larger score sum ``i + j + t``; a farkle keeps the
+sum. So the sums are solved from the largest down, and within one sum only the
+pairs ``(i, j)`` and ``(j, i)`` depend on each other, through ``F``. For a fixed
+policy a turn's value is linear in ``F`` (the slope is the chance the turn ends
+in a farkle), so each sum is solved by policy iteration: sweep the turn with the
+current ``F`` tracking value and slope, solve the two linear equations of each
+pair, and sweep again with the new ``F`` until it stops changing (a few sweeps;
+only the pairs that moved are swept again).
+
+Exact target: banking past the target gives the turn total to the opponent
+(``1 - V[j + t, i]``) or to nobody (worth ``F``); only a bank landing on the
+target reaches it. Values then do not grow with the turn total, so the keeps
+are not pruned (:func:`scoring.turn_dp.build_tables` with ``prune=False``).
+
+Approximations (documented where the tables are used):
+
+* the farkle penalty and the run of farkles are not in the state (no penalty is
+  applied; scores never fall, which keeps the sums ordered);
+* "on the board" is read from the score (0: not yet);
+* with ``last_round`` on, a turn is cut at ``target + LAST_ROUND_MARGIN`` points,
+  where the player must bank; ties count one half whatever the tie rule.
+* piggyback offers are not modelled (every turn starts with all dice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scoring import turn_dp
+from scoring.rules import Rules
+
+STEP = turn_dp.STEP
+NEG = -np.inf
+#: With ``last_round`` on, a turn must bank once it is this many points past the target.
+LAST_ROUND_MARGIN = 5000
+_TOL = 1e-11
+_MAX_PASSES = 40
+
+
+@dataclass(frozen=True)
+class Chance:
+    """The chance node of a throw, with rolls that offer the same keeps merged.
+
+    ``base[o]`` indexes option ``o`` (``pts * D + dice left``) in a flattened
+    (turn total, dice) array; ``starts`` and ``owner`` map options to merged rows;
+    ``prob[r, n]`` is the chance of row ``r`` when throwing ``n`` dice.
+    """
+
+    dice: int
+    pts: Any
+    nxt: Any
+    base: Any
+    starts: Any
+    owner: Any
+    prob: Any
+    pf: Any
+    max_pts: int
+    hot_only: float  # chance that a throw of all dice offers only keeps of every die
+    hot_then_bank: float  # value of a forced throw of all dice when any keep leaving dice wins
+    blocks: tuple[tuple[int, int, Any], ...]  # (first row, end row, (rows, keeps) indices into ``base``)
+
+
+def chance_for(rules: Rules) -> Chance:
+    """Merge the exact roll table of ``rules``.
+
+    The keeps are pruned (of those leaving the same dice, the most points) only
+    when a state's value grows with the turn total: not with ``exact_target``,
+    and not with ``last_round``, whose turns are cut (a forced bank at the cut
+    can be worth less than rolling on just below it).
+    """
+    tables = turn_dp.build_tables(rules, prune=not (rules.exact_target or rules.last_round))
+    d = rules.dice
+    used = tables.nxt < d
+    sizes = tables.prob.argmax(axis=1)
+    groups: dict[tuple[int, tuple[tuple[int, int], ...]], float] = {}
+    for r in range(used.shape[0]):
+        options = tuple(
+            sorted({(int(p), int(n)) for p, n in zip(tables.pts[r][used[r]], tables.nxt[r][used[r]], strict=True)})
+        )
+        key = (int(sizes[r]), options)
+        groups[key] = groups.get(key, 0.0) + float(tables.prob[r, sizes[r]])
+    keys = sorted(groups, key=lambda key: (len(key[1]), key))  # rows with as many keeps are contiguous
+    prob = np.zeros((len(keys), d + 1))
+    pts: list[int] = []
+    nxt: list[int] = []
+    starts: list[int] = []
+    owner: list[int] = []
+    for r, key in enumerate(keys):
+        prob[r, key[0]] = groups[key]
+        starts.append(len(pts))
+        for p, n in key[1]:
+            pts.append(p)
+            nxt.append(n)
+            owner.append(r)
+    pts_a, nxt_a = np.asarray(pts, dtype=np.int64), np.asarray(nxt, dtype=np.int64)
+    only_hot = np.asarray([all(n == 0 for _, n in key[1]) for key in keys])
+    p_only_hot = float(prob[only_hot, d].sum())
+    pf_d = float(tables.pf[d])
+    hot_then_bank = (1.0 - pf_d - p_only_hot) / (1.0 - p_only_hot) if p_only_hot < 1 else 0.0
+    counts = np.asarray([len(key[1]) for key in keys])
+    blocks = []
+    for c in np.unique(counts):
+        rows = np.nonzero(counts == c)[0]
+        blocks.append((int(rows[0]), int(rows[-1]) + 1, np.asarray(starts)[rows][:, None] + np.arange(c)[None, :]))
+    base = pts_a * d + nxt_a
+    return Chance(
+        d, pts_a, nxt_a, base, np.asarray(starts), np.asarray(owner), prob, tables.pf.copy(),
+        int(pts_a.max()), p_only_hot, hot_then_bank, tuple((a, b, base[o]) for a, b, o in blocks),
+    )  # fmt: skip
+
+
+def _single(chance: Chance, rules: Rules) -> tuple[float, float]:
+    return turn_dp.single_die(_as_tables(chance), rules.single_die_throws)
+
+
+def _as_tables(chance: Chance) -> Any:
+    class _T:
+        pf = chance.pf
+
+    return _T
+
+
+# ---------------------------------------------------------------------- one last turn
+def reach_values(rules: Rules, chance: Chance, length: int, mode: str) -> tuple[Any, Any]:
+    """Chances, for each need ``x`` in ``0..length-1`` (units), of one turn that ends as ``mode`` says.
+
+    ``mode`` "tie": ends above ``x`` (worth 1) or on it (worth 1/2; the last-round
+    opponent); "reach": ends at ``x`` or more; "exact": banks exactly ``x``.
+    Bank minimums are the caller's business (see :func:`last_turn`).
+
+    Returns ``(start, dec)``: ``start[x]`` at the start of the turn; ``dec[x + low, m]``
+    after a keep that leaves ``x`` to go (``x`` may be negative, down to ``-low``)
+    with ``m`` dice to throw (0: hot dice), ``low = chance.max_pts + 1``.
+    """
+    d = rules.dice
+    g1, q1 = _single(chance, rules)
+    extra = rules.single_die_throws > 1
+    low = chance.max_pts + 1
+    dec = np.zeros((length + low, d))  # row low + r: r still needed (r <= 0: reached)
+    for r in range(-chance.max_pts - 1, 1):
+        row = low + r
+        if mode == "exact":
+            win = 1.0 if r == 0 else 0.0
+            dec[row, :] = win
+            if rules.must_roll_after_hot_dice:
+                dec[row, 0] = 0.0
+            continue
+        if r < 0 or mode == "reach":
+            dec[row, :] = 1.0
+        else:  # a tie in hand: bank it or throw once more (any score then wins)
+            p_ok = 1.0 - chance.pf[1:d]
+            if extra:
+                p_ok[0] = 1.0 - q1
+            dec[row, 1:] = np.maximum(0.5, p_ok)
+            dec[row, 0] = max(0.5, 1.0 - float(chance.pf[d]))
+        if rules.must_roll_after_hot_dice:
+            dec[row, 0] = chance.hot_then_bank
+    flat = dec.reshape(-1)
+    out = np.zeros(length)
+    for r in range(1, length):
+        idx = (low + r) * d - chance.pts * d + chance.nxt
+        best = np.maximum.reduceat(flat[idx], chance.starts)
+        succ = best @ chance.prob
+        if extra:
+            succ[1] *= g1
+        dec[low + r, 1:] = succ[1:d]
+        dec[low + r, 0] = succ[d]
+        out[r] = succ[d]
+    out[0] = dec[low, 0] if mode != "exact" else 1.0
+    return out, dec
+
+
+@dataclass(frozen=True)
+class LastTurn:
+    """One-turn chances used at the end of the game (arrays over the points needed, in units)."""
+
+    tie: Any
+    reach: Any
+    exact: Any
+    tie_dec: Any
+    exact_dec: Any
+    low: int
+
+
+def last_turn(rules: Rules, chance: Chance, length: int) -> LastTurn:
+    """The three one-turn tables of :func:`reach_values`, ``length`` units long."""
+    tie, tie_dec = reach_values(rules, chance, length, "tie")
+    reach, _ = reach_values(rules, chance, length, "reach")
+    exact, exact_dec = reach_values(rules, chance, length, "exact")
+    return LastTurn(tie, reach, exact, tie_dec, exact_dec, chance.max_pts + 1)
+
+
+def bmin_units(rules: Rules, score: Any) -> Any:
+    """Smallest bankable turn total (units) for players with ``score`` units (0: not on the board)."""
+    on = -(-rules.bank_minimum(True) // STEP)
+    off = -(-rules.bank_minimum(False) // STEP)
+    return np.where(np.asarray(score) > 0, on, off)
+
+
+def beat_chance(rules: Rules, last: LastTurn, score: Any, lead: Any) -> Any:
+    """The last-round opponent's worth (win 1, tie 1/2) with ``score`` units, ``lead`` units behind (>= 1)."""
+    need = bmin_units(rules, score)
+    lead = np.asarray(lead)
+    tie = last.tie[np.minimum(lead, len(last.tie) - 1)]
+    above = last.reach[np.minimum(need, len(last.reach) - 1)]
+    return np.where(lead >= need, tie, above)
+
+
+def exact_chance(rules: Rules, last: LastTurn, score: Any, need: Any) -> Any:
+    """Chance a player with ``score`` units banks exactly ``need`` units in one turn (minimums apply)."""
+    need = np.asarray(need)
+    ok = need >= bmin_units(rules, score)
+    return np.where(ok, last.exact[np.clip(need, 0, len(last.exact) - 1)], 0.0)
+
+
+# ---------------------------------------------------------------------- the turn, for many (i, j) at once
+@dataclass
+class Context:
+    """What every sweep needs: rules, chance node, target, the one-turn tables and ``V`` so far."""
+
+    rules: Rules
+    chance: Chance
+    goal: int  # target in units
+    a_max: int  # last round: the cut (units)
+    last: LastTurn
+    v: Any  # (goal, goal) turn-start values, filled from the largest score sum down
+
+
+def make_context(rules: Rules) -> Context:
+    """Build the chance node and the one-turn tables for ``rules``."""
+    chance = chance_for(rules)
+    goal = rules.target // STEP
+    a_max = goal + LAST_ROUND_MARGIN // STEP
+    last = last_turn(rules, chance, a_max + chance.max_pts + 2)
+    return Context(rules, chance, goal, a_max, last, np.zeros((goal, goal)))
+
+
+def _caps(ctx: Context, i: Any, j: Any) -> Any:
+    """Turn total (units) from which each scenario's states have closed-form values."""
+    rules, goal = ctx.rules, ctx.goal
+    if rules.exact_target:
+        return np.maximum(goal - i, goal - j) + 1
+    top = ctx.a_max if rules.last_round else goal
+    return np.maximum(top - i, bmin_units(rules, i))
+
+
+def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any) -> tuple[Any, Any]:
+    """Worth of banking turn total ``t`` (units) for scenarios ``(i, j)``: value and slope in ``F``.
+
+    Shapes broadcast: ``i``, ``j``, ``f`` are (K, 1) and ``t`` is (1, T).
+    """
+    rules, goal, v = ctx.rules, ctx.goal, ctx.v
+    a = i + t
+    value = np.zeros(np.broadcast_shapes(a.shape, j.shape))
+    slope = np.zeros_like(value)
+    below = a < goal
+    jj = np.broadcast_to(j, value.shape)
+    ii = np.broadcast_to(i, value.shape)
+    aa = np.broadcast_to(a, value.shape)
+    value[below] = 1.0 - v[jj[below], aa[below]]
+    if not rules.exact_target:
+        at = ~below
+        if rules.last_round:
+            value[at] = 1.0 - beat_chance(rules, ctx.last, jj[at], aa[at] - jj[at])
+        else:
+            value[at] = 1.0
+        return value, slope
+    on = aa == goal
+    value[on] = 1.0 - 0.5 * exact_chance(rules, ctx.last, jj[on], goal - jj[on]) if rules.last_round else 1.0
+    past = aa > goal
+    gift = np.broadcast_to(j + t, value.shape)
+    to_them = past & (gift < goal)
+    value[to_them] = 1.0 - v[gift[to_them], ii[to_them]]
+    they_reach = past & (gift == goal)
+    value[they_reach] = (
+        0.5 * exact_chance(rules, ctx.last, ii[they_reach], goal - ii[they_reach]) if (rules.last_round) else 0.0
+    )
+    lost = past & (gift > goal)
+    ff = np.broadcast_to(f, value.shape)
+    value[lost] = ff[lost]
+    slope[lost] = 1.0
+    return value, slope
+
+
+@dataclass
+class Sweep:
+    """A solved turn for a batch of scenarios: turn-start value and slope, and every state's value.
+
+    ``dec[t, m, k]``: worth of scenario ``k`` after a keep at total ``t`` with ``m`` dice
+    left (0: hot dice); ``throw[t, n, k]`` (when asked for): worth of throwing ``n`` dice at ``t``.
+    """
+
+    start: Any  # (K,)
+    slope: Any  # (K,)
+    dec: Any
+    throw: Any
+
+
+def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: bool = False) -> Sweep:
+    """Solve the turns of scenarios ``(i[k], j[k])`` with farkle values ``f[k]``, down to total ``t_min``.
+
+    Scenarios sit on the last (contiguous) axis, sorted by their cap so that the
+    ones still below it at total ``t`` are a prefix: each step is a gather of
+    whole rows, a segmented max over the keeps of each roll and one matrix product.
+    """
+    rules, ch = ctx.rules, ctx.chance
+    d = rules.dice
+    cap0 = _caps(ctx, i, j)
+    order = np.argsort(-cap0, kind="stable")
+    i, j, f, cap = i[order], j[order], f[order], cap0[order]
+    k_count = len(i)
+    i2, j2, f2 = i[:, None], j[:, None], f[:, None]
+    top = int(cap.max())
+    width = top + ch.max_pts + 1
+    tt = np.arange(width)[None, :]
+    # closed forms from the cap on (rows below it are overwritten by the sweep)
+    if rules.exact_target:
+        term, termb = np.broadcast_to(f2, (k_count, width)), np.ones((k_count, width))
+    elif rules.last_round:
+        term, termb = bank_values(ctx, i2, j2, f2, tt)
+    else:
+        term, termb = np.ones((k_count, width)), np.zeros((k_count, width))
+    dec = np.repeat(np.ascontiguousarray(term.T)[:, None, :], d, axis=1)
+    decb = np.repeat(np.ascontiguousarray(termb.T)[:, None, :], d, axis=1)
+    if rules.must_roll_after_hot_dice and not rules.exact_target and not rules.last_round:
+        dec[:, 0, :] = ch.hot_then_bank
+    bank_v, bank_b = bank_values(ctx, i2, j2, f2, np.arange(top)[None, :])
+    allowed = np.arange(top)[None, :] >= np.maximum(bmin_units(rules, i), 1)[:, None]
+    bank_v = np.ascontiguousarray(np.where(allowed, bank_v, NEG).T)
+    bank_b = np.ascontiguousarray(bank_b.T)
+    flat = dec.reshape(width * d, k_count)
+    flatb = decb.reshape(width * d, k_count)
+    g1, q1 = _single(ch, rules)
+    extra = rules.single_die_throws > 1
+    pf = ch.pf[:, None]
+    prob_t = np.ascontiguousarray(ch.prob.T)
+    rows_count = ch.prob.shape[0]
+    start = np.zeros(k_count)
+    slope = np.zeros(k_count)
+    throw = np.zeros((top, d + 1, k_count)) if keep_throw else None
+    active = np.searchsorted(-cap, -np.arange(top), side="left")  # rows with cap > t
+    for t in range(top - 1, t_min - 1, -1):
+        n = int(active[t])
+        if n == 0:
+            continue
+        best = np.empty((rows_count, n))
+        best_b = np.empty((rows_count, n))
+        for first, end, block in ch.blocks:
+            idx = block + t * d
+            vals = flat[idx, :n]
+            top_v = vals.max(axis=1)
+            best[first:end] = top_v
+            best_b[first:end] = np.where(vals >= top_v[:, None, :], flatb[idx, :n], NEG).max(axis=1)
+        w = prob_t @ best
+        wb = prob_t @ best_b
+        fr = f[:n]
+        if extra:
+            w[1] = w[1] * g1 + (q1 - pf[1, 0]) * fr
+            wb[1] = wb[1] * g1 + (q1 - pf[1, 0])
+        w += pf * fr
+        wb += pf
+        if throw is not None:
+            throw[t, :, :n] = w
+        bank = bank_v[t, :n]
+        bankb = bank_b[t, :n]
+        keep_bank = bank >= w[1:d]
+        dec[t, 1:, :n] = np.where(keep_bank, bank, w[1:d])
+        decb[t, 1:, :n] = np.where(keep_bank, bankb, wb[1:d])
+        if rules.must_roll_after_hot_dice:
+            dec[t, 0, :n] = w[d]
+            decb[t, 0, :n] = wb[d]
+        else:
+            hb = bank >= w[d]
+            dec[t, 0, :n] = np.where(hb, bank, w[d])
+            decb[t, 0, :n] = np.where(hb, bankb, wb[d])
+        if t == t_min:
+            start[:n] = w[d]
+            slope[:n] = wb[d]
+    back = np.empty_like(order)
+    back[order] = np.arange(k_count)
+    return Sweep(start[back], slope[back], dec[:, :, back], None if throw is None else throw[:, :, back])
+
+
+# ---------------------------------------------------------------------- the whole table
+def solve_table(rules: Rules) -> tuple[Any, LastTurn, int]:
+    """Every turn-start value ``V[i, j]`` for ``rules`` (units below the target); also the one-turn tables.
+
+    Returns ``(V, last, passes)``: ``passes`` is the number of batch sweeps run.
+    """
+    ctx = make_context(rules)
+    goal = ctx.goal
+    passes = 0
+    for s in range(2 * goal - 2, -1, -1):
+        lo, hi = max(0, s - goal + 1), min(s, goal - 1)
+        i = np.arange(lo, hi + 1)
+        j = s - i
+        partner = j - lo  # index of (j, i) in this level
+        # F = 1 - V[j, i], extrapolated from the larger sums already solved
+        one, two = ctx.v[j, np.minimum(i + 1, goal - 1)], ctx.v[j, np.minimum(i + 2, goal - 1)]
+        guess = np.where(i + 2 < goal, 2 * one - two, np.where(i + 1 < goal, one, 0.5))
+        f = 1.0 - np.clip(guess, 0.0, 1.0)
+        c = np.zeros(i.size)
+        b = np.zeros(i.size)
+        todo = np.arange(i.size)
+        for _ in range(_MAX_PASSES):
+            passes += 1
+            result = sweep(ctx, i[todo], j[todo], f[todo])
+            b[todo] = result.slope
+            c[todo] = result.start - result.slope * f[todo]
+            # x = c + b (1 - y), y = c' + b' (1 - x)
+            cp, bp = c[partner], b[partner]
+            x = (c + b - b * (cp + bp)) / (1.0 - b * bp)
+            new_f = 1.0 - x[partner]
+            moved = np.abs(new_f - f) > _TOL
+            f = new_f
+            if not moved.any():
+                break
+            todo = np.nonzero(moved)[0]
+        ctx.v[i, j] = c + b * f
+    return ctx.v, ctx.last, passes

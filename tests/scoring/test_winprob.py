@@ -1,0 +1,186 @@
+"""The two-player win-probability solver (scoring.winprob_dp) and advice by the chance to win (scoring.winprob)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from farklecam.errors import IllegalActionError
+from scoring import winprob, winprob_dp
+from scoring.presets import get_rules
+from scoring.rules import Rules
+from scoring.setasides import legal_set_asides
+from tests.scoring.winprob_brute import brute_table
+
+#: The cardgames.io table as domsleee/farkle plays it (first to 10,000 wins at once).
+CARDGAMES = get_rules("boxed").with_options(
+    {"three_ones": 1000, "straight": 2500, "three_pairs": 1500, "four_kind_with_pair": 0, "two_triplets": 0,
+     "opening_minimum": 0, "last_round": False}
+)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path))
+    winprob.clear_memory_cache()
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        ("busche-neller", {"target": 300, "last_round": False}),
+        ("boxed", {"target": 250, "last_round": False, "opening_minimum": 100}),
+        ("busche-neller", {"target": 250, "exact_target": True, "last_round": False}),
+        ("house", {"target": 250, "exact_target": True, "turn_minimum": 100, "opening_minimum": 150}),
+        ("busche-neller", {"target": 150, "last_round": True}),
+    ],
+)
+def test_table_equals_naive_value_iteration(
+    preset: str, options: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(winprob_dp, "LAST_ROUND_MARGIN", 150)
+    rules = get_rules(preset).with_options(options)
+    values, _, _ = winprob_dp.solve_table(rules)
+    expected = np.array(brute_table(rules, 150 // 50))
+    assert np.abs(values - expected).max() < 1e-9
+
+
+@pytest.fixture(scope="module")
+def table() -> np.ndarray:
+    values, _, _ = winprob_dp.solve_table(
+        get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
+    )
+    return values
+
+
+scores = st.integers(0, 19)
+
+
+@settings(max_examples=60, deadline=None)
+@given(i=scores, j=scores)
+def test_probabilities_and_monotone(table: np.ndarray, i: int, j: int) -> None:
+    value = table[i, j]
+    assert 0.0 <= value <= 1.0
+    if i + 1 < 20:
+        assert table[i + 1, j] >= value - 1e-12  # more banked never hurts
+    if j + 1 < 20:
+        assert table[i, j + 1] <= value + 1e-12
+    assert value > 0.0 if i < 19 or j < 19 else True
+
+
+def test_moving_first_is_an_advantage(table: np.ndarray) -> None:
+    assert table[0, 0] > 0.5
+    assert np.all(np.diag(table) >= 0.5 - 1e-12)  # level scores: the player to move is ahead
+
+
+def test_compensation_is_the_closest_to_even() -> None:
+    rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
+    found = winprob.solve_win(rules)
+    row = found.values[0]
+    c = found.compensation()
+    assert c % 50 == 0
+    assert abs(row[c // 50] - 0.5) == pytest.approx(np.abs(row - 0.5).min())
+
+
+def test_table_cached_on_disk(tmp_path: Path) -> None:
+    rules = get_rules("busche-neller").with_options({"target": 500})
+    first = winprob.solve_win(rules).first_player_win
+    assert list(tmp_path.glob("policies/win-*.npz"))
+    winprob.clear_memory_cache()
+    assert winprob.solve_win(rules).first_player_win == first
+
+
+def test_last_turn_never_banks_a_certain_loss() -> None:
+    # The issue's example: boxed rules, Ann banked 12,000; Bob, 8,500 behind in his last turn, throws 5,5,5,2,3,4.
+    advice = winprob.advise_win((5, 5, 5, 2, 3, 4), get_rules("boxed"), (3500, 12000))
+    assert advice.last_turn
+    assert advice.action == "roll"
+    assert advice.points_action == "bank"  # maximising points says bank: the advice names the difference
+    assert all(o.action == "roll" for o in advice.alternatives)
+    assert 0.0 < advice.win < 0.01
+
+
+@settings(max_examples=30, deadline=None)
+@given(roll=st.lists(st.integers(1, 6), min_size=1, max_size=6), behind=st.integers(1, 40))
+def test_last_turn_banks_only_a_win(roll: list[int], behind: int) -> None:
+    rules = get_rules("boxed").with_options({"target": 2000})
+    mine, best = 2000 - 50 * behind, 2000 + 50
+    advice = winprob.advise_win(tuple(roll), rules, (mine, best))
+    for option in (advice, *advice.alternatives):
+        if option.action == "bank":
+            assert mine + option.points > best
+
+
+@settings(max_examples=40, deadline=None)
+@given(roll=st.lists(st.integers(1, 6), min_size=1, max_size=6), gap=st.sampled_from([50, 100, 150, 200]))
+def test_never_rolls_past_an_exact_target(roll: list[int], gap: int) -> None:
+    # The issue's example, scaled down: a player at target - 100 keeps a 1 and must bank, not roll past.
+    rules = get_rules("boxed").with_options({"target": 1000, "exact_target": True})
+    mine = 1000 - gap
+    advice = winprob.advise_win(tuple(roll), rules, (mine, 400))
+    if advice.farkle:
+        return
+    for option in (advice, *advice.alternatives):
+        if mine + option.points == 1000:
+            assert option.action == "bank"
+    lands = [o for o in legal_set_asides(tuple(sorted(roll)), rules) if mine + o.points == 1000]
+    if lands:
+        assert mine + advice.points == 1000 and advice.action == "bank"
+
+
+def test_exact_target_example_keeps_the_one_and_banks() -> None:
+    rules = get_rules("boxed").with_options({"target": 1000, "exact_target": True})
+    advice = winprob.advise_win((1, 2, 3, 3, 4, 6), rules, (900, 500))
+    assert (advice.keep, advice.action) == ((1,), "bank")
+
+
+def test_advice_agrees_with_the_table_at_the_start_of_a_turn() -> None:
+    rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
+    found = winprob.solve_win(rules)
+    from scoring.chance import roll_outcomes
+
+    total = 0.0
+    for roll, p in roll_outcomes(6):
+        advice = winprob.advise_win(roll, rules, (300, 450))
+        total += float(p) * advice.win
+    assert total == pytest.approx(found.start_chance(300, 450), abs=1e-9)
+
+
+def test_more_players_use_the_best_opponent() -> None:
+    rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
+    three = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 200, 700))
+    two = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 700))
+    assert three.approximate and not two.approximate
+    assert (three.keep, three.action, three.win) == (two.keep, two.action, two.win)
+
+
+@pytest.mark.parametrize(
+    ("scores", "message"),
+    [((500,), "at least one other"), ((525, 100), "multiples of 50"), ((10_000, 50), "at or past the target")],
+)
+def test_bad_scores_are_refused(scores: tuple[int, ...], message: str) -> None:
+    with pytest.raises(IllegalActionError, match=message):
+        winprob.advise_win((1, 2, 3), get_rules("boxed"), scores)
+
+
+def test_game_over_without_last_round() -> None:
+    rules: Rules = get_rules("boxed").with_options({"last_round": False})
+    with pytest.raises(IllegalActionError, match="game is over"):
+        winprob.advise_win((1, 2, 3), rules, (500, 10_000))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("rules", "first", "compensation"),
+    [(CARDGAMES, 0.533, None), (get_rules("busche-neller").with_options({"last_round": False}), None, 200)],
+)
+def test_published_anchors(rules: Rules, first: float | None, compensation: int | None) -> None:
+    found = winprob.solve_win(rules)
+    if first is not None:
+        assert round(found.first_player_win, 3) == first
+    if compensation is not None:
+        assert found.compensation() == compensation

@@ -1,0 +1,115 @@
+"""A deliberately naive two-player win-probability solver, the oracle for scoring.winprob_dp.
+
+Plain recursion over (my score, their score, turn total, dice) on the set-aside
+enumerator itself (no merged tables, no numpy), and Jacobi value iteration on the
+turn-start table until it stops moving. Only small targets are practical.
+Supports the opening minimum, ``last_round`` and ``exact_target``; not
+must-roll-after-hot-dice, single-die throws or penalties.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from scoring.chance import roll_outcomes
+from scoring.rules import Rules
+from scoring.setasides import legal_set_asides
+
+STEP = 50
+
+
+def _throws(rules: Rules, n: int) -> list[tuple[float, list[tuple[int, int]]]]:
+    out = []
+    for roll, p in roll_outcomes(n):
+        keeps = [(o.points // STEP, rules.dice if o.hot_dice else o.dice_left) for o in legal_set_asides(roll, rules)]
+        out.append((float(p), keeps))
+    return out
+
+
+def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int = 500) -> list[list[float]]:
+    """``V[i][j]`` (units): chance the player starting a turn with ``i`` beats ``j`` (ties count 1/2).
+
+    With ``last_round`` a turn must bank once ``margin`` units past the target (as the solver does).
+    Gauss-Seidel sweeps, largest score sums first.
+    """
+    goal = rules.target // STEP
+    throws = {n: _throws(rules, n) for n in range(1, rules.dice + 1)}
+
+    def bmin(score: int) -> int:
+        return -(-rules.bank_minimum(score > 0) // STEP)
+
+    @cache
+    def one_turn(score: int, need: int, t: int, n: int, exact: bool) -> float:
+        """Last turn: worth of throwing n dice at total t needing ``need`` (tie 1/2; exact: land on it)."""
+        value = 0.0
+        for p, keeps in throws[n]:
+            best = 0.0
+            for pts, left in keeps:
+                best = max(best, after_keep(score, need, t + pts, left, exact))
+            value += p * best
+        return value
+
+    def after_keep(score: int, need: int, t: int, left: int, exact: bool) -> float:
+        bank = 0.0
+        if t >= max(bmin(score), 1):
+            bank = (1.0 if t == need else 0.0) if exact else (1.0 if t > need else 0.5 if t == need else 0.0)
+        if bank == 1.0 or (exact and t > need):
+            return bank
+        return max(bank, one_turn(score, need, t, left, exact))
+
+    v = [[0.5] * goal for _ in range(goal)]
+    for _ in range(max_iter):
+        change = 0.0
+        for i, j in sorted(((i, j) for i in range(goal) for j in range(goal)), key=lambda p: -sum(p)):
+            if True:
+                memo: dict[tuple[int, int], float] = {}
+                farkle = 1.0 - v[j][i]
+
+                def bank_value(t: int, i: int = i, j: int = j, farkle: float = farkle) -> float:
+                    a = i + t
+                    if a < goal:
+                        return 1.0 - v[j][a]
+                    if not rules.exact_target:
+                        return 1.0 - one_turn(j, a - j, 0, rules.dice, False) if rules.last_round else 1.0
+                    if a == goal:
+                        return 1.0 - 0.5 * one_turn(j, goal - j, 0, rules.dice, True) if rules.last_round else 1.0
+                    gift = j + t
+                    if gift < goal:
+                        return 1.0 - v[gift][i]
+                    if gift == goal:
+                        return 0.5 * one_turn(i, goal - i, 0, rules.dice, True) if rules.last_round else 0.0
+                    return farkle
+
+                def throw(
+                    t: int, n: int, i: int = i, farkle: float = farkle, memo: dict[tuple[int, int], float] = memo
+                ) -> float:
+                    if (t, n) in memo:
+                        return memo[(t, n)]
+                    if rules.exact_target and i + t > goal and t > goal:
+                        memo[(t, n)] = farkle
+                        return farkle
+                    value = 0.0
+                    for p, keeps in throws[n]:
+                        if not keeps:
+                            value += p * farkle
+                            continue
+                        best = -1.0
+                        for pts, left in keeps:
+                            u = t + pts
+                            stay = bank_value(u) if u >= max(bmin(i), 1) else -1.0
+                            done = (not rules.exact_target) and stay == 1.0
+                            if not done and not (
+                                rules.last_round and not rules.exact_target and i + u >= goal + margin
+                            ):
+                                stay = max(stay, throw(u, left))
+                            best = max(best, stay)
+                        value += p * best
+                    memo[(t, n)] = value
+                    return value
+
+                value = throw(0, rules.dice)
+                change = max(change, abs(value - v[i][j]))
+                v[i][j] = value
+        if change < tol:
+            break
+    return v
