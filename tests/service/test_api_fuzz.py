@@ -205,7 +205,7 @@ def _request(draw: st.DrawFn, op: dict[str, Any], path: str, game_id: str) -> di
         if p["in"] == "query" and draw(st.booleans())
     }
     props = _properties(op)
-    body = {name: draw(_value_for(prop)) for name, prop in props.items() if draw(st.booleans())}
+    body: Any = {name: draw(_value_for(prop)) for name, prop in props.items() if draw(st.booleans())}
     if draw(st.integers(0, 9)) == 0:
         body = draw(json_values)
     return {"url": url, "params": query, "body": body}
