@@ -144,6 +144,8 @@ def panel_lines(view: TableView) -> list[str]:
         lines.append(f"advice: {view.next_action.upper()}")
     if view.expected is not None and view.next_action is not None:
         lines.append(f"expected turn value: {view.expected:.0f}")
+    if view.pass_advice is not None:
+        lines.append(f"passed: {view.pass_advice.text}")
     if view.selected:
         lines.append(f"picked: {_faces(view.selected)} (k keeps them)")
     lines.append("")

@@ -226,6 +226,7 @@ class TableStream:
                 "rethrow": view.rethrow,
                 "game": state_public(game),
                 "events": view.events,
+                "pass_advice": None if view.pass_advice is None else view.pass_advice.to_dict(),
             }
 
     def command(self, text: str) -> dict[str, Any]:
