@@ -40,8 +40,9 @@ def tournament_view(store: TournamentStore, name: str) -> dict[str, Any]:
         games = [store.games.get(t.game_id) for t in tables if t.round == index]
         ids = [t.game_id for t in tables if t.round == index]
         over = all(g.is_over for g in games)
-        results = [TableResult(g.players, tuple(g.scores[p] for p in g.players), g.winners) for g in games]
-        standings = rank_round(plan[index], results, tournament.players) if over else ()
+        scored = [TableResult(g.players, tuple(g.scores[p] for p in g.players), g.winners) for g in games]
+        results = scored if over else None  # only a finished round says who goes on
+        standings = rank_round(plan[index], scored, tournament.players) if over else ()
         going = {s.player for s in standings if s.advances}
         rounds.append(
             {

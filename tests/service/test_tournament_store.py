@@ -43,6 +43,7 @@ def test_standings_are_identical_after_reopening_the_store(tmp_path: Path) -> No
     with open_store(db) as store:
         after = tournament_view(store, "cup")
     assert after == before
+    assert after["next_round"] is None and after["rounds"][0]["standings"] == []  # round 1 is being played
     assert [len(t["players"]) for t in after["rounds"][0]["tables"]] == [4] * 10
     assert after["rounds"][0]["tables"][0]["link"] == f"/#game={game_id}"
 
