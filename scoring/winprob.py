@@ -34,7 +34,17 @@ from scoring import policy_cache, winprob_dp
 from scoring.rules import Rules
 from scoring.setasides import legal_set_asides, validate_roll
 
-__all__ = ["WIN_VERSION", "WinAdvice", "WinOption", "WinTable", "advise_win", "clear_memory_cache", "solve_win"]
+__all__ = [
+    "WIN_VERSION",
+    "WinAdvice",
+    "WinOption",
+    "WinTable",
+    "advise_win",
+    "check_scores",
+    "clear_memory_cache",
+    "ready",
+    "solve_win",
+]
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
 WIN_VERSION = 1
@@ -96,29 +106,51 @@ def _name(rules: Rules) -> str:
     return f"win-{rules.key()}-v{WIN_VERSION}"
 
 
-def solve_win(rules: Rules) -> WinTable:
-    """The two-player win table for ``rules``: from memory, else from the disk cache, else computed (and stored)."""
+def _cached(rules: Rules) -> WinTable | None:
+    """The table from memory or the disk cache (kept in memory then), or ``None``."""
     key = _name(rules)
     table = _MEMORY.get(key)
     if table is not None:
         return table
     arrays = policy_cache.load_arrays(key, ("V", "meta"))
-    if arrays is not None:
-        try:
-            meta = json.loads(str(arrays["meta"]))
-            if meta.get("version") != WIN_VERSION or meta.get("key") != rules.key():
-                raise ValueError("stale win table")
-            table = WinTable(rules, np.asarray(arrays["V"], dtype=float))
-        except (ValueError, KeyError, TypeError):
-            table = None
+    if arrays is None:
+        return None
+    try:
+        meta = json.loads(str(arrays["meta"]))
+        if meta.get("version") != WIN_VERSION or meta.get("key") != rules.key():
+            return None
+        table = WinTable(rules, np.asarray(arrays["V"], dtype=float))
+    except (ValueError, KeyError, TypeError):
+        return None
+    _remember(key, table)
+    return table
+
+
+def _remember(key: str, table: WinTable) -> None:
+    if len(_MEMORY) >= _MEMORY_SIZE:
+        _MEMORY.pop(next(iter(_MEMORY)))
+    _MEMORY[key] = table
+
+
+def ready(rules: Rules, scores: Sequence[int]) -> bool:
+    """Whether :func:`advise_win` answers at once: a last turn (no table needed) or a table already solved.
+
+    Lets a server answer a request without solving a table for minutes.
+    """
+    last = len(scores) > 1 and max(scores[1:]) >= rules.target
+    return last or _cached(rules) is not None
+
+
+def solve_win(rules: Rules) -> WinTable:
+    """The two-player win table for ``rules``: from memory, else from the disk cache, else computed (and stored)."""
+    table = _cached(rules)
     if table is None:
+        key = _name(rules)
         values, _, passes = winprob_dp.solve_table(rules)
         table = WinTable(rules, values)
         meta = {"version": WIN_VERSION, "key": rules.key(), "passes": passes}
         policy_cache.store_arrays(key, {"V": values, "meta": np.array(json.dumps(meta))})
-    if len(_MEMORY) >= _MEMORY_SIZE:
-        _MEMORY.pop(next(iter(_MEMORY)))
-    _MEMORY[key] = table
+        _remember(key, table)
     return table
 
 
@@ -255,26 +287,10 @@ def advise_win(roll: Sequence[int], rules: Rules, scores: Sequence[int], *, turn
             of 50, the player to move already at or past the target, or a game that is over.
     """
     faces = validate_roll(roll, rules)
-    if len(scores) < 2:
-        raise IllegalActionError("--scores needs the player's score and at least one other, e.g. 2500,4000")
-    for value in (*scores, turn_total):
-        if isinstance(value, bool) or not isinstance(value, int) or value % STEP:
-            raise IllegalActionError(f"scores and turn totals are multiples of {STEP}, got {value!r}")
-    if turn_total < 0:
-        raise IllegalActionError(f"a turn total is at least 0, got {turn_total}")
-    mine, others = max(scores[0], 0), [max(s, 0) for s in scores[1:]]
-    goal = rules.target
-    if mine >= goal:
-        raise IllegalActionError(f"the player to move has {mine}, at or past the target {goal}: no turn to advise")
-    best = max(others)
-    last = best >= goal
-    if rules.exact_target and best > goal:
-        raise IllegalActionError(f"with exact_target no score passes the target {goal}, got {best}")
-    if last and not rules.last_round:
-        raise IllegalActionError(f"a player has reached the target {goal}: the game is over (last_round is off)")
+    mine, best, last = check_scores(rules, scores, turn_total)
     options = _valued_options(faces, rules, mine, best, turn_total, last)
     points_keep, points_action = _points_view(faces, rules, mine, turn_total)
-    approximate = len(others) > 1 and not last
+    approximate = len(scores) > 2 and not last
     if not options:
         farkle = _farkle_value(rules, mine, best, last)
         return WinAdvice(tuple(scores), best, last, True, (), 0, 0, None, farkle, approximate=approximate)
@@ -296,6 +312,31 @@ def advise_win(roll: Sequence[int], rules: Rules, scores: Sequence[int], *, turn
         points_action=points_action if differs else None,
         approximate=approximate,
     )
+
+
+def check_scores(rules: Rules, scores: Sequence[int], turn_total: int = 0) -> tuple[int, int, bool]:
+    """Validate the scores :func:`advise_win` is given; ``(mine, best other, last turn)``, negatives read as 0.
+
+    Raises:
+        IllegalActionError: see :func:`advise_win`.
+    """
+    if len(scores) < 2:
+        raise IllegalActionError("--scores needs the player's score and at least one other, e.g. 2500,4000")
+    for value in (*scores, turn_total):
+        if isinstance(value, bool) or not isinstance(value, int) or value % STEP:
+            raise IllegalActionError(f"scores and turn totals are multiples of {STEP}, got {value!r}")
+    if turn_total < 0:
+        raise IllegalActionError(f"a turn total is at least 0, got {turn_total}")
+    mine, others = max(scores[0], 0), [max(s, 0) for s in scores[1:]]
+    goal = rules.target
+    if mine >= goal:
+        raise IllegalActionError(f"the player to move has {mine}, at or past the target {goal}: no turn to advise")
+    best = max(others)
+    if rules.exact_target and best > goal:
+        raise IllegalActionError(f"with exact_target no score passes the target {goal}, got {best}")
+    if best >= goal and not rules.last_round:
+        raise IllegalActionError(f"a player has reached the target {goal}: the game is over (last_round is off)")
+    return mine, best, best >= goal
 
 
 def _points_view(faces: tuple[int, ...], rules: Rules, mine: int, turn_total: int) -> tuple[tuple[int, ...], str]:

@@ -136,6 +136,12 @@ class AdviceIn(DiceIn):
     turn_total: Annotated[TurnTotal, Strict()] = 0
     on_board: StrictBool = True
     farkle_streak: StrictInt = Field(default=0, ge=0, le=10)
+    scores: list[StrictInt] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=40,
+        description="banked scores, the player to move first: adds a `win` block (advice by the chance to win)",
+    )
 
 
 class SetAsidePublic(BaseModel):

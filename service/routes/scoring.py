@@ -32,5 +32,11 @@ def advise(body: AdviceIn, settings: SettingsDep) -> dict[str, Any]:
     rules = body.to_rules(settings.rules)
     score_roll(tuple(body.dice), rules)  # validates the faces with the scorer's message before the advisor runs
     return advice_for(
-        tuple(body.dice), rules, turn_total=body.turn_total, on_board=body.on_board, farkle_streak=body.farkle_streak
+        tuple(body.dice),
+        rules,
+        turn_total=body.turn_total,
+        on_board=body.on_board,
+        farkle_streak=body.farkle_streak,
+        scores=body.scores,
+        solve=False,
     )

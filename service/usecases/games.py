@@ -139,6 +139,10 @@ def advice(games: Games, game_id: str) -> dict[str, Any]:
             raise IllegalActionError(f"no roll is waiting for a keep: {state.describe()}")
         seat = state.index(state.current)
         roll, rules, throws = state.roll, game.rules, game.single_die_throws_left if len(state.roll) == 1 else None
+        n = len(state.players)
+        scores = [state.scores[(seat + k) % n] for k in range(n)]  # the player to move first, then in turn order
+        tie_break = state.last_round is not None and state.last_round.extra_rounds > 0
+        plays_to_win = n > 1 and not tie_break and scores[0] < rules.target
     return advice_for(
         roll,
         rules,
@@ -146,4 +150,6 @@ def advice(games: Games, game_id: str) -> dict[str, Any]:
         on_board=state.on_board[seat],
         farkle_streak=state.streaks[seat],
         throws_left=throws,
+        scores=scores if plays_to_win else None,
+        solve=False,
     )

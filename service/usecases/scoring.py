@@ -32,12 +32,15 @@ def advice_for(
     farkle_streak: int = 0,
     throws_left: int | None = None,
     scores: Sequence[int] | None = None,
+    solve: bool = True,
 ) -> dict[str, Any]:
     """The advisor's best keep and bank-or-roll for a roll (``"farkle": true`` when nothing scores).
 
     With ``scores`` (banked scores, the player to move first) a ``win`` block is added:
     the keep and bank/roll that maximise the chance to win (:func:`scoring.winprob.advise_win`),
-    that chance, and what maximising points would do where it differs.
+    that chance, and what maximising points would do where it differs. With ``solve`` off
+    (a server answering a request) a rule set whose table is not solved yet gets
+    ``{"available": false, "why": ...}`` instead of minutes of solving.
 
     Raises:
         InvalidDiceError: faces outside 1-6 or too many dice.
@@ -53,7 +56,15 @@ def advice_for(
     )
     advice: dict[str, Any] = found.to_dict()
     if scores is not None:
-        from scoring.winprob import advise_win
+        from scoring.winprob import advise_win, check_scores, ready
 
-        advice["win"] = advise_win(faces, rules, scores, turn_total=turn_total).to_dict()
+        check_scores(rules, scores, turn_total)
+        if solve or ready(rules, scores):
+            advice["win"] = {"available": True, **advise_win(faces, rules, scores, turn_total=turn_total).to_dict()}
+        else:
+            advice["win"] = {
+                "available": False,
+                "why": "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "
+                "with the same rules once (it takes minutes, then it is cached)",
+            }
     return advice

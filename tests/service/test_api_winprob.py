@@ -1,0 +1,63 @@
+"""Advice by the chance to win through the API: ``scores`` on /api/advise adds a ``win`` block."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from scoring import winprob
+from scoring.presets import get_rules
+from service.app import create_app
+from service.settings import Settings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from fastapi.testclient import TestClient
+
+
+@pytest.fixture
+def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path / "cache"))
+    winprob.clear_memory_cache()
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3", max_upload_bytes=64 * 1024))
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def test_last_turn_advice_needs_no_table(client: TestClient) -> None:
+    body = {"dice": [5, 5, 5, 2, 3, 4], "scores": [3500, 12_000], "preset": "boxed"}
+    response = client.post("/api/advise", json=body)
+    assert response.status_code == 200
+    data = response.json()
+    assert data["action"] == "bank"  # the points advice is unchanged (additive API)
+    win = data["win"]
+    assert win["available"] and win["last_turn"] and win["action"] == "roll"
+    assert win["points_advice"] == {"keep": [5, 5, 5], "action": "bank"}
+
+
+def test_unsolved_rules_say_how_to_solve_them(client: TestClient) -> None:
+    body = {"dice": [1, 2, 3, 3, 4, 6], "scores": [500, 700], "preset": "boxed"}
+    data = client.post("/api/advise", json=body).json()
+    assert data["win"]["available"] is False
+    assert "farklecam solve --players 2" in data["win"]["why"]
+
+
+def test_solved_rules_answer_with_the_chance_to_win(client: TestClient) -> None:
+    options = {"target": 500, "last_round": False, "opening_minimum": 0}
+    rules = get_rules("busche-neller").with_options(options)
+    winprob.solve_win(rules)
+    body = {"dice": [1, 2, 3, 3, 4, 6], "scores": [400, 0], "preset": "busche-neller", "options": options}
+    win = client.post("/api/advise", json=body).json()["win"]
+    assert win["available"] and (win["keep"], win["action"]) == ([1], "bank")  # 400 + 100 reaches the target
+    assert win["win_probability"] == 1.0
+
+
+@pytest.mark.parametrize("scores", [[500], [525, 100], [10_000, 0]])
+def test_bad_scores_are_a_4xx(client: TestClient, scores: list[int]) -> None:
+    response = client.post("/api/advise", json={"dice": [5, 5, 5, 2, 3, 4], "scores": scores})
+    assert 400 <= response.status_code < 500
+    assert response.json()["detail"]
