@@ -80,6 +80,18 @@ def test_a_huge_option_is_refused_with_its_range_everywhere(client: TestClient, 
     assert client.get("/api/games").json()["count"] == before  # no game was created with it
 
 
+@pytest.mark.parametrize("route", ["/api/advise", "/api/score", "/api/games"])
+def test_a_float_option_written_1e20_is_a_422(client: TestClient, route: str) -> None:
+    """JSON's ``1e20`` is a float: refused as not an integer, before any rules are built."""
+    body = b'{"dice": [1, 1, 1, 2, 3, 4], "players": ["Ann", "Bob"], "options": {"three_ones": 1e20}}'
+    if route != "/api/games":
+        body = body.replace(b'"players": ["Ann", "Bob"], ', b"")
+    else:
+        body = body.replace(b'"dice": [1, 1, 1, 2, 3, 4], ', b"")
+    detail = refused(client, "POST", route, content=body, headers={"Content-Type": "application/json"})
+    assert "three_ones" in detail
+
+
 def test_a_huge_offset_is_a_422(client: TestClient) -> None:
     detail = refused(client, "GET", f"/api/games?offset={2**63}")
     assert "offset" in detail and "1000000" in detail
