@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import time
 
 import pytest
@@ -18,6 +19,7 @@ from scoring.tournament import (
     RoundPlan,
     TableResult,
     Tournament,
+    TournamentError,
     advancing,
     plan_rounds,
     rank_round,
@@ -162,3 +164,25 @@ def test_a_small_field_skips_round_three_and_the_final_can_turn_progressive() ->
     assert [r["name"] for r in report["rounds"]] == ["Round 1", "Round 2", "Final"]
     assert report["rounds"][-1]["rules"] == "house then progressive"
     assert len(report["rounds"][-1]["tables"][0]["players"]) == 4
+
+
+@given(st.integers(MIN_PLAYERS, MAX_PLAYERS), st.integers(0, 2**32), st.randoms(use_true_random=False))
+@settings(max_examples=40)
+def test_any_field_runs_round_by_round_to_one_champion(players: int, seed: int, rng: random.Random) -> None:
+    tournament = Tournament("cup", seed).signup(NAMES[:players])
+    results: list[TableResult] | None = None
+    going: tuple[str, ...] = NAMES[:players]
+    for index, plan in enumerate(tournament.plan):
+        tournament = tournament.start_next(results)
+        seating = tournament.seatings[index]
+        assert sorted(p for t in seating for p in t) == sorted(going)
+        assert sum(map(len, seating)) == plan.players and len(seating) == plan.tables
+        results = []
+        for table in seating:
+            scores = tuple(50 * rng.randint(0, 240) for _ in table)
+            top = max(scores)
+            results.append(TableResult(table, scores, (table[scores.index(top)],)))
+        going = advancing(plan, results, tournament.players)
+        assert len(going) == len(set(going)) == plan.goes_on
+    with pytest.raises(TournamentError, match="is over"):
+        tournament.start_next(results)
