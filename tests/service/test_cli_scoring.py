@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,52 @@ def test_installed_console_script_exits_nonzero() -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == "farklecam: error: dice faces must be 1-6, got 7"
     assert "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------------- advice by the chance to win (issue 33)
+def test_advise_with_scores_never_banks_a_certain_loss(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "advise", "--scores", "3500,12000", "5,5,5,2,3,4")
+    assert data["action"] == "bank"  # maximising points
+    win = data["win"]
+    assert win["last_turn"] and win["keep"] == [5, 5, 5] and win["action"] == "roll"
+    assert win["points_advice"] == {"keep": [5, 5, 5], "action": "bank"}
+
+
+def test_advise_with_scores_banks_on_an_exact_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path))
+    settings = ["--set", "target=500", "--set", "exact_target=true", "--set", "last_round=false"]
+    data = run_json(capsys, "advise", *settings, "--scores", "400,100", "1,2,3,3,4,6")
+    assert (data["win"]["keep"], data["win"]["action"], data["win"]["win_probability"]) == ([1], "bank", 1.0)
+    assert main(["advise", *settings, "--scores", "400,100", "1,2,3,3,4,6"]) == 0
+    assert "to win: keep 1 for 100 and BANK (chance to win 100.0%)" in capsys.readouterr().out
+
+
+def test_solve_two_players(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path))
+    argv = ["solve", "--rules", "busche-neller", "--set", "target=500", "--set", "last_round=false", "--players", "2"]
+    data = run_json(capsys, *argv)
+    assert 0.5 < data["first_player_win"] < 1.0
+    assert data["compensation"] % 50 == 0 and data["compensation"] > 0
+    assert "expected_turn" in data  # the one-player summary is still there
+    assert main(argv) == 0
+    assert "the first wins" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["advise", "--scores", "500", "1,2"], "at least one other"),
+        (["advise", "--scores", "500,x", "1,2"], "whole numbers"),
+        (["advise", "--scores", "525,100", "1,2"], "multiples of 50"),
+        (["advise", "--scores", "10000,100", "1,2"], "at or past the target"),
+    ],
+)
+def test_advise_bad_scores(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse refuses a malformed --scores itself
+        status = int(str(exc.code))
+    assert status == 2
+    assert message in capsys.readouterr().err
