@@ -36,6 +36,7 @@ import numpy.typing as npt
 from farklecam.errors import CameraError
 
 __all__ = [
+    "REQUESTED_SIZE",
     "CameraSource",
     "Frame",
     "FrameSource",
@@ -45,6 +46,7 @@ __all__ = [
     "VideoSink",
     "answering_cameras",
     "map_cv2_errors",
+    "request_size",
 ]
 
 #: Consecutive failed grabs after which a live camera counts as unplugged (about a second at 30 fps).
@@ -302,6 +304,38 @@ def _missing_camera_message(index: int, answering: Sequence[int]) -> str:
     return f"camera {index} is not available; cameras that answer: {listed} (try --camera {answering[0]})"
 
 
+#: The least frame size a webcam is asked for: dice twice as many pixels across as at 640x480 (issue 30).
+REQUESTED_SIZE = (1280, 720)
+
+
+def _size(capture: cv2.VideoCapture) -> tuple[int, int]:
+    return int(capture.get(cv2.CAP_PROP_FRAME_WIDTH) or 0), int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
+
+
+def request_size(capture: cv2.VideoCapture, width: int | None, height: int | None) -> tuple[int, int]:
+    """Ask an opened webcam for at least ``width`` x ``height``; returns the size it then gives.
+
+    A camera whose default is as large already keeps it (a 1080p webcam is not made
+    smaller). One that takes the size but then delivers no frame at it, or that a backend
+    refuses to set, goes back to its default without a word: a smaller picture reads
+    worse, but no picture reads nothing. Either dimension None keeps the default.
+    """
+    before = _size(capture)
+    if not width or not height or before[0] * before[1] >= width * height:
+        return before
+    try:
+        capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+        capture.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        ok, _image = capture.read()
+    except cv2.error:
+        ok = False
+    if not ok and before[0] and before[1]:
+        with contextlib.suppress(cv2.error):
+            capture.set(cv2.CAP_PROP_FRAME_WIDTH, before[0])
+            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, before[1])
+    return _size(capture)
+
+
 class CameraSource(FrameSource):
     """A live webcam that never falls behind.
 
@@ -310,10 +344,14 @@ class CameraSource(FrameSource):
     therefore sees the tray as it is now, with gaps in ``Frame.index``, instead
     of an ever older backlog.
 
+    A webcam opens at its own default size, often 640x480, where a die is 20-40 pixels
+    across and a small face misreads; so it is asked for :data:`REQUESTED_SIZE` (or the
+    size given) where its default is smaller (:func:`request_size`). ``info`` says what it gave.
+
     Args:
         index: OpenCV camera index (0 is usually the built-in webcam).
-        width: requested frame width (the camera may pick another), None to keep its default.
-        height: requested frame height, None to keep its default.
+        width: the least frame width asked for (the camera may give another), None to keep its default.
+        height: the least frame height asked for, None to keep its default.
         stall_seconds: no new frame for this long means the camera is gone.
 
     Raises:
@@ -321,7 +359,11 @@ class CameraSource(FrameSource):
     """
 
     def __init__(
-        self, index: int = 0, width: int | None = None, height: int | None = None, stall_seconds: float = 3.0
+        self,
+        index: int = 0,
+        width: int | None = REQUESTED_SIZE[0],
+        height: int | None = REQUESTED_SIZE[1],
+        stall_seconds: float = 3.0,
     ) -> None:
         super().__init__()
         self.index = index
@@ -340,11 +382,7 @@ class CameraSource(FrameSource):
         if not capture.isOpened():
             capture.release()
             raise CameraError(_missing_camera_message(self.index, answering_cameras(exclude=self.index)))
-        width, height = self.size
-        if width:
-            capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)
-        if height:
-            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        request_size(capture, *self.size)
         self._capture = capture
         self.info = VideoInfo.from_capture(capture, live=True)
         self._stop.clear()

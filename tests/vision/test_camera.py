@@ -12,6 +12,7 @@ import pytest
 from farklecam.errors import CameraError
 from vision import camera as camera_module
 from vision.camera import (
+    REQUESTED_SIZE,
     CameraSource,
     ImageFolderSource,
     VideoFileSource,
@@ -19,6 +20,7 @@ from vision.camera import (
     VideoSink,
     answering_cameras,
     map_cv2_errors,
+    request_size,
 )
 
 
@@ -180,3 +182,63 @@ def test_cv2_errors_are_mapped_at_the_boundary() -> None:
         cv2.cvtColor(np.zeros((2, 2, 5), np.uint8), cv2.COLOR_BGR2GRAY)
     assert isinstance(info.value.__cause__, cv2.error)
     assert isinstance(info.value, OSError)  # CameraError refines OSError
+
+
+class SizedCapture:
+    """A fake ``cv2.VideoCapture`` with a default size that takes (or refuses) the size asked for."""
+
+    default = (640, 480)
+    largest = (1920, 1080)  # the most it takes
+    delivers_large = True  # whether it still gives frames above its default
+    refuses = False  # whether setting a size raises (a backend that cannot)
+
+    def __init__(self, index: int = 0) -> None:
+        self.size = list(self.default)
+        self.sets: list[tuple[int, float]] = []
+
+    def isOpened(self) -> bool:  # OpenCV's name
+        return True
+
+    def set(self, prop: int, value: float) -> bool:
+        if self.refuses:
+            raise cv2.error("cannot set")
+        self.sets.append((prop, value))
+        axis = 0 if prop == cv2.CAP_PROP_FRAME_WIDTH else 1
+        self.size[axis] = int(min(value, self.largest[axis]))
+        return True
+
+    def get(self, prop: int) -> float:
+        return {cv2.CAP_PROP_FRAME_WIDTH: self.size[0], cv2.CAP_PROP_FRAME_HEIGHT: self.size[1]}.get(prop, 0.0)
+
+    def read(self) -> tuple[bool, np.ndarray | None]:
+        if not self.delivers_large and self.size[0] * self.size[1] > self.default[0] * self.default[1]:
+            return False, None
+        return True, np.zeros((self.size[1], self.size[0], 3), np.uint8)
+
+    def release(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("changes", "gives"),
+    [
+        ({}, (1280, 720)),  # a 640x480 webcam that offers 720p is asked for it
+        ({"largest": (800, 600)}, (800, 600)),  # one that offers less gives what it has
+        ({"default": (1920, 1080)}, (1920, 1080)),  # a larger default is kept, never made smaller
+        ({"delivers_large": False}, (640, 480)),  # takes the size, then sends nothing: back to its own
+        ({"refuses": True}, (640, 480)),  # a backend that cannot set a size: its own, silently
+    ],
+    ids=["offers-720p", "offers-less", "larger-default", "no-frames-at-720p", "refuses"],
+)
+def test_a_webcam_is_asked_for_720p_and_falls_back_silently(
+    monkeypatch: pytest.MonkeyPatch, changes: dict[str, Any], gives: tuple[int, int]
+) -> None:
+    capture_class = type("Capture", (SizedCapture,), changes)
+    monkeypatch.setattr(camera_module.cv2, "VideoCapture", capture_class)
+    with CameraSource(0) as camera:
+        assert (camera.info.width, camera.info.height) == gives
+        frame = next(iter(camera))
+        assert frame.image.shape[:2] == (gives[1], gives[0])
+    assert REQUESTED_SIZE == (1280, 720)
+    capture = capture_class()
+    assert request_size(capture, None, 720) == tuple(capture_class.default) and capture.sets == []
