@@ -8,6 +8,13 @@ dynamic programming over (turn total, dice to throw) on the exact roll table
 ``single_die_throws``, Zilch's no-score bonus (a keep like any other) and the
 farkle penalty.
 
+Exact target (``exact_target``): a turn total past the target can never be
+banked for points by anyone (a player has at least 0), so when the target lies
+below the point from which banking always wins, every total past it is worth a
+farkle (:func:`scoring.turn_dp.sweep` with ``dead_tail``) and the turn is solved
+up to the target. The player's own score is not known here: advice that knows
+it (``advise --scores``) comes from :mod:`scoring.winprob`.
+
 Values
 ------
 Without a farkle penalty a value is the expected final score of the turn,
@@ -46,7 +53,7 @@ from scoring.setasides import legal_set_asides
 __all__ = ["SOLVER_VERSION", "Policy", "clear_memory_cache", "farkle_probabilities", "solve", "solve_summary"]
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
-SOLVER_VERSION = 2
+SOLVER_VERSION = 3
 
 _ARRAYS = ("W", "S1", "F", "bmin", "pf", "tail", "meta")
 _MEMORY: dict[str, Policy] = {}
@@ -76,6 +83,7 @@ class Policy:
         self._off_board: bool = bool(meta["off_board"])
         self._g = float(meta["g"])
         self._iterations = int(meta["iterations"])
+        self._dead_tail = bool(meta.get("dead_tail", False))
         d = rules.dice
         k = self._streaks * (2 if self._off_board else 1)
         if (
@@ -163,6 +171,8 @@ class Policy:
             raise IllegalActionError(f"throws_left must be 1-{self.rules.single_die_throws}, got {throws_left}")
         if t < self._cap and (dice != 1 or throws == self.rules.single_die_throws):
             return float(self._w[k, t, dice])
+        if self._dead_tail and t >= self._cap:  # past an exact target nothing more can be banked
+            return f
         alpha, gamma, phi = (float(v) for v in self._tail[:, dice])
         if dice != 1:
             return alpha * turn_total + gamma + phi * f
@@ -182,8 +192,11 @@ class Policy:
         roll = self.roll_value(
             turn_total, self.rules.dice if hot else dice_left, on_board=on_board, farkle_streak=farkle_streak
         )
-        if self.bank_allowed(turn_total, on_board=on_board, hot_dice=hot) and turn_total >= roll:
-            return "bank", float(turn_total), roll
+        bank = float(turn_total)
+        if self.rules.exact_target and turn_total > self.rules.target:  # overshoots for anyone: worth a farkle
+            bank = self.farkle_value(on_board=on_board, farkle_streak=farkle_streak)
+        if self.bank_allowed(turn_total, on_board=on_board, hot_dice=hot) and bank >= roll:
+            return "bank", bank, roll
         return "roll", roll, roll
 
     def bank_at(self, dice: int) -> int | None:
@@ -222,6 +235,7 @@ class Policy:
             "off_board": self._off_board,
             "g": self._g,
             "iterations": self._iterations,
+            "dead_tail": self._dead_tail,
         }
         return {
             "W": self._w,
@@ -253,12 +267,19 @@ def compute_policy(rules: Rules) -> Policy:
     boards = [True, False] if off_board else [True]
     bank_minimums = [rules.bank_minimum(on) for on in boards for _ in range(streaks)]
     cap, top = turn_dp.caps(rules, tables, bank_minimums)
+    goal = rules.target // turn_dp.STEP
+    dead = rules.exact_target and goal + 1 < top  # totals past an exact target are reached: they score nothing
+    if dead:
+        tables = turn_dp.build_tables(rules, prune=False)  # values drop past the target: no pruning
+        cap = top = goal + 1
     penalty = float(rules.farkle_penalty)
     farkle = [float(-rules.farkle_penalty) if s == streaks - 1 else 0.0 for _ in boards for s in range(streaks)]
     iterations = 0
     while True:
         iterations += 1
-        w, s1, slope = turn_dp.sweep(rules, tables, farkle, bank_minimums, cap, top, track_slope=bool(penalty))
+        w, s1, slope = turn_dp.sweep(
+            rules, tables, farkle, bank_minimums, cap, top, dead_tail=dead, track_slope=bool(penalty)
+        )
         if cap < top:  # forced throws after hot dice: above the cap every other state must bank
             above = np.arange(cap, top)[None, :, None] * float(turn_dp.STEP)
             throws = np.nonzero((w[:, cap:top, 1 : rules.dice] > above + 1e-9).any(axis=(0, 2)))[0]
@@ -280,6 +301,7 @@ def compute_policy(rules: Rules) -> Policy:
         "off_board": off_board,
         "g": g,
         "iterations": iterations,
+        "dead_tail": dead,
     }
     arrays = {
         "W": w,

@@ -199,12 +199,15 @@ def sweep(
     top: int | None = None,
     *,
     bank_tail: bool = False,
+    dead_tail: bool = False,
     track_slope: bool = True,
 ) -> tuple[Any, Any, Any]:
     """Backward DP for a batch of scenarios (see :func:`caps` for ``cap`` and ``top``).
 
     ``bank_tail`` replaces the closed-form tail by "the turn ends with a bank at
     the cap" (Farkler's truncation at the target; tests compare against it).
+    ``dead_tail`` makes every total from the cap on worth a farkle (``exact_target``:
+    a bank past the target scores nothing for the banker; see :mod:`scoring.solver`).
 
     Returns:
         ``W`` (K, top, D + 1): value of throwing n dice at total index t (n = 1: all single-die throws);
@@ -213,7 +216,7 @@ def sweep(
         (zeros unless ``track_slope``).
     """
     d = rules.dice
-    top = cap if top is None or bank_tail else top
+    top = cap if top is None or bank_tail or dead_tail else top
     k_count = len(farkle_values)
     f = np.asarray(farkle_values, dtype=float)
     bmin = np.asarray([-(-b // STEP) for b in bank_minimums])  # bank allowed iff t >= bmin
@@ -226,6 +229,9 @@ def sweep(
     a, b, e = (1.0, 0.0, 0.0) if bank_tail else tables.hot
     dec[:, cap:, 0] = a * t_tail[None, :] + b + e * f[:, None]
     dec_b[:, cap:, 0] = e
+    if dead_tail:
+        dec[:, cap:, :d] = f[:, None, None]
+        dec_b[:, cap:, :d] = 1.0
     w_out = np.zeros((k_count, top, d + 1))
     s1_out = np.zeros((k_count, top))
     if top > cap:
