@@ -32,9 +32,10 @@ Rule readings chosen where the texts leave room:
   target than the bank minimum can never land on it. In tie-break rounds the
   tied leaders are all on the target, so there banks count in full.
 * Last round: the first bank (or gift) that reaches the target starts it; every
-  other player then has exactly one turn, in turn order. Then the highest score
-  wins; with ``tie = extra_round`` the tied leaders play one more turn each, in
-  turn order, until one leads.
+  other player then has exactly one turn, in turn order (with ``last_round``
+  off, none: the game ends at once). Then the highest score wins; with
+  ``tie = extra_round`` the tied leaders play one more turn each, in turn
+  order, until one leads.
 * Rule change (``ChangeRules``, the tournament final's switch to progressive): only
   at the start of a turn, before its first throw. The game takes the preset's
   scoring and play options but keeps its own target, exact-target and tie rules
@@ -226,8 +227,9 @@ def _finish_turn(
     last = state.last_round
     if last is not None:
         last = replace(last, remaining=tuple(p for p in last.remaining if p != me))
-    elif reached is not None:
-        last = LastRound(reached, tuple(p for p in _seats_after(state, me) if p != reached))
+    elif reached is not None:  # with last_round off nobody else plays: the game ends now
+        others = tuple(p for p in _seats_after(state, me) if p != reached) if rules.last_round else ()
+        last = LastRound(reached, others)
     state = replace(state, turns=(*state.turns, record), last_round=last)
     if last is None:
         return _start_turn(state, _seats_after(state, me)[0], rules, passed)
