@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         command = [str(exe), "read", str(video), "--json"] + (["--models", str(args.models)] if args.models else [])
         lines = subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()
         rows = [json.loads(line) for line in lines if line.strip()]
-        reports = [(r["frame"], r["time"], tuple(r["faces"]), int(r["rethrow"])) for r in rows]
+        reports = [(r["frame"], r["time"], tuple(r["reading"]["faces"]), int(r["reading"]["rethrow"])) for r in rows]
         throws, right, extra, _ = score_reports(truth, reports)
         for total, value in zip(range(4), (throws, right, extra, len(rows)), strict=True):
             totals[total] += value

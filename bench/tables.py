@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import cv2
 import numpy as np
@@ -148,12 +148,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(db: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``farklecam serve`` on a free loopback port; returns the process and its table URL once it answers."""
+def start_server(db: Path, log: IO[str]) -> tuple[subprocess.Popen[bytes], str]:
+    """``farklecam serve`` on a free loopback port, its errors to ``log``; returns it and its table URL once up."""
     port = free_port()
     exe = Path(sys.executable).with_name("farklecam")
     command = [str(exe), "serve", "--port", str(port), "--db", str(db), "--log-level", "warning"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -188,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("N must be at least 1")
     videos = [Video.load(path, args.jpeg_quality) for path in args.videos]
     server = None
-    with tempfile.TemporaryDirectory(prefix="farklecam-tables-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="farklecam-tables-") as tmp, open(Path(tmp) / "serve.log", "w") as log:
         if args.url is None:
-            server, url = start_server(Path(tmp) / "games.sqlite3")
+            server, url = start_server(Path(tmp) / "games.sqlite3", log)
         else:
             url = args.url
         try:

@@ -507,6 +507,8 @@ class SettleDetector:
 
     def _add(self, reading: Reading, timestamp: float) -> None:
         """Follow the dice of a new read; restart the window when a die moved, came or went."""
+        if len(reading) and not any(d.sightings for d in self._dice):
+            self._restart(timestamp)  # the first dice after an empty tray: the empty reads say nothing of them
         if not self._reads:
             self._since = timestamp  # the window's time runs from its first still read
         boxes = np.array([d.box for d in self._dice], np.float32).reshape(-1, 4)

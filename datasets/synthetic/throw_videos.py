@@ -63,13 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="folder for the videos (data/throw_videos is git-ignored)")
     parser.add_argument("--videos", type=int, default=4, help="how many videos (default 4)")
     parser.add_argument("--throws", type=int, default=6, help="throws per video (default 6)")
-    parser.add_argument("--seed", type=int, default=31, help="seed of the first video; video i uses seed + i")
+    parser.add_argument("--seed", type=int, default=31, help="seed of video 0; video i uses seed + i")
+    parser.add_argument("--first", type=int, default=0, help="index of the first video to write (split a run)")
     args = parser.parse_args(argv)
     if args.videos < 1 or args.throws < 1:
         sys.stderr.write("error: --videos and --throws must be at least 1\n")
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    for i in range(args.videos):
+    for i in range(args.first, args.videos):
         path = args.out / f"game_{i:02d}.mp4"
         if path.with_suffix(".json").exists():
             sys.stdout.write(f"{path}: done before, kept\n")

@@ -110,7 +110,7 @@ def _uncertain(reading: Reading | None) -> list[dict[str, Any]]:
     seen, why = reading.data.get("faces_seen"), reading.data.get("ambiguity")
     return [
         {
-            "index": i,
+            "index": int(i),
             "box": [round(float(v), 1) for v in reading.xyxy[i]],
             "face": int(reading.face[i]) or None,
             "faces_seen": "" if seen is None else str(seen[i]),

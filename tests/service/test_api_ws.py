@@ -367,3 +367,15 @@ def test_a_table_whose_marked_tray_was_set_aside_says_moved() -> None:
     reader.moved = False
     table.read(frame)
     assert table.vertical == "tray"
+
+
+def test_uncertain_dice_are_listed_for_the_one_click_fix_as_json() -> None:
+    reading = Reading(
+        xyxy=[[5, 5, 20, 20], [25, 5, 40, 20]], confidence=[0.9, 0.9], face=[4, 5], face_confidence=[0.9, 0.4],
+        status=["ok", "uncertain"], image_size=(64, 48),
+        data={"faces_seen": np.array(["4:5", "5:2 3:1"]), "ambiguity": np.array(["", "unread"])},
+    )  # fmt: skip
+    listed = json.loads(json.dumps(ws_route._uncertain(reading)))
+    assert listed == [
+        {"index": 1, "box": [25.0, 5.0, 40.0, 20.0], "face": 5, "faces_seen": "5:2 3:1", "ambiguity": "unread"}
+    ]

@@ -266,6 +266,13 @@ def test_a_throw_latches_once_after_the_settle_time_with_its_frame() -> None:
     assert reading.faces == (1, 2, 3, 4, 5, 6) and reading.frame_index == index
 
 
+def test_dice_after_an_empty_tray_settle_in_the_settle_time_from_their_first_read() -> None:
+    script = Script()
+    script.rest(Reading.empty(SIZE), 0.4)  # reads of the empty tray, then the dice are there
+    phases = script.rest(SIX)
+    assert phases.index(SettlePhase.SETTLED) == math.ceil(0.5 * FPS)
+
+
 def test_lifting_set_aside_dice_out_is_not_a_throw_but_a_new_throw_is() -> None:
     script = Script()
     script.move()
