@@ -78,7 +78,7 @@ class Chance:
     max_pts: int
     hot_only: float  # chance that a throw of all dice offers only keeps of every die
     hot_then_bank: float  # value of a forced throw of all dice when any keep leaving dice wins
-    blocks: tuple[tuple[int, int, Any], ...]  # (first row, end row, (rows, keeps) indices into ``base``)
+    dense: Any  # (rows, most keeps): each row's options as indices like ``base``, padded with -1
 
 
 def chance_for(rules: Rules) -> Chance:
@@ -118,15 +118,14 @@ def chance_for(rules: Rules) -> Chance:
     p_only_hot = float(prob[only_hot, d].sum())
     pf_d = float(tables.pf[d])
     hot_then_bank = (1.0 - pf_d - p_only_hot) / (1.0 - p_only_hot) if p_only_hot < 1 else 0.0
-    counts = np.asarray([len(key[1]) for key in keys])
-    blocks = []
-    for c in np.unique(counts):
-        rows = np.nonzero(counts == c)[0]
-        blocks.append((int(rows[0]), int(rows[-1]) + 1, np.asarray(starts)[rows][:, None] + np.arange(c)[None, :]))
     base = pts_a * d + nxt_a
+    most = max(len(key[1]) for key in keys)
+    dense = np.full((len(keys), most), -1, dtype=np.int64)
+    for r, key in enumerate(keys):
+        dense[r, : len(key[1])] = base[starts[r] : starts[r] + len(key[1])]
     return Chance(
         d, pts_a, nxt_a, base, np.asarray(starts), np.asarray(owner), prob, tables.pf.copy(),
-        int(pts_a.max()), p_only_hot, hot_then_bank, tuple((a, b, base[o]) for a, b, o in blocks),
+        int(pts_a.max()), p_only_hot, hot_then_bank, dense,
     )  # fmt: skip
 
 
@@ -341,21 +340,23 @@ def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: b
         term, termb = bank_values(ctx, i2, j2, f2, tt)
     else:
         term, termb = np.ones((k_count, width)), np.zeros((k_count, width))
-    dec = np.repeat(np.ascontiguousarray(term.T)[:, None, :], d, axis=1)
-    decb = np.repeat(np.ascontiguousarray(termb.T)[:, None, :], d, axis=1)
+    # one more row, all -inf: the padding of rows with fewer keeps points there
+    dec = np.repeat(np.concatenate([term.T, np.full((1, k_count), NEG)])[:, None, :], d, axis=1)
+    decb = np.repeat(np.concatenate([termb.T, np.zeros((1, k_count))])[:, None, :], d, axis=1)
+    padded = ch.dense < 0
+    sentinel = width * d
     if rules.must_roll_after_hot_dice and not rules.exact_target and not rules.last_round:
         dec[:, 0, :] = ch.hot_then_bank
     bank_v, bank_b = bank_values(ctx, i2, j2, f2, np.arange(top)[None, :])
     allowed = np.arange(top)[None, :] >= np.maximum(bmin_units(rules, i), 1)[:, None]
     bank_v = np.ascontiguousarray(np.where(allowed, bank_v, NEG).T)
     bank_b = np.ascontiguousarray(bank_b.T)
-    flat = dec.reshape(width * d, k_count)
-    flatb = decb.reshape(width * d, k_count)
+    flat = dec.reshape((width + 1) * d, k_count)
+    flatb = decb.reshape((width + 1) * d, k_count)
     g1, q1 = _single(ch, rules)
     extra = rules.single_die_throws > 1
     pf = ch.pf[:, None]
     prob_t = np.ascontiguousarray(ch.prob.T)
-    rows_count = ch.prob.shape[0]
     start = np.zeros(k_count)
     slope = np.zeros(k_count)
     throw = np.zeros((top, d + 1, k_count)) if keep_throw else None
@@ -364,14 +365,10 @@ def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: b
         n = int(active[t])
         if n == 0:
             continue
-        best = np.empty((rows_count, n))
-        best_b = np.empty((rows_count, n))
-        for first, end, block in ch.blocks:
-            idx = block + t * d
-            vals = flat[idx, :n]
-            top_v = vals.max(axis=1)
-            best[first:end] = top_v
-            best_b[first:end] = np.where(vals >= top_v[:, None, :], flatb[idx, :n], NEG).max(axis=1)
+        idx = np.where(padded, sentinel, ch.dense + t * d)
+        vals = flat[idx, :n]
+        best = vals.max(axis=1)
+        best_b = np.where(vals >= best[:, None, :], flatb[idx, :n], NEG).max(axis=1)
         w = prob_t @ best
         wb = prob_t @ best_b
         fr = f[:n]
@@ -399,7 +396,7 @@ def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: b
             slope[:n] = wb[d]
     back = np.empty_like(order)
     back[order] = np.arange(k_count)
-    return Sweep(start[back], slope[back], dec[:, :, back], None if throw is None else throw[:, :, back])
+    return Sweep(start[back], slope[back], dec[:width, :, back], None if throw is None else throw[:, :, back])
 
 
 # ---------------------------------------------------------------------- the whole table
