@@ -5,7 +5,8 @@ player about to start a turn wins, for every pair of banked scores below the
 target, solved by value iteration in 50-point units as in Busche & Neller,
 "Optimal Play of the Farkle Dice Game" (ACG 2017); see :mod:`scoring.winprob_dp`
 for the model and its documented approximations (no farkle penalty in the state,
-ties after a last round count one half, piggyback offers not modelled). It is
+piggyback offers not modelled). A "chance to win" counts a tie after the last
+round (whatever the ``tie`` rule) as one half. It is
 computed once per rule set and cached on disk next to the turn policies
 (:mod:`scoring.policy_cache`) and in memory.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -248,7 +249,6 @@ class WinAdvice:
     points_keep: tuple[int, ...] | None = None
     points_action: str | None = None
     approximate: bool = False
-    notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """The ``win`` block of the CLI's and the API's advice."""
@@ -399,11 +399,11 @@ def _last_turn_values(rules: Rules, mine: int, best: int, t: int, m: int) -> tup
     ctx = _bare_context(rules)
     last = ctx.last
     need = best // STEP - mine // STEP - t  # units still needed to tie
-    if rules.exact_target:
-        bank = 1.0 if need == 0 else 0.0
-        if need < 0:
+    if rules.exact_target:  # the leader is on the target: landing on it too is a tie, worth one half
+        bank = 0.5 if need == 0 else 0.0
+        if need <= 0:
             return bank, 0.0
-        return bank, float(last.exact_dec[last.low + need, m]) if need > 0 else 0.0
+        return bank, 0.5 * float(last.exact_dec[last.low + need, m])
     bank = 1.0 if need < 0 else 0.5 if need == 0 else 0.0
     row = last.low + max(need, -last.low)
     if row >= last.tie_dec.shape[0]:

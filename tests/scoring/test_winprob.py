@@ -185,3 +185,11 @@ def test_published_anchors(rules: Rules, first: float | None, compensation: int 
         assert round(found.first_player_win, 3) == first
     if compensation is not None:
         assert found.compensation() == compensation
+
+
+def test_last_turn_on_an_exact_target_can_only_tie() -> None:
+    rules = get_rules("boxed").with_options({"target": 1000, "exact_target": True})
+    landing = winprob.advise_win((1, 2, 3, 3, 4, 6), rules, (900, 1000))
+    assert landing.last_turn and (landing.keep, landing.action, landing.win) == ((1,), "bank", 0.5)
+    short = winprob.advise_win((5, 2, 3, 3, 4, 6), rules, (900, 1000))
+    assert (short.keep, short.action) == ((5,), "roll") and 0.0 < short.win < 0.5
