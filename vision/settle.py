@@ -6,16 +6,17 @@ that time; only then is one reading latched, each die's face voted over the
 settled frames. :class:`SettleDetector` does it in four steps. (1) The **motion
 gate** (:class:`MotionGate`) compares a small blurred grey thumbnail of every frame
 with the previous one (well under a millisecond), so the reader runs on still
-frames only, and after a throw is latched it runs on none until the picture
-changes from the latched one: a table whose dice rest costs a thumbnail a frame.
+frames only, and once a throw is latched (or the tray is seen empty) it runs on
+none until the picture changes: a table whose dice rest costs a thumbnail a frame.
 (2) The **settle window** follows each die of the still frames' reads: a die that
 slid from where the window first saw it (by ``still_shift`` of its size), a die that
 appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
 restarts the window, so a slow last die or a changing count never latches early;
 one missed or spurious box does not. A moving frame only pauses the window: when
 still frames return with every die in its place (a glare frame, a hand passing by)
-the time counts on, and while a throw is latched the dice are only read again once
-the picture differs from the latched one. (3) The **vote** (:func:`vote`) gives each die
+the time counts on (but a window never settles before a read after the motion);
+once the window has held ``settle_seconds`` with ``min_reads`` reads the throw
+latches on the next frame, without waiting for one more read. (3) The **vote** (:func:`vote`) gives each die
 the face most of its clear reads name: reads that could not tell the face abstain,
 so a glare frame or a blurred read cannot change or spoil a face, and a die whose
 clear reads disagree, or that is rarely read clearly, becomes ``uncertain`` with an
@@ -403,6 +404,7 @@ class SettleDetector:
         self._reported: Reading | None = None  # the last throw reported (dice lifted from it are not a new throw)
         self._latest: Reading | None = None
         self._still_frames, self._last_read_time = 0, -float("inf")
+        self._unread_motion = True
         self._frame: tuple[bool, int, float] = (True, 0, 0.0)
         self.reads = 0  # readings received, for the benchmark and the overlay
 
@@ -416,6 +418,8 @@ class SettleDetector:
             return False
         if self._held is not None and not self.gate.changed_from(self._held_thumb):
             return False
+        if self._held is None and self._mature(timestamp):
+            return False  # the window has what it needs: settle now rather than after one more read
         self._still_frames += 1
         if (self._still_frames - 1) % self.config.read_every:
             return False
@@ -440,11 +444,11 @@ class SettleDetector:
             moving = self.gate.update(frame.image)
         self._frame = (moving, frame.index, frame.timestamp)
         if moving:  # nothing is read; the next still read says whether any die moved
-            self._still_frames = 0
+            self._still_frames, self._unread_motion = 0, True
             return self._state(SettlePhase.MOVING)
         if reading is not None:
             self.reads += 1
-            self._last_read_time = frame.timestamp
+            self._last_read_time, self._unread_motion = frame.timestamp, False
             self._latest = reading
             if self._held is not None and self._still_held(reading):
                 self._held_thumb = self.gate.thumbnail  # the same dice (or fewer): this picture is the held one
@@ -460,7 +464,7 @@ class SettleDetector:
         elapsed = frame.timestamp - self._since
         progress = min(1.0, elapsed / self.config.settle_seconds) if self.config.settle_seconds > 0 else 1.0
         seen = sum(d.sightings >= self.config.min_presence * len(self._reads) for d in self._dice)
-        if len(self._reads) < self.config.min_reads or elapsed < self.config.settle_seconds:
+        if not self._mature(frame.timestamp):
             phase = SettlePhase.SETTLING if self._dice else SettlePhase.IDLE
             return self._state(phase, progress=progress if self._dice else 0.0, seen=seen)
         voted = replace(
@@ -471,7 +475,7 @@ class SettleDetector:
         self._restart(frame.timestamp)
         if len(voted) == 0:
             self._reported = None  # the tray was seen empty: whatever lands next is a throw
-            return self._state(SettlePhase.IDLE)
+            return self._hold(voted, SettlePhase.IDLE)  # and is not read again until the picture changes
         if self._reported is not None and self._same_dice(voted, self._reported):
             return self._hold(self._reported, SettlePhase.LATCHED)  # lifted dice, a hand, glare: not a throw
         if self._expected and len(voted) not in self._expected:
@@ -484,9 +488,17 @@ class SettleDetector:
         """Whether a read shows the held dice: each where a held die sits (and as many, for a wrong count)."""
         held = self._held
         assert held is not None
-        if len(reading) == 0 or (self._held_phase is SettlePhase.WRONG_COUNT and len(reading) != len(held)):
-            return False  # an empty tray is news: whatever lands next is a throw
+        if len(held) == 0 or len(reading) == 0:
+            return len(held) == len(reading)  # an empty tray stays empty; dice after it, or none left, are news
+        if self._held_phase is SettlePhase.WRONG_COUNT and len(reading) != len(held):
+            return False
         return self._same_dice(reading, held)
+
+    def _mature(self, timestamp: float) -> bool:
+        """Whether the window has held ``settle_seconds`` and ``min_reads`` reads by ``timestamp``."""
+        if self._unread_motion:  # something moved since the last read: only a read can say it was not a die
+            return False
+        return len(self._reads) >= self.config.min_reads and timestamp - self._since >= self.config.settle_seconds
 
     def _hold(self, reading: Reading, phase: SettlePhase) -> SettleState:
         """Keep ``reading`` as what rests in the tray; no read until the picture changes."""
