@@ -218,11 +218,11 @@ class Policy:
 
     # ------------------------------------------------------------------ internals
     def _scenario(self, on_board: bool, farkle_streak: int) -> int:
-        if not 0 <= farkle_streak < max(self._streaks, self.rules.farkle_penalty_streak):
-            raise IllegalActionError(
-                f"farkle_streak must be 0-{self.rules.farkle_penalty_streak - 1}, got {farkle_streak}"
-            )
-        streak = farkle_streak if self._streaks > 1 else 0
+        # Without a penalty a streak changes nothing (a game's log keeps counting it): any count is streak 0.
+        tracked = self._streaks > 1
+        if farkle_streak < 0 or (tracked and farkle_streak >= self._streaks):
+            raise IllegalActionError(f"farkle_streak must be 0-{self._streaks - 1}, got {farkle_streak}")
+        streak = farkle_streak if tracked else 0
         return streak + (self._streaks if self._off_board and not on_board else 0)
 
     def to_arrays(self) -> dict[str, Any]:

@@ -454,8 +454,7 @@ class TableSession:
         player = game.current_player
         if player is None:
             return None, None, None
-        # Without a farkle penalty the streak changes nothing (the solver models only streaks below the penalty's).
-        on_board, streak = game.on_board[player], game.farkle_streaks[player] if self.rules.farkle_penalty else 0
+        on_board, streak = game.on_board[player], game.farkle_streaks[player]
         try:
             if roll:
                 throws = game.single_die_throws_left if len(roll) == 1 else None

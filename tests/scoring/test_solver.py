@@ -262,3 +262,17 @@ def test_summary_values() -> None:
     assert zilch["farkle_probability"]["6"] == 0
     elizabethan = solve_summary(get_rules("elizabethan"))
     assert elizabethan["farkle_probability"]["1"] == pytest.approx(8 / 27)  # three throws to make a 1 or 5
+
+
+@given(st.integers(0, 50))
+@settings(max_examples=20, deadline=None)
+def test_a_long_streak_without_a_penalty_is_advised_like_no_streak(streak: int) -> None:
+    # A game's log keeps counting farkles even where no penalty applies; the advice must not refuse them.
+    policy = solve(get_rules("boxed"))
+    assert policy.decide(350, 3, farkle_streak=streak) == policy.decide(350, 3)
+
+
+def test_a_streak_past_the_penalty_is_refused() -> None:
+    policy = solve(get_rules("zilch"))
+    with pytest.raises(IllegalActionError, match="farkle_streak must be 0-2"):
+        policy.decide(350, 3, farkle_streak=3)
