@@ -245,8 +245,8 @@ class ThrowTruth:
         faces: sorted faces of the dice that score (flat, in the tray, in view).
         rethrow: dice in view that must be thrown again (leaning or off the tray).
         dice: dice in view.
-        events: what the throw holds besides a plain throw (``slow_last``, ``off_tray``, ``hand``,
-            ``glare``, ``lifted``, ``small``).
+        events: what the throw holds, as far as known when its dice rest (``slow_last``, ``off_tray``,
+            ``lean``, ``small``); hands, glare and lifted dice are in the frames' sidecars.
     """
 
     throw: int
@@ -401,7 +401,7 @@ def render_game_video(
             if off:
                 _add_off_tray_die(rng, world, tray, specs[n - 1])
                 events.append("off_tray")
-            calm, t, late = 0, 0.0, slow
+            calm, t, late, rest = 0, 0.0, slow, None
             while calm < 2 and t < max_tumble_seconds:
                 world.step(steps)
                 t += steps * TIME_STEP
@@ -410,12 +410,12 @@ def render_game_video(
                     _add_slow_die(rng, world, tray, specs[n - 1])
                     late, calm = False, 0
                     events.append("slow_last")
-                if calm == 1 and truths is not None:  # every die stopped on this frame
-                    sidecar = shoot("settled", throw=k)
-                    truths.append(ThrowTruth.from_sidecar(sidecar[1], tuple(events)))
-                    yield sidecar
-                elif calm < 2:
-                    yield shoot("moving" if not calm else "settled", throw=k)
+                if calm < 2:
+                    frame = shoot("settled" if calm else "moving", throw=k)
+                    rest = frame[1] if calm == 1 else rest  # every die stopped on this frame (the last time)
+                    yield frame
+            if truths is not None and rest is not None:
+                truths.append(ThrowTruth.from_sidecar(rest, tuple(events)))
             glare_at = int(rng.integers(3, round(1.2 * fps))) if rng.random() < 0.5 else -1
             for j in range(round(float(rng.uniform(1.2, 1.8)) * fps)):
                 yield shoot("settled", "glare" if j == glare_at else None, throw=k)
