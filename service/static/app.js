@@ -16,7 +16,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   gameId: null, game: null, socket: null, socketGame: null, inFlight: false, lastSent: 0,
   reading: null, imageSize: null, frameAdvice: null, gameAdvice: null, throwFaces: null,
-  afterKeep: null, frameChoice: null, rules: null,
+  afterKeep: null, frameChoice: null, passAdvice: null, rules: null,
   cameraOk: false, retry: 0, code: localStorage.getItem(CODE_KEY), codeAsk: null,
   tray: loadTray(), marks: null, markEdges: false, socketSerial: 0, traySent: null, announceTray: false,
   straightDown: loadStraightDown(), downSent: null,
@@ -28,6 +28,13 @@ function pill(id, text, kind) { const el = $(id); el.textContent = text; el.data
 function banner(text) { const el = $("banner"); el.textContent = text || ""; el.hidden = !text; }
 function gameMessage(text, isError) {
   const el = $("game-message"); el.textContent = text || ""; el.classList.toggle("error", !!isError);
+  state.errorShown = isError ? performance.now() : 0;
+}
+
+// The table's news (from camera frames) may replace a message, but not the reason a player's own action was
+// just refused: that stays readable for a few seconds.
+function tableNews(text) {
+  if (!state.errorShown || performance.now() - state.errorShown > 6000) { gameMessage(text); }
 }
 
 async function api(method, path, body) {
@@ -48,7 +55,11 @@ async function api(method, path, body) {
     await askCode(data.detail);
     return api(method, path, body);
   }
-  if (!response.ok) { throw new Error(data.detail || `${response.status} ${response.statusText}`); }
+  if (!response.ok) {
+    const error = new Error(data.detail || `${response.status} ${response.statusText}`);
+    error.kind = data.error;  // the server's error name, e.g. StaleGameError
+    throw error;
+  }
   return data;
 }
 
@@ -204,9 +215,12 @@ function onAnswer(msg) {
     showAdvice(msg.advice);
   } else if (msg.game && msg.events === state.game.events) {  // the table's word on bank-or-roll, for this state
     state.frameChoice = msg.next_action ? { action: msg.next_action, expected: msg.expected } : null;
-    if (!state.afterKeep && msg.game.phase === "can_bank_or_roll") { showTurnAdvice(); }
+    const pass = msg.pass_advice || null;
+    const passChanged = JSON.stringify(pass) !== JSON.stringify(state.passAdvice);
+    state.passAdvice = pass;
+    if ((!state.afterKeep && msg.game.phase === "can_bank_or_roll") || passChanged) { showTurnAdvice(); }
   }
-  if (state.game && msg.message && msg.message !== state.lastMessage) { gameMessage(msg.message); }
+  if (state.game && msg.message && msg.message !== state.lastMessage) { tableNews(msg.message); }
   state.lastMessage = msg.message;
   if (state.game && msg.game && msg.events !== state.game.events) { refreshGame(); }
   drawOverlay();
@@ -237,20 +251,41 @@ function showOptions(score) {
 // The advice box: its text, and what it says as data (keep, points, action) for scripts and tests.
 function setAdvice(text, keep, points, action) {
   const el = $("advice");
-  el.textContent = text;
+  el.textContent = text; el.dataset.win = ""; el.title = "";
   el.dataset.keep = (keep || []).join(","); el.dataset.points = points ?? ""; el.dataset.action = action || "";
 }
 
 function expectedText(value) { return typeof value === "number" ? ` (expected ${value.toFixed(0)})` : ""; }
+function chanceText(p) { return typeof p === "number" ? ` · ${(100 * p).toFixed(1)}% to win` : ""; }
 
-// Advice for a roll waiting for a keep: the keep, then bank or roll.
+// The play to show: the one that maximises the chance to win where the advice carries it (a game's advice
+// knows the scores), else the one that maximises the turn's points. Both have keep, points, action and
+// alternatives (each with its keep, points, dice_left and action).
+function bestPlay(advice) {
+  const win = advice && advice.win && advice.win.available ? advice.win : null;
+  return win ? { ...win, byWin: true } : advice;
+}
+
+// Advice for a roll waiting for a keep: the keep, then bank or roll; by the chance to win, and what playing
+// for points alone would do where that differs.
 function showAdvice(advice) {
   if (!advice) { setAdvice("No advice yet"); return; }
+  const play = bestPlay(advice);
   if (advice.throw_again) { setAdvice("Nothing scores: throw the die again", [], 0, "roll"); return; }
-  if (advice.farkle || !advice.keep || !advice.keep.length) { setAdvice("FARKLE: no die scores", [], 0, ""); return; }
-  const then = advice.action ? `, then ${String(advice.action).toUpperCase()}` : "";
-  setAdvice(`Best: keep ${advice.keep.join(" ")} for ${advice.points}${then}${expectedText(advice.expected)}`,
-    advice.keep, advice.points, advice.action);
+  if (play.farkle || !play.keep || !play.keep.length) { setAdvice("FARKLE: no die scores", [], 0, ""); return; }
+  const then = play.action ? `, then ${String(play.action).toUpperCase()}` : "";
+  let text = `Best: keep ${play.keep.join(" ")} for ${play.points}${then}`;
+  if (play.byWin) {
+    text = (play.last_turn ? "Last turn! " : "") + text + chanceText(play.win_probability);
+    const other = play.points_advice;
+    if (other) { text += ` (for points alone: keep ${other.keep.join(" ")}, then ${String(other.action).toUpperCase()})`; }
+    if (play.approximate) { text += " (more than two players: the chance is approximate)"; }
+  } else {
+    text += expectedText(advice.expected);
+  }
+  setAdvice(text, play.keep, play.points, play.action);
+  $("advice").dataset.win = play.byWin ? play.win_probability : "";
+  $("advice").title = advice.win && !advice.win.available ? advice.win.why || "" : "";
 }
 
 // With a game open the advice follows the game, action by action: the keep for a roll waiting for one,
@@ -265,17 +300,24 @@ function showTurnAdvice() {
     const left = st.hot_dice ? "all the dice again (hot dice)" : `${st.dice_to_throw} ${st.dice_to_throw === 1 ? "die" : "dice"}`;
     if (!choice) {
       setAdvice(`Turn total ${st.turn_total}: bank it, or throw ${left}`);
-    } else if (choice.action === "bank") {
-      setAdvice(`Turn total ${st.turn_total}: BANK it${expectedText(choice.expected)}`, [], "", "bank");
     } else {
-      setAdvice(`Turn total ${st.turn_total}: ROLL ${left}${expectedText(choice.expected)}`, [], "", "roll");
+      const worth = choice.win !== undefined ? chanceText(choice.win) : expectedText(choice.expected);
+      setAdvice(choice.action === "bank" ? `Turn total ${st.turn_total}: BANK it${worth}`
+        : `Turn total ${st.turn_total}: ROLL ${left}${worth}`, [], "", choice.action);
     }
   } else if (st.phase === "awaiting_roll") {
-    const passed = st.passed;
-    setAdvice(passed
-      ? `${st.current}: throw the ${passed.dice} dice ${passed.from_player} passed, building on ${passed.total}, `
-        + `or start fresh with ${st.dice_to_throw}`
-      : `${st.current} to throw ${st.dice_to_throw} dice`, [], "", "throw");
+    const passed = st.passed, pass = passed && state.passAdvice;
+    if (pass) {  // the table's word (camera frames): which choice is worth more, less what it passes on
+      const take = `taking is worth ${pass.expected_take.toFixed(0)} and passes on ${pass.gives_take.toFixed(0)}`;
+      const fresh = `fresh is worth ${pass.expected_fresh.toFixed(0)} and passes on ${pass.gives_fresh.toFixed(0)}`;
+      setAdvice(`${st.current}: ${pass.take ? `TAKE the ${passed.dice} passed dice for ${passed.total}` : "START FRESH"}`
+        + ` (${take}; ${fresh})`, [], "", pass.take ? "take" : "fresh");
+    } else {
+      setAdvice(passed
+        ? `${st.current}: throw the ${passed.dice} dice ${passed.from_player} passed, building on ${passed.total}, `
+          + `or start fresh with ${st.dice_to_throw}`
+        : `${st.current} to throw ${st.dice_to_throw} dice`, [], "", "throw");
+    }
   } else if (st.phase === "roll_off") {
     setAdvice(`Roll-off: ${st.legal.roll_off.join(", ")} throw one die each`, [], "", "rolloff");
   } else {
@@ -286,11 +328,13 @@ function showTurnAdvice() {
 // What the advice for the roll just kept said to do after that keep: the advisor valued every keep, and
 // keeps of the same points leaving the same dice lead to the same decision.
 function choiceAfterKeep(advice, previous, st) {
-  if (!advice || advice.farkle) { return null; }
+  const play = bestPlay(advice);
+  if (!play || play.farkle) { return null; }
   const points = st.turn_total - previous.turn_total, left = st.hot_dice ? 0 : st.dice_to_throw;
-  const options = [advice, ...(advice.alternatives || [])];
+  const options = [play, ...(play.alternatives || [])];
   const match = options.find((o) => o.points === points && (o.dice_left === left || (st.hot_dice && o.hot_dice)));
-  return match ? { action: match.action, expected: match.expected } : null;
+  if (!match) { return null; }
+  return play.byWin ? { action: match.action, win: match.win_probability } : { action: match.action, expected: match.expected };
 }
 
 function row(cells) {
@@ -357,7 +401,7 @@ function highlightKeep(dice) {
   const st = state.game.state;
   if (st.phase !== "awaiting_keep" || !state.gameAdvice || !st.roll) { return []; }
   const seen = dice.filter((d) => d.status === "ok").map((d) => d.face).sort().join(",");
-  return seen === [...st.roll].sort().join(",") ? [...(state.gameAdvice.keep || [])] : [];
+  return seen === [...st.roll].sort().join(",") ? [...(bestPlay(state.gameAdvice).keep || [])] : [];
 }
 
 // The marked tray (dashed), or the clicks so far; `at` maps frame fractions to canvas pixels.
@@ -642,11 +686,18 @@ async function openGame(id) {
 
 async function refreshGame() { if (state.gameId) { await openGame(state.gameId); } }
 
-// Apply an action; true when the server took it (a refused one leaves its message and the page as it was).
+// Apply an action to the game as this page last saw it (expected_events: another device's action in between
+// refuses it rather than, say, undoing twice); true when the server took it. A refused one leaves its message
+// and the page as it was, caught up with the game where another device moved it on.
 async function act(action) {
   if (!state.gameId) { return false; }
-  try { setGame(await api("POST", `/api/games/${state.gameId}/actions`, action)); gameMessage(""); return true; }
-  catch (err) { gameMessage(err.message, true); return false; }
+  const body = { ...action, expected_events: state.game.events };
+  try { setGame(await api("POST", `/api/games/${state.gameId}/actions`, body)); gameMessage(""); return true; }
+  catch (err) {
+    if (err.kind === "StaleGameError") { await refreshGame(); }
+    gameMessage(err.message, true);
+    return false;
+  }
 }
 
 function setGame(game) {
@@ -687,7 +738,7 @@ function setGame(game) {
     && game.events === previous.events + 1;
   if (!previous || previous.events !== game.events) {  // a new state (a reload of the same one keeps its advice)
     state.afterKeep = justKept ? choiceAfterKeep(keptAdvice, previous.state, st) : null;
-    state.frameChoice = null; state.gameAdvice = null;
+    state.frameChoice = null; state.gameAdvice = null; state.passAdvice = null;
   }
   showTurnAdvice();
   drawOverlay();
@@ -750,7 +801,7 @@ function takePassed() {
 
 function acceptSuggestion() {
   const st = state.game && state.game.state;
-  const advice = state.gameAdvice;
+  const advice = state.gameAdvice && bestPlay(state.gameAdvice);
   let keep = advice && advice.keep && advice.keep.length ? advice.keep : null;
   if (!keep && st && st.legal.keeps.length) { keep = st.legal.keeps[0].keep; }  // no advisor: most points
   if (!keep) { gameMessage("No suggestion for this roll yet.", true); return; }

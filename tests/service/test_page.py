@@ -29,6 +29,8 @@ import numpy as np
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
+from scoring.pass_advice import advise_pass
+from scoring.presets import get_rules
 from service.app import STATIC_DIR, create_app
 from service.deps import ReaderSlot, get_reader_slot
 from service.settings import Settings
@@ -176,8 +178,8 @@ def launch(sync_api: Any, playwright: Any, y4m: Path | None) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
 
 
-def serve_with(reader_factory: Any, db: Path) -> ThreadedServer:
-    app = create_app(Settings(db_path=db))
+def serve_with(reader_factory: Any, db: Path, **settings: Any) -> ThreadedServer:
+    app = create_app(Settings(db_path=db, **settings))
     slot = ReaderSlot(reader_factory)
     app.dependency_overrides[get_reader_slot] = lambda: slot
     return ThreadedServer(app)
@@ -433,7 +435,10 @@ def wait_for_advice(page: Any, phase: str, **expected: str) -> dict[str, str]:
     if "highlight" in expected:
         checks.append(f"document.querySelector('#overlay').dataset.highlight === {json.dumps(expected['highlight'])}")
     condition = " && ".join(checks)
-    page.wait_for_function(f"(() => {{ const a = document.querySelector('#advice'); return {condition}; }})()")
+    try:
+        page.wait_for_function(f"(() => {{ const a = document.querySelector('#advice'); return {condition}; }})()")
+    except Exception as exc:  # say what the page showed instead
+        raise AssertionError(f"advice for {phase} {expected} never shown; the page shows {advice_of(page)}") from exc
     return advice_of(page)
 
 
@@ -517,3 +522,154 @@ def test_page_plays_a_turn_and_the_advice_follows_every_action(
     assert [e["text"] for e in events["data"]] == [
         "roll 1,2,3,4,6,6", "keep 1", "roll 3,4,5,5,5", "keep 5,5,5", "bank",
     ]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- the table code
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_asks_for_the_table_code_once_keeps_it_and_asks_again_when_refused(
+    browser_kit: Any, tmp_path: Path
+) -> None:
+    code = "TBL-4821"
+    sent: list[tuple[str, str | None]] = []
+    with (
+        serve_with(ExampleReader, tmp_path / "games.sqlite3", table_code=code) as server,
+        browser_kit.sync_playwright() as p,
+    ):
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: sent.append((r.url, r.headers.get("x-table-code"))))
+            page.goto(server.url)
+            # Asked once, before any call that needs the code.
+            page.wait_for_selector("#code-dialog[open]")
+            page.fill("#code-input", code)
+            page.click("#code-form button[type=submit]")
+            page.wait_for_selector('#stream-status[data-state="ok"]', timeout=60_000)  # the WebSocket, with ?code=
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            assert page.evaluate("localStorage.getItem('farklecam.tableCode')") == code
+            api_calls = [(url, header) for url, header in sent if "/api/" in url and not url.endswith("/api/session")]
+            assert api_calls and all(header == code for _, header in api_calls), api_calls
+            # Kept: a reloaded page asks nothing and plays on.
+            page.reload()
+            page.wait_for_selector("#play:not([hidden])")
+            page.wait_for_selector('#stream-status[data-state="ok"]', timeout=60_000)
+            assert not page.locator("#code-dialog").get_attribute("open")
+            # A code the server refuses (changed, mistyped) is forgotten and asked for again; then play goes on.
+            page.evaluate("localStorage.setItem('farklecam.tableCode', 'WRONG-999')")
+            page.reload()
+            page.wait_for_selector("#code-dialog[open]", timeout=30_000)
+            assert "code" in page.inner_text("#code-why").lower()
+            assert page.evaluate("localStorage.getItem('farklecam.tableCode')") is None
+            page.fill("#code-input", code)
+            page.click("#code-form button[type=submit]")
+            page.wait_for_selector("#play:not([hidden])")
+            page.fill("#manual-action", "roll 1,2,3,4,6,6")
+            page.press("#manual-action", "Enter")
+            page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
+            page.wait_for_selector('#stream-status[data-state="ok"]', timeout=60_000)
+        finally:
+            browser.close()
+
+
+# ----------------------------------------------------------------------------- progressive
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_offers_the_passed_dice_and_the_advice_on_taking_them(
+    browser_kit: Any, served: ThreadedServer, tmp_path: Path
+) -> None:
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served.url)
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            # Progressive rules with no opening minimum, so a 100 may be banked and its five dice passed on.
+            page.select_option("#preset", "progressive")
+            page.click("#rule-options summary")
+            page.fill('#option-fields [name="opening_minimum"]', "0")
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            game_id = page.inner_text("#game-id")
+            for action in ("roll 1,2,2,3,5,6", "keep 1,5", "bank"):
+                page.fill("#manual-action", action)
+                page.press("#manual-action", "Enter")
+                page.wait_for_function("document.querySelector('#manual-action').value === ''")
+            # Bob is offered Ann's four dice and her 150, or a fresh start with six (the five in view are neither).
+            page.wait_for_selector('#passed:not([hidden])[data-dice="4"][data-total="150"]')
+            assert "passed 4 dice with 150 points" in page.inner_text("#passed-offer")
+            # The table's advice on it (the camera streams): take it or start fresh, as the advisor weighs them.
+            take = advise_pass(get_rules("progressive").with_options({"opening_minimum": 0}), 150, 4).take
+            shown = wait_for_advice(page, "awaiting_roll", action="take" if take else "fresh", keep="")
+            assert "passes on" in shown["text"] and shown["text"].startswith("Bob: ")
+            # The button throws the dice in view as the passed dice: five are refused, and the offer stands.
+            page.click("#take-passed")
+            page.wait_for_selector("#game-message.error")
+            assert "exactly 4 dice" in page.inner_text("#game-message")
+            assert page.is_visible("#passed")
+            page.fill("#manual-action", "passed-roll 2,5,5,5")
+            page.press("#manual-action", "Enter")
+            wait_for_advice(page, "awaiting_keep", keep="5,5,5", highlight="")
+            assert page.is_hidden("#passed") and page.get_attribute("#turn", "data-turn-total") == "150"
+        finally:
+            browser.close()
+    events = httpx.get(f"{served.url}/api/games/{game_id}/events").json()
+    assert [e["text"] for e in events["data"]] == [
+        "roll 1,2,2,3,5,6", "keep 1,5", "bank", "passed-roll 2,5,5,5",
+    ]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- advice by the chance to win
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_shows_the_play_to_win_when_the_advice_carries_it(browser_kit: Any, served: ThreadedServer) -> None:
+    """Where a game's advice carries a solved ``win`` block, its keep is the one shown, ringed and accepted."""
+    win = {
+        "available": True, "scores": [0, 12000], "opponent": 12000, "last_turn": True, "farkle": False,
+        "keep": [1, 1], "points": 200, "dice_left": 4, "action": "roll", "win_probability": 0.0421,
+        "alternatives": [{"keep": [1], "points": 100, "dice_left": 5, "action": "roll", "win_probability": 0.04,
+                          "bank_probability": 0.0, "roll_probability": 0.04}],
+        "points_advice": {"keep": [1, 1], "action": "bank"}, "approximate": False,
+    }  # fmt: skip
+
+    def with_win(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, json={**response.json(), "win": win})
+
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page()
+            page.route("**/api/games/*/advice", with_win)
+            page.goto(served.url)
+            page.click("#rule-options summary")
+            page.fill('#option-fields [name="opening_minimum"]', "0")  # so that 200 may be banked
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            page.fill("#manual-action", "roll 1,1,2,3,4,6")
+            page.press("#manual-action", "Enter")
+            shown = wait_for_advice(page, "awaiting_keep", keep="1,1", action="roll")
+            assert "Last turn!" in shown["text"] and "4.2% to win" in shown["text"]
+            assert "for points alone: keep 1 1, then BANK" in shown["text"]
+            page.click("#accept")
+            # After the keep, bank-or-roll by the chance to win of the keep made.
+            shown = wait_for_advice(page, "can_bank_or_roll", keep="", action="roll")
+            assert "4.2% to win" in shown["text"]
+            # Another device banks first: the page's own bank is refused (not applied twice), and it catches up.
+            game_id = page.inner_text("#game-id")
+            moved = httpx.post(f"{served.url}/api/games/{game_id}/actions", json={"type": "bank", "expected_events": 2})
+            assert moved.status_code == 200, moved.text
+            page.click("#bank")
+            page.wait_for_selector("#game-message.error")
+            assert "moved on" in page.inner_text("#game-message")
+            shown = wait_for_advice(page, "awaiting_roll", keep="", action="throw")
+            assert shown["text"].startswith("Bob to throw 6 dice")
+        finally:
+            browser.close()
+    events = httpx.get(f"{served.url}/api/games/{game_id}/events").json()
+    assert [e["text"] for e in events["data"]] == ["roll 1,1,2,3,4,6", "keep 1,1", "bank"]
