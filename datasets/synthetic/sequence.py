@@ -364,7 +364,7 @@ def render_game_video(
         width: frame width in pixels.
         height: frame height in pixels.
         fps: frames per second.
-        small_dice: 1.2 cm dice in a large tray (dice 15-25 px across).
+        small_dice: 1.3 cm dice (about 25-35 px across) instead of 1.6-2.2 cm.
         unseen: post-process every frame with :func:`unseen_look` (a look the reader did not train on).
         truths: if given, each throw's :class:`ThrowTruth` is appended when its dice come to rest.
         max_tumble_seconds: stop waiting for the dice to rest after this long.
@@ -375,9 +375,10 @@ def render_game_video(
     rng = np.random.default_rng([seed, SEQUENCE_STREAM, 2])
     tray, floor, wall = sample_tray(rng)
     _, styles, sizes = dice_specs(rng)
-    if small_dice:
-        tray = Tray(float(rng.uniform(34, 40)), float(rng.uniform(26, 30)), tray.wall_h, tray.wall_t)
-        sizes = [1.2] * len(sizes)
+    # a dice tray a webcam frames whole: 16-24 cm wide, so 1.6-2.2 cm dice span about 35-60 px at 640x480
+    tray_w = float(rng.uniform(16, 24))
+    tray = Tray(tray_w, tray_w * float(rng.uniform(0.6, 0.9)), min(tray.wall_h, 3.5), tray.wall_t)
+    sizes = [1.3 if small_dice else float(rng.uniform(1.6, 2.2)) for _ in sizes]
     light = sample_light(rng)
     look = unseen_look(rng) if unseen else None
     steps = max(1, round(1.0 / fps / TIME_STEP))
