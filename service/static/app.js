@@ -609,8 +609,8 @@ function buildOptionFields(options) {
       for (const c of o.choices || []) { input.append(new Option(c, c)); }
     } else {
       input = document.createElement("input"); input.type = "number"; input.inputMode = "numeric";
-      if (o.low !== undefined && o.low !== null) { input.min = o.low; }  // the allowed range, where the server says it
-      if (o.high !== undefined && o.high !== null) { input.max = o.high; }
+      if (o.min !== undefined && o.min !== null) { input.min = o.min; }  // the allowed range, where the server says it
+      if (o.max !== undefined && o.max !== null) { input.max = o.max; }
       if (o.step) { input.step = o.step; }
     }
     input.name = o.name; input.dataset.type = o.type;

@@ -473,6 +473,11 @@ def test_page_plays_a_turn_and_the_advice_follows_every_action(
             page.click("#rule-options summary")
             three_ones = page.locator('#option-fields [name="three_ones"]')
             assert three_ones.input_value() == "1000"  # the preset's value
+            three_ones.fill("9950")  # past the option's range: the server's reason is shown, no game starts
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_function("document.querySelector('#new-game-message').textContent.includes('three_ones')")
+            assert "2000" in page.inner_text("#new-game-message") and page.is_hidden("#play")
             three_ones.fill("2000")
             page.wait_for_selector('#rules-changed[data-changed="1"]')
             assert page.evaluate(NO_SIDEWAYS_SCROLL), "the rule options push the page sideways"
