@@ -38,7 +38,7 @@ Rule readings chosen where the texts leave room:
   order, until one leads.
 * Rule change (``ChangeRules``, the tournament final's switch to progressive): only
   at the start of a turn, before its first throw. The game takes the preset's
-  scoring and play options but keeps its own target, exact-target and tie rules
+  scoring and play options but keeps its own target, exact-target, last-round and tie rules
   (:func:`changed_rules`); a piggyback offer stands only if the new rules piggyback.
 """
 
@@ -102,13 +102,15 @@ def step(state: GameState, action: Action, rules: Rules, *, auto_farkle: bool = 
 
 
 def changed_rules(rules: Rules, action: ChangeRules) -> Rules:
-    """The rules after ``action``: the preset's, with the game's target, exact-target and tie rules kept.
+    """The rules after ``action``: the preset's, with the game's target, exact-target, last-round and tie rules kept.
 
     Raises:
         InvalidRulesError: an unknown preset (the message lists them).
     """
     preset = get_rules(action.preset)
-    return replace(preset, target=rules.target, exact_target=rules.exact_target, tie=rules.tie)
+    return replace(
+        preset, target=rules.target, exact_target=rules.exact_target, last_round=rules.last_round, tie=rules.tie
+    )
 
 
 # ---------------------------------------------------------------------------- transitions

@@ -24,3 +24,10 @@ def test_last_round_off_ends_the_game_at_once() -> None:
     game = reach_target(False)
     assert game.is_over
     assert game.state.winners == ("Ann",)
+
+
+def test_a_rule_change_keeps_the_games_last_round() -> None:
+    rules = get_rules("house").with_options({"last_round": False})
+    game = Game(rules, ("Ann", "Bob"), first_player="Ann")
+    game.apply("rules progressive")
+    assert game.rules.piggyback and game.rules.last_round is False

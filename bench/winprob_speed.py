@@ -1,0 +1,72 @@
+"""Time a two-player win table's solve and the advice read from it.
+
+Solves the table from scratch (a fresh cache directory), prints CPU and wall
+seconds and the two anchors' quantities, then times :func:`scoring.winprob.advise_win`
+on random positions: the first roll of a turn (its states swept once) and again
+(memoised).
+
+Run: ``python bench/winprob_speed.py --rules busche-neller --set last_round=false``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scoring import winprob
+from scoring.presets import get_rules
+
+
+def main() -> None:
+    """Print the figures as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rules", default="boxed")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--positions", type=int, default=30)
+    args = parser.parse_args()
+    rules = get_rules(args.rules).with_settings(args.set)
+    os.environ["FARKLECAM_CACHE_DIR"] = tempfile.mkdtemp(prefix="winprob-speed-")
+    wall, cpu = time.perf_counter(), time.process_time()
+    table = winprob.solve_win(rules)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    rng = random.Random(1)
+    goal = rules.target // 50
+    first, again = [], []
+    for _ in range(args.positions):
+        scores = (rng.randrange(goal) * 50, rng.randrange(goal) * 50)
+        roll = tuple(rng.randint(1, 6) for _ in range(rules.dice))
+        start = time.perf_counter()
+        winprob.advise_win(roll, rules, scores)
+        first.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        winprob.advise_win(roll, rules, scores)
+        again.append(time.perf_counter() - start)
+    first.sort()
+    again.sort()
+    print(
+        json.dumps(
+            {
+                "rules": rules.to_dict(),
+                "solve_cpu_s": round(cpu, 1),
+                "solve_wall_s": round(wall, 1),
+                "first_player_win": round(table.first_player_win, 5),
+                "compensation": table.compensation(),
+                "advice_first_ms_median": round(1000 * first[len(first) // 2], 2),
+                "advice_first_ms_max": round(1000 * first[-1], 2),
+                "advice_again_ms_median": round(1000 * again[len(again) // 2], 3),
+                "load_average": os.getloadavg()[0],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
