@@ -16,8 +16,11 @@ would do where that differs. A score at or past the target among the others
 means this is the player's last turn (``last_round``): the advice then plays to
 beat the best score (exact for two players; players still to take their last
 turn after this one are not counted). Otherwise, with more than two
-players the best-placed opponent is treated as the only one: an approximation,
-measured in ``bench/winprob_multiplayer.py`` (see CHANGELOG).
+players the best-placed opponent is treated as the only one: an approximation.
+``python bench/winprob_multiplayer.py --games 300 --players 3 --target 10000``
+measured it over-confident (it gave the player to move 0.408 on average where
+they won 0.340) and no stronger than maximising points (one seat playing it won
+0.343 of games against two points maximisers; to 2,000 points, 0.293 of 600).
 """
 
 from __future__ import annotations
