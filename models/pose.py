@@ -245,6 +245,7 @@ class _Tally:
     fn: int = 0
     unsure_lean: int = 0
     unsure_flat: int = 0
+    lean_flat: int = 0
     no_normal: int = 0
 
     def row(self) -> dict[str, float]:
@@ -262,6 +263,7 @@ class _Tally:
             "cocked_recall": round(self.tp / leaning, 3) if leaning else float("nan"),
             "cocked_precision": round(self.tp / calls, 3) if calls else float("nan"),
             "leaning_uncertain": self.unsure_lean,
+            "leaning_read_flat": self.lean_flat,
             "flat_uncertain": self.unsure_flat,
             "dice_without_normal": self.no_normal,
         }
@@ -345,6 +347,7 @@ def _count(
     tally.fn += int((leaning & ~cocked).sum())
     tally.unsure_lean += int((unsure & leaning).sum())
     tally.unsure_flat += int((unsure & ~leaning).sum())
+    tally.lean_flat += int((seen & leaning & ~cocked & ~unsure).sum())
 
 
 def _train(args: argparse.Namespace) -> int:
