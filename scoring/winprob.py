@@ -113,8 +113,9 @@ def _name(rules: Rules) -> str:
 def _cached(rules: Rules) -> WinTable | None:
     """The table from memory or the disk cache (kept in memory then), or ``None``."""
     key = _name(rules)
-    table = _MEMORY.get(key)
+    table = _MEMORY.pop(key, None)
     if table is not None:
+        _MEMORY[key] = table  # most recently used last: the first entry is the one to forget
         return table
     arrays = policy_cache.load_arrays(key, ("V", "meta"))
     if arrays is None:
