@@ -747,7 +747,7 @@ function setGame(game) {
     api("GET", `/api/games/${game.id}/advice`).then((a) => {
       if (!state.game || state.game.id !== game.id || state.game.events !== events) { return; }  // moved on
       state.gameAdvice = a; showTurnAdvice(); drawOverlay();
-    }).catch(() => {});
+    }).catch((err) => { if (state.game && state.game.events === events) { setAdvice(`No advice: ${err.message}`); } });
   }
   connect();
 }
