@@ -130,14 +130,9 @@ def chance_for(rules: Rules) -> Chance:
 
 
 def _single(chance: Chance, rules: Rules) -> tuple[float, float]:
-    return turn_dp.single_die(_as_tables(chance), rules.single_die_throws)
-
-
-def _as_tables(chance: Chance) -> Any:
-    class _T:
-        pf = chance.pf
-
-    return _T
+    """``(G, q**throws)`` for one die thrown up to ``single_die_throws`` times (as :func:`turn_dp.single_die`)."""
+    q = float(chance.pf[1])
+    return sum(q**k for k in range(rules.single_die_throws)), q**rules.single_die_throws
 
 
 # ---------------------------------------------------------------------- one last turn
@@ -346,7 +341,7 @@ def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: b
     padded = ch.dense < 0
     sentinel = width * d
     if rules.must_roll_after_hot_dice and not rules.exact_target and not rules.last_round:
-        dec[:, 0, :] = ch.hot_then_bank
+        dec[:width, 0, :] = ch.hot_then_bank  # not the -inf padding row
     bank_v, bank_b = bank_values(ctx, i2, j2, f2, np.arange(top)[None, :])
     allowed = np.arange(top)[None, :] >= np.maximum(bmin_units(rules, i), 1)[:, None]
     bank_v = np.ascontiguousarray(np.where(allowed, bank_v, NEG).T)

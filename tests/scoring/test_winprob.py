@@ -37,6 +37,8 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ("busche-neller", {"target": 250, "exact_target": True, "last_round": False}),
         ("house", {"target": 250, "exact_target": True, "turn_minimum": 100, "opening_minimum": 150}),
         ("busche-neller", {"target": 150, "last_round": True}),
+        ("elizabethan", {"target": 300, "last_round": False, "opening_minimum": 0, "turn_minimum": 100}),
+        ("boxed", {"target": 250, "last_round": False, "opening_minimum": 0, "must_roll_after_hot_dice": True}),
     ],
 )
 def test_table_equals_naive_value_iteration(

@@ -3,8 +3,9 @@
 Plain recursion over (my score, their score, turn total, dice) on the set-aside
 enumerator itself (no merged tables, no numpy), and Jacobi value iteration on the
 turn-start table until it stops moving. Only small targets are practical.
-Supports the opening minimum, ``last_round`` and ``exact_target``; not
-must-roll-after-hot-dice, single-die throws or penalties.
+Supports the opening and turn minimums, ``last_round``, ``exact_target``, the
+Elizabethan single-die throws and (without a last round or exact target)
+must-roll-after-hot-dice; not penalties.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from scoring.setasides import legal_set_asides
 STEP = 50
 
 
-def _throws(rules: Rules, n: int) -> list[tuple[float, list[tuple[int, int]]]]:
+def _throws(rules: Rules, n: int) -> list[tuple[float, list[tuple[int, int, bool]]]]:
     out = []
     for roll, p in roll_outcomes(n):
-        keeps = [(o.points // STEP, rules.dice if o.hot_dice else o.dice_left) for o in legal_set_asides(roll, rules)]
+        keeps = [
+            (o.points // STEP, rules.dice if o.hot_dice else o.dice_left, o.hot_dice)
+            for o in legal_set_asides(roll, rules)
+        ]
         out.append((float(p), keeps))
     return out
 
@@ -35,6 +39,14 @@ def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int 
     goal = rules.target // STEP
     throws = {n: _throws(rules, n) for n in range(1, rules.dice + 1)}
 
+    d = rules.dice
+    # must roll after hot dice, past the target: a keep leaving dice wins, a roll of only hot keeps rolls again
+    p_cold = sum(p for p, keeps in throws[d] if any(not hot for _, _, hot in keeps))
+    p_only_hot = sum(p for p, keeps in throws[d] if keeps and all(hot for _, _, hot in keeps))
+    hot_past_target = p_cold / (1.0 - p_only_hot)
+    q1 = sum(p for p, keeps in throws[1] if not keeps)
+    tries = rules.single_die_throws
+
     def bmin(score: int) -> int:
         return -(-rules.bank_minimum(score > 0) // STEP)
 
@@ -44,7 +56,7 @@ def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int 
         value = 0.0
         for p, keeps in throws[n]:
             best = 0.0
-            for pts, left in keeps:
+            for pts, left, _hot in keeps:
                 best = max(best, after_keep(score, need, t + pts, left, exact))
             value += p * best
         return value
@@ -94,9 +106,13 @@ def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int 
                             value += p * farkle
                             continue
                         best = -1.0
-                        for pts, left in keeps:
+                        for pts, left, hot in keeps:
                             u = t + pts
-                            stay = bank_value(u) if u >= max(bmin(i), 1) else -1.0
+                            forced = hot and rules.must_roll_after_hot_dice
+                            if forced and i + u >= goal:
+                                best = max(best, hot_past_target)
+                                continue
+                            stay = bank_value(u) if u >= max(bmin(i), 1) and not forced else -1.0
                             done = (not rules.exact_target) and stay == 1.0
                             if not done and not (
                                 rules.last_round and not rules.exact_target and i + u >= goal + margin
@@ -104,6 +120,9 @@ def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int 
                                 stay = max(stay, throw(u, left))
                             best = max(best, stay)
                         value += p * best
+                    if n == 1 and tries > 1:  # a missed single die is thrown again, up to `tries` times
+                        success = value - q1 * farkle
+                        value = success * sum(q1**k for k in range(tries)) + q1**tries * farkle
                     memo[(t, n)] = value
                     return value
 
