@@ -38,11 +38,11 @@ from vision.marked_tray import MarkedTrays
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reader_config import ReaderConfig, config_override
-from vision.reading import DieStatus, Reading, TrayState
+from vision.reading import DieStatus, Reading
 from vision.support import may_lean, near_picture_edge
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
-from vision.tray_trust import tray_state
+from vision.tray_trust import off_tray_calls
 from vision.upright import UprightView, straight_down_view, upright_view
 from vision.view_search import VerticalMemory
 
@@ -305,9 +305,8 @@ class DiceReader:
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
         inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
-        trust = tray_state(frame, tray, found.xyxy, inside < self.config.off_tray_min_inside)
-        if trust == TrayState.UNSURE:
-            inside = np.ones(len(found), np.float32)  # an outline the picture speaks against calls no die off
+        # An outline found in the picture calls a die off only where the picture backs it (vision.tray_trust).
+        trust, off = off_tray_calls(frame, tray, found.xyxy, inside, self.config.off_tray_min_inside)
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
             scores = scores.with_cocked(judged.cocked, judged.probability)
@@ -318,12 +317,12 @@ class DiceReader:
             scores = scores.flat(scores.cocked & ~judged.cocked)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
-            on_floor = inside >= self.config.off_tray_min_inside
+            on_floor = ~off
             scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, size))
         cut = None
         if self.config.cut_die_margin_px is not None:
             cut = near_picture_edge(found.xyxy, size, self.config.cut_die_margin_px)
-        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, cocked_min_conf, cut=cut)
+        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, off, cocked_min_conf, cut=cut)
         return dataclasses.replace(
             found,
             face=face,
@@ -344,12 +343,16 @@ class DiceReader:
         xyxy: npt.NDArray[np.float32],
         scores: FaceScores,
         inside: npt.NDArray[np.float32],
+        off: npt.NDArray[np.bool_],
         cocked_min_conf: float,
         cut: npt.NDArray[np.bool_] | None = None,
     ) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
     ]:
         """Combine classifier, pips and tray into faces, confidences and statuses.
+
+        ``inside`` is each die's footprint inside the tray (kept as ``data["in_tray"]``), ``off``
+        the dice called off the tray (:func:`vision.tray_trust.off_tray_calls`).
 
         ``cut`` marks the dice the picture's edge cuts (``ReaderConfig.cut_die_margin_px``):
         where one would be called cocked, it reads ``uncertain`` with its best face instead.
@@ -385,7 +388,7 @@ class DiceReader:
         status[cocked] = DieStatus.COCKED.value
         status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
         status[doubted] = DieStatus.UNCERTAIN.value
-        status[inside < cfg.off_tray_min_inside] = DieStatus.OFF_TRAY.value
+        status[off] = DieStatus.OFF_TRAY.value
         return face, face_conf.astype(np.float32), status, data
 
     def read_path(self, path: str | Path) -> Reading:

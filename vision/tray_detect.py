@@ -20,7 +20,6 @@ __all__ = [
     "ARUCO_DICTIONARY",
     "FLOOR_TOLERANCE",
     "detect_tray",
-    "floor_limit",
     "lab_distance",
     "tray_from_aruco",
     "work_lab",
@@ -80,15 +79,6 @@ def work_lab(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], flo
         src = np.asarray(cv2.pyrDown(src), dtype=np.uint8)
     small = cv2.resize(src, small_size, interpolation=cv2.INTER_LINEAR)
     return cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32), scale
-
-
-def floor_limit(floor_distances: npt.NDArray[np.float32], tolerance: float = FLOOR_TOLERANCE) -> float:
-    """The largest colour distance still counted as floor, given the floor's own pixels' distances.
-
-    A floor varies (felt, grain, shading): three times its median distance from its
-    colour, and never less than ``tolerance``.
-    """
-    return max(tolerance, 3.0 * float(np.median(floor_distances)))
 
 
 def _ring_masks(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> list[npt.NDArray[np.bool_]]:
@@ -276,7 +266,8 @@ def _floor_outline(
     """The outline of the region of ``colour`` that ``seeds`` fall in, or None if it is no tray."""
     sh, sw = lab.shape[:2]
     dist = lab_distance(lab - colour)
-    raw_mask = (dist < floor_limit(dist[seeds], limits.tolerance)).astype(np.uint8)
+    spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
+    raw_mask = (dist < max(limits.tolerance, 3.0 * spread)).astype(np.uint8)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     opened = cv2.morphologyEx(raw_mask, cv2.MORPH_OPEN, kernel)
     mask = np.asarray(cv2.morphologyEx(opened, cv2.MORPH_CLOSE, kernel), dtype=np.uint8)

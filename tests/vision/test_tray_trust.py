@@ -14,7 +14,7 @@ from vision.reader import DiceReader, ReaderConfig
 from vision.reading import DieStatus, Reading, TrayState
 from vision.tray import TrayOutline, classify_off_tray
 from vision.tray_detect import detect_tray
-from vision.tray_trust import floor_goes_on, tray_state
+from vision.tray_trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
 
 
 def table(seed: int = 0) -> np.ndarray:
@@ -123,3 +123,35 @@ def test_a_table_with_no_tray_reads_none_and_calls_nothing_off() -> None:
     reading = reader_with(boxes, None).read(frame)
     assert reading.status.tolist() == ["ok", "ok"]
     assert reading.tray_state in ("none", "unsure") and reading.to_dict()["tray"] == reading.tray_state
+
+
+def test_a_found_floor_does_not_call_off_a_die_reaching_half_its_side_into_it() -> None:
+    frame, _boxes = _tray_scene()
+    outline = detect_tray(frame, _boxes)
+    assert outline is not None
+    # A die on the floor's right edge, as on a tray's sloped wall: its base (the lower half) mostly outside.
+    xs = np.arange(640, dtype=np.float32)
+    x_edge = float(xs[outline.contains(np.column_stack([xs, np.full(640, 220, np.float32)]))].max())
+    edge = np.array([[x_edge - 30, 200, x_edge + 10, 240], [600, 300, 630, 330]], np.float32)
+    inside = np.array([0.3, 0.0], np.float32)
+    assert reach_into(edge, outline)[0] >= REACH_ON_TRAY > reach_into(edge, outline)[1]
+    state, off = off_tray_calls(frame, outline, edge, inside, 0.5)
+    assert state == TrayState.FOUND and off.tolist() == [False, True]
+    marked = TrayOutline(outline.polygon, source="corners")
+    assert off_tray_calls(frame, marked, edge, inside, 0.5)[1].tolist() == [True, True]
+    nothing, none_off = off_tray_calls(frame, None, edge, inside, 0.5)
+    assert nothing == TrayState.NONE and none_off.tolist() == [False, False]
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.floats(-200, 800), y=st.floats(-200, 700), side=st.floats(4, 80))
+def test_reach_is_positive_inside_and_negative_clear_of_the_outline(x: float, y: float, side: float) -> None:
+    outline = TrayOutline(np.array(LEFT, np.float32), source="auto")
+    box = np.array([[x, y, x + side, y + side]], np.float32)
+    corners = np.array([[x, y], [x + side, y], [x, y + side], [x + side, y + side]], np.float32)
+    reach = float(reach_into(box, outline)[0])
+    if outline.contains(corners).all():
+        assert reach > 0
+    elif not outline.contains(corners).any() and not (x < 380 and x + side > 20 and y < 460 and y + side > 20):
+        assert reach <= 0
+    assert reach <= 0.5 * 440 / side + 1e-3  # never deeper than the outline's half width
