@@ -32,6 +32,7 @@ from scoring.pass_advice import PassAdvice, advise_pass, expected_gift
 from scoring.rules import Rules
 from scoring.setasides import SetAside, legal_set_asides
 from scoring.solver import solve
+from service.usecases.scoring import win_block
 from vision.camera import Frame
 from vision.reading import Reading
 from vision.settle import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
@@ -84,6 +85,8 @@ class TableView:
         roll_off: during the roll-off, the contenders still to throw their one die (the first throws next).
         pass_advice: progressive, a pass on offer: take the passed dice or start fresh, weighing what each
             choice passes on to the next player (:func:`scoring.pass_advice.advise_pass`).
+        win: for ``roll``, the keep and bank/roll that maximise the chance to win from the game's scores
+            (:func:`service.usecases.scoring.win_block`; ``available: false`` until the rules are solved).
     """
 
     frame_index: int
@@ -109,6 +112,7 @@ class TableView:
     events: int = field(default=0)
     pass_advice: PassAdvice | None = None
     roll_off: tuple[str, ...] = ()
+    win: dict[str, Any] | None = None
 
     @property
     def keep_faces(self) -> tuple[int, ...]:
@@ -143,6 +147,7 @@ class TableView:
             "events": self.events,
             "pass_advice": None if self.pass_advice is None else self.pass_advice.to_dict(),
             "roll_off": list(self.roll_off),
+            "win": self.win,
         }
 
 
@@ -436,7 +441,21 @@ class TableSession:
                 events=len(game.events),
                 pass_advice=self._pass_advice(),
                 roll_off=game.legal_actions().roll_off if game.phase is Phase.ROLL_OFF else (),
+                win=self._win(roll),
             )
+
+    def _win(self, roll: tuple[int, ...] | None) -> dict[str, Any] | None:
+        """Advice by the chance to win for ``roll``, from the scores in turn order (None when not a question)."""
+        game = self.game
+        player, last = game.current_player, game.last_round
+        if not roll or player is None or len(game.players) < 2 or (last is not None and last.extra_rounds > 0):
+            return None
+        seat = game.players.index(player)
+        order = game.players[seat:] + game.players[:seat]
+        try:
+            return win_block(roll, self.rules, [game.scores[p] for p in order], turn_total=game.turn_total, solve=False)
+        except FarkleError:  # a score past the target, say: no win advice rather than no table
+            return None
 
     def _pass_advice(self) -> PassAdvice | None:
         """Take the pass or start fresh, while a pass is on offer and nothing is thrown yet."""

@@ -227,6 +227,7 @@ class TableStream:
                 "game": state_public(game),
                 "events": view.events,
                 "pass_advice": None if view.pass_advice is None else view.pass_advice.to_dict(),
+                "win": view.win,
             }
 
     def command(self, text: str) -> dict[str, Any]:

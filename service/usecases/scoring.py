@@ -9,7 +9,7 @@ from farklecam.errors import ModelLoadError
 from scoring.rules import Rules
 from scoring.setasides import legal_set_asides, validate_roll
 
-__all__ = ["advice_for", "score_roll"]
+__all__ = ["advice_for", "score_roll", "win_block"]
 
 
 def score_roll(roll: tuple[int, ...], rules: Rules) -> dict[str, Any]:
@@ -56,15 +56,29 @@ def advice_for(
     )
     advice: dict[str, Any] = found.to_dict()
     if scores is not None:
-        from scoring.winprob import advise_win, check_scores, ready
-
-        check_scores(rules, scores, turn_total)
-        if solve or ready(rules, scores):
-            advice["win"] = {"available": True, **advise_win(faces, rules, scores, turn_total=turn_total).to_dict()}
-        else:
-            advice["win"] = {
-                "available": False,
-                "why": "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "
-                "with the same rules once (it takes minutes, then it is cached)",
-            }
+        advice["win"] = win_block(faces, rules, scores, turn_total=turn_total, solve=solve)
     return advice
+
+
+def win_block(
+    faces: tuple[int, ...], rules: Rules, scores: Sequence[int], *, turn_total: int = 0, solve: bool = True
+) -> dict[str, Any]:
+    """The ``win`` block of advice: :func:`scoring.winprob.advise_win` plus ``available``.
+
+    With ``solve`` off, a rule set whose table is not solved yet answers ``available: false`` and
+    how to solve it, instead of minutes of solving (a server answering a request or a frame).
+
+    Raises:
+        InvalidDiceError: a bad roll.
+        IllegalActionError: scores :func:`scoring.winprob.check_scores` refuses.
+    """
+    from scoring.winprob import advise_win, check_scores, ready
+
+    check_scores(rules, scores, turn_total)
+    if solve or ready(rules, scores):
+        return {"available": True, **advise_win(faces, rules, scores, turn_total=turn_total).to_dict()}
+    return {
+        "available": False,
+        "why": "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "
+        "with the same rules once (it takes minutes, then it is cached)",
+    }
