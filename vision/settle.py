@@ -7,7 +7,9 @@ settled frames. :class:`SettleDetector` does it in four steps. (1) The **motion
 gate** (:class:`MotionGate`) compares a small blurred grey thumbnail of every frame
 with the previous one (well under a millisecond), so the reader runs on still
 frames only, and once a throw is latched (or the tray is seen empty) it runs on
-none until the picture changes: a table whose dice rest costs a thumbnail a frame.
+none until the picture changes, or once a ``recheck_seconds`` (a small die rolling
+in can stay under the gate): a resting table costs a thumbnail a frame and a read
+a second.
 (2) The **settle window** follows each die of the still frames' reads: a die that
 slid from where the window first saw it (by ``still_shift`` of its size), a die that
 appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
@@ -115,6 +117,8 @@ class SettleConfig:
         match_iou: IoU above which two boxes of two reads are the same die (and a die is where a reported one sat).
         still_shift: a die whose centre moved more than this share of its size since the window began still moves.
         max_missed: a die missing from this many reads in a row has left the tray (the count changed).
+        recheck_seconds: resting dice (or an empty tray) are read again after this long even if the picture
+            seems unchanged (a small die's roll can stay under the gate's thresholds).
         min_presence: share of the reads a die must appear in to count (drops flickering false boxes).
         min_clear: share of a die's reads that must tell its face (or status) for a vote (else ``uncertain``).
         min_agreement: share of a die's clear reads that must agree on its face (else ``uncertain``).
@@ -131,6 +135,7 @@ class SettleConfig:
     match_iou: float = 0.5
     still_shift: float = 0.2
     max_missed: int = 2
+    recheck_seconds: float = 1.0
     min_presence: float = 0.6
     min_clear: float = 0.3
     min_agreement: float = 0.75
@@ -151,8 +156,11 @@ class SettleConfig:
         for name in ("gate_width", "min_reads", "read_every", "max_missed"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, but got {value!r}")
-        if self.settle_seconds < 0:
-            raise ValueError(f"settle_seconds must be >= 0, but got {self.settle_seconds!r}")
+        if self.settle_seconds < 0 or self.recheck_seconds <= 0:
+            raise ValueError(
+                f"settle_seconds must be >= 0 and recheck_seconds > 0, but got {self.settle_seconds!r} and "
+                f"{self.recheck_seconds!r}"
+            )
         if not 0 <= self.pixel_threshold <= 255:
             raise ValueError(f"pixel_threshold must be in 0..255, but got {self.pixel_threshold!r}")
         if self.max_read_fps is not None and self.max_read_fps <= 0:
@@ -416,7 +424,8 @@ class SettleDetector:
         """Whether to read this frame: still, not resting unchanged since a latch, due; call once per frame."""
         if moving:
             return False
-        if self._held is not None and not self.gate.changed_from(self._held_thumb):
+        recheck = timestamp - self._last_read_time >= self.config.recheck_seconds
+        if self._held is not None and not recheck and not self.gate.changed_from(self._held_thumb):
             return False
         if self._held is None and self._mature(timestamp):
             return False  # the window has what it needs: settle now rather than after one more read

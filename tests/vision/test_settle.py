@@ -392,7 +392,20 @@ def test_resting_latched_dice_are_not_read_again_until_the_picture_changes() -> 
     for frame in table:
         detector.step(frame, Counting())
     still = sum(s["phase"] == "settled" for s in table.sidecars)
-    assert still == 90 and reads < 30  # the settle window's reads (0.5 s at 30 fps, once more on landing), then none
+    assert still == 90 and reads < 30  # the settle window's reads (0.5 s at 30 fps), then one a second
+
+
+def test_resting_dice_are_read_again_once_a_recheck_time() -> None:
+    detector = SettleDetector(SettleConfig(settle_seconds=0.2, min_reads=2, recheck_seconds=1.0))
+    reader = type("Six", (), {"read": staticmethod(lambda image: SIX)})()
+    at_latch, latched_at = 0, 0.0
+    for i in range(int(4.0 * FPS)):
+        state = detector.step(Frame(np.zeros((24, 32, 3), np.uint8), i, i / FPS), reader)
+        if state.is_new:
+            at_latch, latched_at = detector.reads, i / FPS
+        assert state.phase is not SettlePhase.SETTLED or at_latch == detector.reads  # reported once
+    rest = 4.0 - 1 / FPS - latched_at
+    assert detector.reads - at_latch == int(rest)  # one read a second while the picture does not change
 
 
 @settings(max_examples=40, deadline=None)
