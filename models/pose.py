@@ -264,6 +264,7 @@ class _Tally:
             "cocked_precision": round(self.tp / calls, 3) if calls else float("nan"),
             "leaning_uncertain": self.unsure_lean,
             "leaning_read_flat": self.lean_flat,
+            "flat_called_cocked": self.fp,
             "flat_uncertain": self.unsure_flat,
             "dice_without_normal": self.no_normal,
         }
