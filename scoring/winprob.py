@@ -185,7 +185,7 @@ def _turn(rules: Rules, i: int, j: int) -> winprob_dp.Sweep:
     """Every state of one turn from ``(i, j)`` (units), its farkle worth from the table: a few ms, memoised."""
     ctx = _context(rules)
     f = np.array([1.0 - float(ctx.v[j, i])])
-    return winprob_dp.sweep(ctx, np.array([i]), np.array([j]), f, keep_throw=True)
+    return winprob_dp.sweep(ctx, np.array([i]), np.array([j]), f, keep_throw=True, slopes=False)
 
 
 # ---------------------------------------------------------------------- advice

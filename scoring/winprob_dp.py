@@ -311,8 +311,12 @@ class Sweep:
     throw: Any
 
 
-def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: bool = False) -> Sweep:
+def sweep(
+    ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: bool = False, slopes: bool = True
+) -> Sweep:
     """Solve the turns of scenarios ``(i[k], j[k])`` with farkle values ``f[k]``, down to total ``t_min``.
+
+    ``slopes`` off skips the derivatives in ``F`` (advice only reads values: about half the work).
 
     Scenarios sit on the last (contiguous) axis, sorted by their cap so that the
     ones still below it at total ``t`` are a prefix: each step is a gather of
@@ -363,32 +367,31 @@ def sweep(ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: b
         idx = np.where(padded, sentinel, ch.dense + t * d)
         vals = flat[idx, :n]
         best = vals.max(axis=1)
-        best_b = np.where(vals >= best[:, None, :], flatb[idx, :n], NEG).max(axis=1)
         w = prob_t @ best
-        wb = prob_t @ best_b
         fr = f[:n]
         if extra:
             w[1] = w[1] * g1 + (q1 - pf[1, 0]) * fr
-            wb[1] = wb[1] * g1 + (q1 - pf[1, 0])
         w += pf * fr
-        wb += pf
         if throw is not None:
             throw[t, :, :n] = w
         bank = bank_v[t, :n]
-        bankb = bank_b[t, :n]
         keep_bank = bank >= w[1:d]
         dec[t, 1:, :n] = np.where(keep_bank, bank, w[1:d])
-        decb[t, 1:, :n] = np.where(keep_bank, bankb, wb[1:d])
-        if rules.must_roll_after_hot_dice:
-            dec[t, 0, :n] = w[d]
-            decb[t, 0, :n] = wb[d]
-        else:
-            hb = bank >= w[d]
-            dec[t, 0, :n] = np.where(hb, bank, w[d])
+        hb = np.zeros(n, dtype=bool) if rules.must_roll_after_hot_dice else bank >= w[d]
+        dec[t, 0, :n] = np.where(hb, bank, w[d])
+        if slopes:
+            best_b = np.where(vals >= best[:, None, :], flatb[idx, :n], NEG).max(axis=1)
+            wb = prob_t @ best_b
+            if extra:
+                wb[1] = wb[1] * g1 + (q1 - pf[1, 0])
+            wb += pf
+            bankb = bank_b[t, :n]
+            decb[t, 1:, :n] = np.where(keep_bank, bankb, wb[1:d])
             decb[t, 0, :n] = np.where(hb, bankb, wb[d])
+            if t == t_min:
+                slope[:n] = wb[d]
         if t == t_min:
             start[:n] = w[d]
-            slope[:n] = wb[d]
     back = np.empty_like(order)
     back[order] = np.arange(k_count)
     return Sweep(start[back], slope[back], dec[:width, :, back], None if throw is None else throw[:, :, back])
