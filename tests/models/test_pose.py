@@ -110,3 +110,22 @@ def test_a_model_with_other_outputs_is_refused(tmp_path: Path) -> None:
     path = export_facenet(FaceNet(2), tmp_path / "m.onnx", "0", names=["flat", "cocked"])
     with pytest.raises(ModelLoadError, match="up_x"):
         PoseNet(path)
+
+
+def test_augment_can_keep_left_and_right_with_the_same_draws() -> None:
+    import torch
+
+    from models.facenet import augment
+
+    x = torch.full((64, 3, 16, 16), 0.1)
+    x[..., :8] = 0.9  # the left half bright
+    default = augment(x, torch.Generator().manual_seed(4), flip_vertical=False)
+    kept = augment(x, torch.Generator().manual_seed(4), flip_vertical=False, flip_horizontal=False)
+    flipped = torch.rand(64, generator=torch.Generator().manual_seed(4)) < 0.5  # augment's first draw
+    assert 0 < int(flipped.sum()) < 64
+
+    def left_brighter(t: torch.Tensor) -> torch.Tensor:
+        return t[..., :8].mean(dim=(1, 2, 3)) > t[..., 8:].mean(dim=(1, 2, 3))
+
+    # Colour inversion swaps both alike; only the mirror may tell them apart, and only where it was drawn.
+    assert torch.equal(left_brighter(default) != left_brighter(kept), flipped)
