@@ -6,6 +6,7 @@ on random positions: the first roll of a turn (its states swept once) and again
 (memoised).
 
 Run: ``python bench/winprob_speed.py --rules busche-neller --set last_round=false``
+(``--cache-dir DIR`` reuses a table solved there before: then only the advice is timed).
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ def main() -> None:
     parser.add_argument("--rules", default="boxed")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--positions", type=int, default=30)
+    parser.add_argument("--cache-dir", help="cache directory to reuse (default: a fresh one, so the table is solved)")
     args = parser.parse_args()
     rules = get_rules(args.rules).with_settings(args.set)
-    os.environ["FARKLECAM_CACHE_DIR"] = tempfile.mkdtemp(prefix="winprob-speed-")
+    os.environ["FARKLECAM_CACHE_DIR"] = args.cache_dir or tempfile.mkdtemp(prefix="winprob-speed-")
     wall, cpu = time.perf_counter(), time.process_time()
     table = winprob.solve_win(rules)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -55,6 +57,7 @@ def main() -> None:
         json.dumps(
             {
                 "rules": rules.to_dict(),
+                "table_from_cache": args.cache_dir is not None and cpu < 1,
                 "solve_cpu_s": round(cpu, 1),
                 "solve_wall_s": round(wall, 1),
                 "first_player_win": round(table.first_player_win, 5),
