@@ -52,6 +52,7 @@ __all__ = [
     "build_pose_bank",
     "main",
     "measure",
+    "measure_flat",
     "pose_truth",
     "train_pose",
     "turn_targets",
@@ -318,6 +319,50 @@ def measure(
     return {mode: t.row() for mode, t in tallies.items()}
 
 
+def measure_flat(
+    folders: Sequence[Path], model: Path, detector: Path, call: TiltCall | None = None
+) -> dict[str, float]:
+    """Tilt of dice that all lie flat (real photos: none of them leans), with nothing marked.
+
+    The dice are the detector's boxes whose centre lies on a labelled die (labels of
+    pip patterns or whole dice alike); a picture's normal is the one its dice agree on
+    (:func:`vision.pose.consensus`), so a die's tilt is its disagreement with the rest.
+    """
+    from vision.crops import centre_distances
+    from vision.pose_net import PoseNet
+
+    net = PoseNet(model, threads=1)
+    call = call or TiltCall()
+    tilts: list[float] = []
+    dice = unknown = 0
+    for folder in folders:
+        frames = [f for path in find_images(folder) if (f := read_synthetic_frame(path)) is not None]
+        found = detect_boxes(frames, detector)
+        for frame in frames:
+            boxes = found.get(frame.path, np.zeros((0, 4), np.float32))
+            image = _read(frame.path)
+            if image is None or len(boxes) == 0 or len(frame.boxes) == 0:
+                continue
+            dist, _ = centre_distances(boxes, frame.boxes)
+            reach = np.maximum(frame.boxes[:, 2] - frame.boxes[:, 0], frame.boxes[:, 3] - frame.boxes[:, 1]) / 2
+            on_die = (dist < np.maximum(reach[None, :], 1.0)).any(axis=1)
+            if not on_die.any():
+                continue
+            tilt = net(image, boxes[on_die]).tilt_deg
+            dice += len(tilt)
+            unknown += int(np.isnan(tilt).sum())
+            tilts.extend(tilt[~np.isnan(tilt)].tolist())
+    t = np.array(tilts)
+    return {
+        "dice": dice,
+        "dice_without_normal": unknown,
+        "tilt_mae": round(float(t.mean()), 2) if len(t) else float("nan"),
+        "tilt_median": round(float(np.median(t)), 2) if len(t) else float("nan"),
+        "called_cocked": int(call.cocked(t).sum()),
+        "uncertain": int(call.uncertain(t).sum()),
+    }
+
+
 def _found(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
     """Which labelled dice a detection's centre lies within reach of (:func:`vision.crops.centre_distances`)."""
     from vision.crops import centre_distances
@@ -385,6 +430,12 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
+    if args.flat:
+        if args.detector is None:
+            print("error: --flat reads the dice the detector finds: give --detector", file=sys.stderr)  # noqa: T201
+            return 2
+        print(json.dumps(measure_flat(args.folders, args.model, args.detector), indent=1))  # noqa: T201
+        return 0
     rows = measure(args.folders, args.model, args.detector)
     print(json.dumps(rows, indent=1))  # noqa: T201
     return 0
@@ -406,6 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("folders", type=Path, nargs="+")
     m.add_argument("--model", type=Path, required=True)
     m.add_argument("--detector", type=Path, default=None, help="read the dice this detector finds (default: labels)")
+    m.add_argument("--flat", action="store_true", help="folders of photos whose dice all lie flat (real ones)")
     args = parser.parse_args(argv)
     return _train(args) if args.command == "train" else _measure(args)
 

@@ -100,6 +100,12 @@ def test_a_tiny_run_trains_exports_loads_and_measures(
     assert main(["measure", str(scenes), "--model", str(out)]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert set(rows) == {"tray", "none"} and rows["tray"]["flat_dice"] + rows["tray"]["leaning_dice"] > 0
+    detector = Path(__file__).resolve().parents[2] / "models" / "die_detector.onnx"
+    assert main(["measure", str(scenes), "--flat", "--model", str(out), "--detector", str(detector)]) == 0
+    flat = json.loads(capsys.readouterr().out)
+    assert flat["dice"] >= 1 and flat["called_cocked"] + flat["dice_without_normal"] <= flat["dice"]
+    assert main(["measure", str(scenes), "--flat", "--model", str(out)]) == 2
+    assert "--detector" in capsys.readouterr().err
     assert not no_network
 
 
