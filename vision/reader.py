@@ -40,6 +40,7 @@ from vision.pips import count_pips_in_boxes, pip_posterior
 from vision.reader_config import ReaderConfig, config_override
 from vision.reading import DieStatus, Reading
 from vision.support import may_lean, near_picture_edge
+from vision.symbol_faces import symbol_faces
 from vision.tray import TrayOutline, footprint_inside
 from vision.tray_detect import detect_tray, tray_from_aruco
 from vision.tray_trust import off_tray_calls
@@ -389,6 +390,13 @@ class DiceReader:
         status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
         status[doubted] = DieStatus.UNCERTAIN.value
         status[off] = DieStatus.OFF_TRAY.value
+        # A symbol face (a logo 6, a skull 1) is no number: a person must look at it.
+        symbol = np.zeros(n, bool)
+        scored = status == DieStatus.OK.value
+        if scored.any():
+            symbol[scored] = symbol_faces(frame, xyxy[scored])
+        status[symbol] = DieStatus.UNCERTAIN.value
+        data["symbol"] = symbol
         return face, face_conf.astype(np.float32), status, data
 
     def read_path(self, path: str | Path) -> Reading:
