@@ -341,7 +341,7 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
         ``data["agreement"]`` (the winning ballot's share) and ``data["faces_seen"]`` (how often
         each face was read, like ``"5:6 3:1"``: what a player confirming an uncertain die is offered).
         A flag on how the frame was read (``tray_set_aside``, ``straight_down_doubted``) holds if it
-        held for any read.
+        held for any read; the tray and its ``tray_state`` are the last read's.
     """
     last, cols = readings[-1], defaultdict[str, list[Any]](list)
     for track in tracks:
@@ -367,6 +367,7 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
         {k: np.asarray(cols[k]) for k in ("ambiguity", "agreement", "faces_seen")},
         tray_set_aside=any(r.tray_set_aside for r in readings),
         straight_down_doubted=any(r.straight_down_doubted for r in readings),
+        tray_state=last.tray_state,
     )  # fmt: skip
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 from hypothesis import given, settings
@@ -155,3 +157,10 @@ def test_reach_is_positive_inside_and_negative_clear_of_the_outline(x: float, y:
     elif not outline.contains(corners).any() and not (x < 380 and x + side > 20 and y < 460 and y + side > 20):
         assert reach <= 0
     assert reach <= 0.5 * 440 / side + 1e-3  # never deeper than the outline's half width
+
+
+def test_a_voted_throw_keeps_the_last_reads_tray_state() -> None:
+    from vision.settle import SettleConfig, vote
+
+    reads = [dataclasses.replace(found([(200, 200, 240, 240)]), tray_state=s) for s in ("found", "unsure")]
+    assert vote(reads, [[0, 0]], SettleConfig()).tray_state == "unsure"
