@@ -121,13 +121,17 @@ def test_piggyback() -> None:
     [
         ({"turn_total": 125}, IllegalActionError),
         ({"turn_total": -50}, IllegalActionError),
-        ({"farkle_streak": 3}, IllegalActionError),
         ({"throws_left": 2}, IllegalActionError),
     ],
 )
 def test_bad_state(kwargs: dict[str, int], error: type[Exception]) -> None:
     with pytest.raises(error):
         advise([1, 2, 3], BOXED, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_streak_past_the_penalty_is_refused() -> None:
+    with pytest.raises(IllegalActionError, match="farkle_streak"):
+        advise([1, 2, 3], get_rules("zilch"), farkle_streak=3)
 
 
 def test_bad_dice() -> None:
