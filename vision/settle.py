@@ -7,9 +7,9 @@ settled frames. :class:`SettleDetector` does it in four steps. (1) The **motion
 gate** (:class:`MotionGate`) compares a small blurred grey thumbnail of every frame
 with the previous one (well under a millisecond), so the reader runs on still
 frames only, and once a throw is latched (or the tray is seen empty) it runs on
-none until the picture changes, or once a ``recheck_seconds`` (a small die rolling
-in can stay under the gate): a resting table costs a thumbnail a frame and a read
-a second.
+none until the picture changes, even faintly (a small die rolling in can stay
+under the gate's threshold), or ``recheck_seconds`` pass: a resting table costs a
+thumbnail a frame and a read every two seconds.
 (2) The **settle window** follows each die of the still frames' reads: a die that
 slid from where the window first saw it (by ``still_shift`` of its size), a die that
 appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
@@ -118,7 +118,7 @@ class SettleConfig:
         still_shift: a die whose centre moved more than this share of its size since the window began still moves.
         max_missed: a die missing from this many reads in a row has left the tray (the count changed).
         recheck_seconds: resting dice (or an empty tray) are read again after this long even if the picture
-            seems unchanged (a small die's roll can stay under the gate's thresholds).
+            seems unchanged: a small die can roll in under even the faint change test.
         min_presence: share of the reads a die must appear in to count (drops flickering false boxes).
         min_clear: share of a die's reads that must tell its face (or status) for a vote (else ``uncertain``).
         min_agreement: share of a die's clear reads that must agree on its face (else ``uncertain``).
@@ -135,7 +135,7 @@ class SettleConfig:
     match_iou: float = 0.5
     still_shift: float = 0.2
     max_missed: int = 2
-    recheck_seconds: float = 1.0
+    recheck_seconds: float = 2.0
     min_presence: float = 0.6
     min_clear: float = 0.3
     min_agreement: float = 0.75
@@ -225,12 +225,17 @@ class MotionGate:
         """Forget the previous frame (the next one counts as moving)."""
         self._previous = None
 
-    def changed_from(self, reference: npt.NDArray[Any] | None) -> bool:
-        """Whether the last frame's thumbnail differs from ``reference`` as much as a moving frame does."""
+    def changed_from(self, reference: npt.NDArray[Any] | None, *, faint: bool = False) -> bool:
+        """Whether the last frame's thumbnail differs from ``reference`` as much as a moving frame does.
+
+        With ``faint`` a third of ``pixel_threshold`` counts a pixel as changed: a small or pale die
+        rolling in changes too little for the gate, but a blurred thumbnail's noise stays below that.
+        """
         current = self._previous
         if reference is None or current is None or reference.shape != current.shape:
             return True
-        return self._fraction(current, reference) > self.config.motion_fraction
+        threshold = self.config.pixel_threshold / 3 if faint else self.config.pixel_threshold
+        return self._fraction(current, reference, threshold) > self.config.motion_fraction
 
     def update(self, image: npt.NDArray[np.uint8]) -> bool:
         """True when this frame differs from the previous one (the first frame counts as moving)."""
@@ -246,8 +251,8 @@ class MotionGate:
         self.last_fraction = self._fraction(small, previous)
         return self.last_fraction > self.config.motion_fraction
 
-    def _fraction(self, a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
-        changed = cv2.absdiff(a, b) > self.config.pixel_threshold
+    def _fraction(self, a: npt.NDArray[Any], b: npt.NDArray[Any], threshold: float | None = None) -> float:
+        changed = cv2.absdiff(a, b) > (self.config.pixel_threshold if threshold is None else threshold)
         return float(np.count_nonzero(changed)) / changed.size
 
 
@@ -426,7 +431,7 @@ class SettleDetector:
         if moving:
             return False
         recheck = timestamp - self._last_read_time >= self.config.recheck_seconds
-        if self._held is not None and not recheck and not self.gate.changed_from(self._held_thumb):
+        if self._held is not None and not recheck and not self.gate.changed_from(self._held_thumb, faint=True):
             return False
         if self._held is None and self._mature(timestamp):
             return False  # the window has what it needs: settle now rather than after one more read
