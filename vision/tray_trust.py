@@ -65,9 +65,14 @@ def tray_state(
     off = np.asarray(off, bool).reshape(-1)
     if not off.any():
         return TrayState.FOUND
-    if 2 * int(off.sum()) > len(off):
+    if _most(off):
         return TrayState.UNSURE
     return TrayState.UNSURE if floor_goes_on(frame, outline, xyxy, off).any() else TrayState.FOUND
+
+
+def _most(off: npt.NDArray[np.bool_]) -> bool:
+    """Whether most dice would be off: more than half of them."""
+    return 2 * int(np.count_nonzero(off)) > len(off)
 
 
 def floor_goes_on(
@@ -161,6 +166,8 @@ def off_tray_calls(
     boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
     off = np.asarray(inside, np.float32).reshape(-1) < min_inside
     if outline is not None and not outline.has_true_corners and off.any():
+        if _most(off):  # judged on every footprint outside: whether the outline holds the throw
+            return TrayState.UNSURE, np.zeros(len(boxes), bool)
         off &= reach_into(boxes, outline) < REACH_ON_TRAY
     state = tray_state(frame, outline, boxes, off)
     if state in (TrayState.NONE, TrayState.UNSURE):

@@ -134,15 +134,15 @@ def test_a_found_floor_does_not_call_off_a_die_reaching_half_its_side_into_it() 
     # A die on the floor's right edge, as on a tray's sloped wall: its base (the lower half) mostly outside.
     xs = np.arange(640, dtype=np.float32)
     x_edge = float(xs[outline.contains(np.column_stack([xs, np.full(640, 220, np.float32)]))].max())
-    edge = np.array([[x_edge - 30, 200, x_edge + 10, 240], [600, 300, 630, 330]], np.float32)
-    inside = np.array([0.3, 0.0], np.float32)
+    edge = np.array([[x_edge - 30, 200, x_edge + 10, 240], [600, 300, 630, 330], *_boxes[:2]], np.float32)
+    inside = np.array([0.3, 0.0, 1.0, 1.0], np.float32)  # and two dice well inside: the outline holds most
     assert reach_into(edge, outline)[0] >= REACH_ON_TRAY > reach_into(edge, outline)[1]
     state, off = off_tray_calls(frame, outline, edge, inside, 0.5)
-    assert state == TrayState.FOUND and off.tolist() == [False, True]
+    assert state == TrayState.FOUND and off.tolist() == [False, True, False, False]
     marked = TrayOutline(outline.polygon, source="corners")
-    assert off_tray_calls(frame, marked, edge, inside, 0.5)[1].tolist() == [True, True]
+    assert off_tray_calls(frame, marked, edge, inside, 0.5)[1].tolist() == [True, True, False, False]
     nothing, none_off = off_tray_calls(frame, None, edge, inside, 0.5)
-    assert nothing == TrayState.NONE and none_off.tolist() == [False, False]
+    assert nothing == TrayState.NONE and not none_off.any()
 
 
 @settings(max_examples=40, deadline=None)
@@ -164,3 +164,12 @@ def test_a_voted_throw_keeps_the_last_reads_tray_state() -> None:
 
     reads = [dataclasses.replace(found([(200, 200, 240, 240)]), tray_state=s) for s in ("found", "unsure")]
     assert vote(reads, [[0, 0]], SettleConfig()).tray_state == "unsure"
+
+
+def test_most_dice_off_an_outline_doubt_it_even_where_some_reach_into_it() -> None:
+    frame, boxes = _tray_scene()
+    wrong = TrayOutline(np.array([[150, 150], [360, 150], [360, 300], [150, 300]], np.float32), source="auto")
+    inside = np.array([0.2, 0.3, 0.0, 0.0], np.float32)  # all four footprints mostly outside
+    assert reach_into(boxes, wrong)[:2].min() >= REACH_ON_TRAY  # two of them reach well in
+    state, off = off_tray_calls(frame, wrong, boxes, inside, 0.5)
+    assert state == TrayState.UNSURE and not off.any()
