@@ -79,6 +79,7 @@ class _Shooter:
         light: the fixed light.
         hand: the player's hand (its shadow is drawn when it is low).
         fps: frames per second (for the sidecar's time).
+        cam_seed: seeds the camera's fixed post-processing (its table texture, shadows and degradation).
         look: an extra post-process for every frame (a look the reader did not train on), or None.
     """
 
@@ -91,11 +92,11 @@ class _Shooter:
         light: Light,
         hand: Hand,
         fps: float,
+        cam_seed: int,
         look: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
         self.seed, self.rng, self.world, self.camera, self.light, self.hand = seed, rng, world, camera, light, hand
-        self.fps, self.look, self.count = fps, look, 0
-        self.cam_seed = int(rng.integers(0, 2**31))
+        self.fps, self.look, self.count, self.cam_seed = fps, look, 0, cam_seed
         self.backdrop, _ = table_texture(np.random.default_rng(self.cam_seed), camera)
 
     def __call__(self, phase: str, bad: str | None = None, hand_z: float = 0.0, **extra: Any) -> Frame:
@@ -163,13 +164,14 @@ def render_throw_sequence(
     n, styles, sizes = dice_specs(rng)
     dice = (min(n, 6), styles, sizes)
     light = sample_light(rng)
+    cam_seed = int(rng.integers(0, 2**31))
     steps = max(1, round(1.0 / fps / TIME_STEP))
     with tempfile.TemporaryDirectory(prefix="farklecam-seq-") as tmp, World(tray) as world:
         specs = furnish(rng, world, Path(tmp), floor, wall, dice)
         corners = tray.floor_corners() * np.array([0.75, 0.75, 1.0])  # wall tops may leave the frame
         camera = sample_camera(rng, corners, float(np.mean(sizes)), width, height, frame_all=True)
         hand = Hand(world.client, SKIN_TONES[int(rng.integers(0, len(SKIN_TONES)))], float(rng.uniform(0.9, 1.15)))
-        shoot = _Shooter(seed, rng, world, camera, light, hand, fps)
+        shoot = _Shooter(seed, rng, world, camera, light, hand, fps, cam_seed)
 
         for _ in range(round(0.5 * fps)):
             yield shoot("empty")
@@ -387,7 +389,7 @@ def render_game_video(
         corners = tray.floor_corners() * np.array([0.75, 0.75, 1.0])
         camera = sample_camera(rng, corners, float(np.mean(sizes)), width, height, frame_all=True)
         hand = Hand(world.client, SKIN_TONES[int(rng.integers(0, len(SKIN_TONES)))], float(rng.uniform(0.9, 1.15)))
-        shoot = _Shooter(seed, rng, world, camera, light, hand, fps, look)
+        shoot = _Shooter(seed, rng, world, camera, light, hand, fps, int(rng.integers(0, 2**31)), look)
         n = 6
         for _ in range(round(0.5 * fps)):
             yield shoot("empty", throw=-1)
