@@ -298,7 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.candidate and not args.overrides:
         ap.error("name model files to swap in, or a reader setting to change with --set")
     try:
-        config = dataclasses.replace(ReaderConfig(), **dict(config_override(text) for text in args.overrides))
+        # Any: config_override checks the field names; each value is the literal the user typed.
+        changes: dict[str, Any] = dict(config_override(text) for text in args.overrides)
+        config = dataclasses.replace(ReaderConfig(), **changes)
         sets = [ModelSet("baseline", tuple(args.baseline)), ModelSet("candidate", tuple(args.candidate), config=config)]
     except (ValueError, TypeError) as exc:
         ap.error(str(exc))

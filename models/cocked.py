@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import cv2
 import numpy as np
@@ -128,7 +128,7 @@ class CockedBank:
     @property
     def neighbours(self) -> bool:
         """Whether the crops carry a neighbour plane."""
-        return self.crops.shape[-1] == 4
+        return bool(self.crops.shape[-1] == 4)
 
 
 @dataclass(frozen=True)
@@ -309,7 +309,11 @@ def build_cocked_bank(
         if len(frame.boxes) == 0:
             continue
         scene = frame_view(frame)
-        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if scene is not None else None
+        image = (
+            cast("npt.NDArray[np.uint8] | None", cv2.imread(str(frame.path), cv2.IMREAD_COLOR))
+            if scene is not None
+            else None
+        )
         if scene is None or image is None:
             continue
         view, occluded = scene
@@ -549,7 +553,9 @@ class BoxReads(NamedTuple):
     truth: npt.NDArray[np.bool_]  #: leaning, per the labels
     boxes: npt.NDArray[np.float32]  #: (n, 4) the labelled box read, x1 y1 x2 y2 px
     paths: list[Path]  #: the scene each die is in
-    index: npt.NDArray[np.intp]  #: each die's place among its scene's labelled dice (and sidecar's)
+    #: each die's place among its scene's labelled dice (and sidecar's); the field shadows
+    #: tuple.index, which no caller uses, and bench/cocked_fit_gap.py reads it by this name
+    index: npt.NDArray[np.intp]  # type: ignore[assignment]
 
 
 def labelled_box_probs(test: CockedTest, paths: Iterable[Path]) -> BoxReads:

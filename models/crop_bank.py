@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import cv2
 import numpy as np
@@ -175,7 +175,7 @@ def misplaced_boxes(
     overlap = paired_iou(drawn, xyxy[None])  # (tries, n): each draw against its own die only
     fits = (overlap >= iou[0]) & (overlap <= iou[1])
     first = fits.argmax(axis=0)
-    return drawn[first, np.arange(n)].reshape(-1, 4), fits.any(axis=0)
+    return drawn[first, np.arange(n)].reshape(-1, 4), np.asarray(fits.any(axis=0))
 
 
 def match_detections(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -267,7 +267,7 @@ def detect_boxes(
     detector = DieDetector(detector_path, conf=conf)
     out: dict[Path, npt.NDArray[np.float32]] = {}
     for frame in frames:
-        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
+        image = cast("npt.NDArray[np.uint8] | None", cv2.imread(str(frame.path), cv2.IMREAD_COLOR))
         if image is not None:
             out[frame.path] = np.asarray(detector(image).xyxy, dtype=np.float32).reshape(-1, 4)
     return out
@@ -295,7 +295,9 @@ def prune_unlabelled_dice(
         boxes = detected.get(frame.path)
         if boxes is None:
             continue
-        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR) if len(boxes) else None
+        image = (
+            cast("npt.NDArray[np.uint8] | None", cv2.imread(str(frame.path), cv2.IMREAD_COLOR)) if len(boxes) else None
+        )
         if image is not None:
             alarms = false_alarms(frame.boxes, boxes, (image.shape[1], image.shape[0]))
             if alarms.any():
@@ -335,7 +337,12 @@ def build_bank(
     labels: list[int] = []
     sources: list[str] = []
 
-    def bank(image: npt.NDArray[np.uint8], boxes: npt.NDArray[np.float32], classes: Sequence[int], source: str) -> None:
+    def bank(
+        image: npt.NDArray[np.uint8],
+        boxes: npt.NDArray[np.float32],
+        classes: Sequence[int] | npt.NDArray[np.int64],
+        source: str,
+    ) -> None:
         crops.append(extract_crops(image, boxes, size=BANK_SIZE, context=BANK_CONTEXT))
         labels.extend(int(c) for c in classes)
         sources.extend([source] * len(boxes))
@@ -343,7 +350,7 @@ def build_bank(
     for frame in frames:
         if len(frame.boxes) == 0 and not jitter:
             continue
-        image = cv2.imread(str(frame.path), cv2.IMREAD_COLOR)
+        image = cast("npt.NDArray[np.uint8] | None", cv2.imread(str(frame.path), cv2.IMREAD_COLOR))
         if image is None:
             continue
         base = config.synth_jitters if frame.source == "synthetic" else config.real_jitters
@@ -398,6 +405,6 @@ def turned_centres(
     side = crops.shape[1]
     for i in np.flatnonzero(~np.isnan(angles)):
         m = turn_and_squeeze(side, float(angles[i]))
-        turned = cv2.warpAffine(crops[i], m, (side, side), flags=cv2.INTER_LINEAR)
+        turned = cast("npt.NDArray[np.uint8]", cv2.warpAffine(crops[i], m, (side, side), flags=cv2.INTER_LINEAR))
         out[i] = centre_crops(turned[None], crop_size)[0]
     return out

@@ -114,10 +114,12 @@ def train_detector(
     """
     go_offline()
     os.environ.setdefault("OMP_NUM_THREADS", str(config.threads))
-    from ultralytics import YOLO  # after go_offline: ultralytics reads its switches at import
+    from ultralytics.models import YOLO  # after go_offline: ultralytics reads its switches at import
     from ultralytics.utils import torch_utils
 
-    torch_utils.NUM_THREADS = config.threads  # select_device() sets torch's thread count from it
+    # select_device() sets torch's thread count from this module global; ultralytics imports it
+    # there from ultralytics.utils without re-exporting it, hence the ignore.
+    torch_utils.NUM_THREADS = config.threads  # type: ignore[attr-defined]
     finished = run_dir / "finished"
     last = _last_checkpoint(run_dir)
     if resume and last is not None and not finished.exists():
@@ -138,7 +140,7 @@ def recommend_conf(checkpoint: Path, data_yaml: Path, config: DetectorConfig) ->
     a tiny validation split cannot pick an extreme.
     """
     go_offline()
-    from ultralytics import YOLO
+    from ultralytics.models import YOLO
 
     metrics = YOLO(str(checkpoint)).val(
         data=str(data_yaml), imgsz=config.imgsz, batch=config.batch, device=config.device, plots=False, verbose=False
@@ -289,7 +291,7 @@ def export_detector(
         ``out``, the exported file.
     """
     go_offline()
-    from ultralytics import YOLO
+    from ultralytics.models import YOLO
 
     exported = YOLO(str(checkpoint)).export(
         format="onnx", imgsz=imgsz, dynamic=True, batch=1, simplify=True, device="cpu"

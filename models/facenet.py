@@ -120,7 +120,8 @@ class FaceNet(nn.Module):
         """RGB crops (n, 3, 64, 64) in 0..1 -> logits (n, classes)."""
         x = self.features(crops)
         x = torch.flatten(F.adaptive_avg_pool2d(x, self.head_grid), 1)
-        return self.head(self.dropout(x))
+        logits: torch.Tensor = self.head(self.dropout(x))
+        return logits
 
 
 class LeadingOutputs(nn.Module):
@@ -137,7 +138,8 @@ class LeadingOutputs(nn.Module):
 
     def forward(self, crops: torch.Tensor) -> torch.Tensor:
         """The wrapped network's logits, its first ``n`` outputs."""
-        return self.model(crops)[:, : self.n]
+        logits: torch.Tensor = self.model(crops)
+        return logits[:, : self.n]
 
 
 def class_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -269,7 +271,7 @@ def fit(
             else:
                 value = class_loss(model(x), labels[idx]) if loss is None else loss(model(x), idx)
             opt.zero_grad()
-            value.backward()
+            value.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
             opt.step()
             sched.step()
             step += 1
