@@ -220,7 +220,8 @@ class CockedFusion:
         unknown = sorted({k for k, _ in terms} - set(FUSION_TERMS))
         if unknown:
             raise ModelLoadError(f"ONNX model {source} has a fusion with unknown terms {unknown}")
-        return cls(*numbers, classifier_sha=sha, terms=terms)
+        test_weight, classifier_weight, bias, threshold = numbers
+        return cls(test_weight, classifier_weight, bias, threshold, classifier_sha=sha, terms=terms)
 
 
 def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:

@@ -9,6 +9,8 @@ classifier meets pictures it never saw: both call :func:`extract_crops`.
 
 from __future__ import annotations
 
+from typing import cast
+
 import cv2
 import numpy as np
 import numpy.typing as npt
@@ -60,11 +62,12 @@ def turn_and_squeeze(side: int, angle_deg: float, squeeze: float = 1.0) -> npt.N
             it square again (:func:`vision.cocked.foreshortening`).
     """
     c = (side - 1) / 2.0
-    turn = cv2.getRotationMatrix2D((c, c), float(angle_deg), 1.0)
+    turn = cast("npt.NDArray[np.float64]", cv2.getRotationMatrix2D((c, c), float(angle_deg), 1.0))
     if squeeze == 1.0:
         return turn
     across = np.array([[squeeze, 0.0, (1.0 - squeeze) * c], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    return (across @ np.vstack([turn, [0.0, 0.0, 1.0]]))[:2]
+    turned: npt.NDArray[np.float64] = (across @ np.vstack([turn, [0.0, 0.0, 1.0]]))[:2]
+    return turned
 
 
 def _square_maps(

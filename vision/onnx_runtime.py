@@ -24,7 +24,7 @@ import numpy.typing as npt
 from farklecam.errors import ModelLoadError
 
 if TYPE_CHECKING:
-    import onnxruntime  # type: ignore[import-untyped]
+    import onnxruntime
 
 __all__ = ["OnnxModel", "default_threads", "load_onnx", "map_onnx_errors", "parse_metadata_value"]
 

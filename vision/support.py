@@ -117,4 +117,5 @@ def covered_fraction(xyxy: npt.ArrayLike) -> npt.NDArray[np.float32]:
     area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-6)
     share = (w * h) / area[:, None]
     np.fill_diagonal(share, 0.0)
-    return np.clip(share.max(axis=1), 0.0, 1.0).astype(np.float32)
+    covered: npt.NDArray[np.float32] = np.clip(share.max(axis=1), 0.0, 1.0).astype(np.float32)
+    return covered

@@ -163,7 +163,7 @@ def fit_side(
 def _on_border(p: npt.NDArray[np.float64], q: npt.NDArray[np.float64], width: int, height: int) -> bool:
     """Whether segment pq runs along the picture's border (within 3 px of one edge at both ends)."""
     xs, ys = (p[0], q[0]), (p[1], q[1])
-    return max(xs) < 3 or min(xs) > width - 4 or max(ys) < 3 or min(ys) > height - 4
+    return bool(max(xs) < 3 or min(xs) > width - 4 or max(ys) < 3 or min(ys) > height - 4)
 
 
 def _meet(
@@ -176,7 +176,8 @@ def _meet(
     if abs(float(np.linalg.det(system))) < 1e-6:
         return None
     t = np.linalg.solve(system, p2 - p1)
-    return p1 + t[0] * d1
+    crossing: npt.NDArray[np.float64] = p1 + t[0] * d1
+    return crossing
 
 
 def tray_sides(

@@ -77,7 +77,8 @@ class UprightView:
         rays = np.column_stack([p - self.principal, np.full(len(p), self.focal)])
         down = np.append(self.nadir - self.principal, self.focal)
         cos = np.abs(rays @ down) / (np.linalg.norm(rays, axis=1) * np.linalg.norm(down))
-        return np.arccos(np.clip(cos, 0.0, 1.0)).astype(np.float32)
+        tilt: npt.NDArray[np.float32] = np.arccos(np.clip(cos, 0.0, 1.0)).astype(np.float32)
+        return tilt
 
 
 def _cross2(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:

@@ -182,7 +182,8 @@ def search_view(
 def _down_direction(view: UprightView) -> npt.NDArray[np.float64]:
     """The vertical as a unit vector in camera coordinates (x right, y down, z forward)."""
     d = np.append(view.nadir - view.principal, view.focal)
-    return d / np.linalg.norm(d)
+    unit: npt.NDArray[np.float64] = d / np.linalg.norm(d)
+    return unit
 
 
 class VerticalMemory:
