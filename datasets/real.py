@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import cv2
 import numpy as np
@@ -307,7 +308,8 @@ def draw_preview(images: Sequence[RealImage], tile: tuple[int, int] = (480, 360)
     """A grid of photos with labelled boxes (red) and whole-die boxes (green), for a visual check."""
     tiles = []
     for im in images:
-        frame = cv2.imread(str(im.path))
+        # The images were listed from files on disk, so imread finds each one.
+        frame = cast("npt.NDArray[np.uint8]", cv2.imread(str(im.path)))
         for face, lab, box in zip(im.faces, im.label_boxes, im.boxes, strict=True):
             cv2.rectangle(frame, tuple(int(v) for v in lab[:2]), tuple(int(v) for v in lab[2:]), (0, 0, 255), 1)
             cv2.rectangle(frame, tuple(int(v) for v in box[:2]), tuple(int(v) for v in box[2:]), (0, 255, 0), 1)

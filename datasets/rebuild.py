@@ -148,9 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.write(f"{folder}: {sum(1 for _ in (folder / 'images').iterdir())} real photos\n")
         except OSError as exc:  # no ../shared/datasets/real here (FARKLECAM_REAL_DATA points elsewhere)
             sys.stderr.write(f"real photos not exported ({exc}); the generated folders follow\n")
-    for folder, state in rebuild_scenes(args.data, runs, args.jobs).items():
-        images = sum(1 for _ in (args.data / folder / "images").iterdir())
-        sys.stdout.write(f"{args.data / folder}: {images} scenes ({state})\n")
+    for name, state in rebuild_scenes(args.data, runs, args.jobs).items():
+        images = sum(1 for _ in (args.data / name / "images").iterdir())
+        sys.stdout.write(f"{args.data / name}: {images} scenes ({state})\n")
     sys.stdout.write(f"done in {time.monotonic() - start:.0f} s\n")
     return 0
 

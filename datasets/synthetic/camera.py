@@ -8,6 +8,7 @@ corners, tray outline) land exactly on the rendered pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pybullet as p
@@ -97,9 +98,9 @@ def look_from(
     eye = target + distance * (np.sin(t) * back + np.cos(t) * np.array([0.0, 0.0, 1.0]))
     up = -back * np.cos(t) + np.array([0.0, 0.0, 1.0]) * np.sin(t)
     return Camera(
-        tuple(float(v) for v in eye),
-        tuple(float(v) for v in target),
-        tuple(float(v) for v in up),
+        cast("tuple[float, float, float]", tuple(float(v) for v in eye)),
+        cast("tuple[float, float, float]", tuple(float(v) for v in target)),
+        cast("tuple[float, float, float]", tuple(float(v) for v in up)),
         fov_deg,
         width,
         height,

@@ -7,13 +7,13 @@ do not. Everything here is numpy/OpenCV on the RGB frame and is driven by one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
 
 from datasets.synthetic.camera import Camera
-from datasets.synthetic.textures import surface_texture
+from datasets.synthetic.textures import Rgb, surface_texture
 from datasets.synthetic.world import DiePose
 
 __all__ = ["TABLE_GREY", "degrade", "soft_shadows", "table_background", "table_texture"]
@@ -89,9 +89,9 @@ def table_texture(rng: np.random.Generator, camera: Camera) -> tuple[np.ndarray,
     """A table surface texture warped into the camera's view, (h, w, 3) RGB, and what it is."""
     kind = str(rng.choice(_TABLE_KINDS))
     base = _TABLE_COLOURS[int(rng.integers(0, len(_TABLE_COLOURS)))]
-    base = tuple(int(np.clip(c + rng.integers(-20, 21), 0, 255)) for c in base)
+    base = cast("Rgb", tuple(int(np.clip(c + rng.integers(-20, 21), 0, 255)) for c in base))
     size = 512
-    tex = surface_texture(rng, kind, base, size=size)  # type: ignore[arg-type]
+    tex = surface_texture(rng, kind, base, size=size)
     w, h = camera.width, camera.height
     corners_px = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64)
     ground = _ground_hit(camera, corners_px)
@@ -126,7 +126,7 @@ def soft_shadows(
     strength = float(rng.uniform(0.25, 0.6))
     light = np.asarray(light_dir, float)
     light = light / np.linalg.norm(light)
-    mask = np.zeros(rgb.shape[:2], np.float32)
+    mask: np.ndarray = np.zeros(rgb.shape[:2], np.float32)
     px_size = []
     for pose in poses:
         corners = pose.corners()
@@ -150,7 +150,7 @@ def soft_shadows(
 
 
 def _motion_kernel(rng: np.random.Generator, length: int) -> np.ndarray:
-    k = np.zeros((length, length), np.float32)
+    k: np.ndarray = np.zeros((length, length), np.float32)
     cv2.line(k, (0, length // 2), (length - 1, length // 2), 1.0, 1)
     rot = cv2.getRotationMatrix2D((length / 2 - 0.5, length / 2 - 0.5), float(rng.uniform(0, 180)), 1.0)
     k = cv2.warpAffine(k, rot, (length, length))
@@ -172,7 +172,7 @@ def degrade(
     Returns:
         ``(rgb, params)``: the degraded RGB ``uint8`` image and what was applied (for the sidecar).
     """
-    img = rgb.astype(np.float32)
+    img: np.ndarray = rgb.astype(np.float32)
     h, w = img.shape[:2]
     params: dict[str, Any] = {}
     if rng.random() < 0.35:  # cheap webcam: captured small, scaled up

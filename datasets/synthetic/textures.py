@@ -159,7 +159,7 @@ def _face_cell(rng: np.random.Generator, style: DieStyle, value: int | None) -> 
     """One face (or the plain edge cell when ``value`` is None), float RGB 0..255."""
     s = ATLAS_CELL
     body = np.asarray(style.body, np.float32)
-    cell = np.empty((s, s, 3), np.float32)
+    cell: np.ndarray = np.empty((s, s, 3), np.float32)
     cell[:] = body
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32) / (s - 1)
     if style.kind == "marbled":
@@ -195,7 +195,8 @@ def _face_cell(rng: np.random.Generator, style: DieStyle, value: int | None) -> 
     d = np.minimum(np.minimum(xx, 1 - xx), np.minimum(yy, 1 - yy))
     edge = np.exp(-d / 0.06)[..., None]
     dark_body = body.mean() < 60
-    return cell + edge * 40.0 * style.edge_dark if dark_body else cell * (1 - style.edge_dark * edge)
+    shaded: np.ndarray = cell + edge * 40.0 * style.edge_dark if dark_body else cell * (1 - style.edge_dark * edge)
+    return shaded
 
 
 def die_atlas(rng: np.random.Generator, style: DieStyle) -> np.ndarray:
@@ -214,7 +215,8 @@ def die_atlas(rng: np.random.Generator, style: DieStyle) -> np.ndarray:
         if value is None:
             cell = cell * (1 - style.edge_dark * 0.8) if np.mean(style.body) >= 60 else cell + 12
         atlas[r * s : (r + 1) * s, c * s : (c + 1) * s] = cell
-    return np.clip(atlas, 0, 255).astype(np.uint8)
+    texture: np.ndarray = np.clip(atlas, 0, 255).astype(np.uint8)
+    return texture
 
 
 def _wood(rng: np.random.Generator, size: int, base: Rgb) -> np.ndarray:
@@ -228,7 +230,8 @@ def _wood(rng: np.random.Generator, size: int, base: Rgb) -> np.ndarray:
     xx = np.mgrid[0:size, 0:size][1].astype(np.float32) / size
     bands = 0.5 + 0.5 * np.sin((xx * freq + warp * 1.2) * 2 * np.pi)
     shade = 0.84 + 0.12 * bands**3 * rng.uniform(0.5, 1.0) + (streak - 0.5) * 0.12
-    return np.asarray(base, np.float32) * shade[..., None]
+    grain: np.ndarray = np.asarray(base, np.float32) * shade[..., None]
+    return grain
 
 
 def surface_texture(rng: np.random.Generator, kind: str, base: Rgb, size: int = 512) -> np.ndarray:
@@ -241,7 +244,7 @@ def surface_texture(rng: np.random.Generator, kind: str, base: Rgb, size: int = 
     if kind == "wood":
         img = _wood(rng, size, base)
     elif kind == "felt":
-        fine = rng.normal(0, 1, (size, size)).astype(np.float32)
+        fine: np.ndarray = rng.normal(0, 1, (size, size)).astype(np.float32)
         fine = cv2.GaussianBlur(fine, (0, 0), 0.8)
         img = b * (1 + 0.07 * fine[..., None] + 0.06 * (_noise(rng, (size, size), 40.0)[..., None] - 0.5))
     elif kind == "plastic":
@@ -255,7 +258,8 @@ def surface_texture(rng: np.random.Generator, kind: str, base: Rgb, size: int = 
         c2 = b * rng.uniform(0.5, 1.3, 3)
         img = b * (1 - a[..., None]) + c2 * a[..., None]
         img += rng.normal(0, 4, (size, size, 1)).astype(np.float32)
-    return np.clip(img, 0, 255).astype(np.uint8)
+    texture: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
+    return texture
 
 
 def save_rgb(path: Path, rgb: np.ndarray) -> Path:

@@ -62,7 +62,8 @@ class DiePose:
 
     def corners(self) -> np.ndarray:
         """World coordinates of the 8 corners, (8, 3)."""
-        return self.position + cube_corners(self.size) @ self.rotation.T
+        corners: np.ndarray = self.position + cube_corners(self.size) @ self.rotation.T
+        return corners
 
 
 def random_quaternion(rng: np.random.Generator) -> list[float]:
@@ -93,7 +94,8 @@ def quat_from_matrix(rot: np.ndarray) -> list[float]:
 def _axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
     axis = axis / np.linalg.norm(axis)
     k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * (k @ k)
+    turn: np.ndarray = np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * (k @ k)
+    return turn
 
 
 #: Rotations that bring each face up, from a die at rest with face 1 up: none, quarter
@@ -115,7 +117,10 @@ def flat_rotation(rng: np.random.Generator | None, yaw: float) -> np.ndarray:
     generator version 1 placed its helper dice.
     """
     axis, angle = _FACE_UP_TURNS[int(rng.integers(0, 6))] if rng is not None else _FACE_UP_TURNS[0]
-    return _axis_angle_matrix(np.array([0.0, 0.0, 1.0]), yaw) @ _axis_angle_matrix(np.array(axis), angle)
+    rotation: np.ndarray = _axis_angle_matrix(np.array([0.0, 0.0, 1.0]), yaw) @ _axis_angle_matrix(
+        np.array(axis), angle
+    )
+    return rotation
 
 
 def lean_pose(
@@ -179,7 +184,7 @@ class World:
         body = p.createMultiBody(0, col, vis, basePosition=pos, physicsClientId=c)
         if texture is not None:
             p.changeVisualShape(body, -1, textureUniqueId=texture, rgbaColor=[1, 1, 1, 1], physicsClientId=c)
-        return body
+        return int(body)
 
     def load_texture(self, path: str) -> int:
         """Load a PNG as a texture of this client."""
@@ -243,7 +248,7 @@ class World:
             physicsClientId=c,
         )
         self.dice.append((body, size))
-        return body
+        return int(body)
 
     def set_velocity(self, body: int, linear: np.ndarray, angular: np.ndarray) -> None:
         """Give a die its throw."""
