@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -67,7 +67,7 @@ def _material(rng: np.random.Generator) -> tuple[str, Rgb]:
     kind = str(rng.choice(kinds, p=[_FLOOR_P[k] for k in kinds]))
     colours = _FLOORS[kind]
     base = colours[int(rng.integers(0, len(colours)))]
-    return kind, tuple(int(np.clip(c + rng.integers(-15, 16), 0, 255)) for c in base)  # type: ignore[return-value]
+    return kind, cast("Rgb", tuple(int(np.clip(c + rng.integers(-15, 16), 0, 255)) for c in base))
 
 
 def sample_light(rng: np.random.Generator) -> Light:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import cv2
 import numpy as np
@@ -124,7 +125,7 @@ def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3, version:
     i = int(rng.integers(0, 3)) if rng.random() < ivory_bias else int(rng.integers(0, len(palette)))
     name, body, pip, kind, second = palette[i]
     if second is None:  # a marbled die's veins: a lighter, duller shade of its body
-        second = tuple(int(v) for v in np.clip(np.asarray(body) * 0.6 + 60, 0, 255))  # type: ignore[assignment]
+        second = cast("Rgb", tuple(int(v) for v in np.clip(np.asarray(body) * 0.6 + 60, 0, 255)))
     return DieStyle(
         name=name,
         body=_jitter(rng, body, 14),
@@ -132,7 +133,7 @@ def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3, version:
         kind=kind,
         pip_radius=float(rng.uniform(0.075, 0.105)),
         edge_dark=float(rng.uniform(0.12, 0.35)),
-        second=_jitter(rng, second, 30),  # type: ignore[arg-type]
+        second=_jitter(rng, second, 30),
     )
 
 
