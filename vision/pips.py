@@ -41,7 +41,7 @@ class PipCount:
 
 
 def _detector(size: int) -> cv2.SimpleBlobDetector:
-    params = cv2.SimpleBlobDetector_Params()  # type: ignore[attr-defined]
+    params = cv2.SimpleBlobDetector.Params()
     params.minThreshold, params.maxThreshold, params.thresholdStep = 20, 200, 15
     params.minRepeatability = 2
     params.filterByColor, params.blobColor = True, 255
@@ -52,8 +52,7 @@ def _detector(size: int) -> cv2.SimpleBlobDetector:
     params.filterByInertia, params.minInertiaRatio = True, 0.35
     params.filterByConvexity, params.minConvexity = True, 0.75
     params.minDistBetweenBlobs = 0.05 * size
-    detector: cv2.SimpleBlobDetector = cv2.SimpleBlobDetector_create(params)  # type: ignore[attr-defined]
-    return detector
+    return cv2.SimpleBlobDetector.create(params)
 
 
 _DETECTORS: dict[int, cv2.SimpleBlobDetector] = {}
