@@ -77,7 +77,7 @@ def quantize_detector(src: Path, dst: Path, calibration_images: Sequence[Path]) 
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    class _Reader(CalibrationDataReader):  # type: ignore[misc]
+    class _Reader(CalibrationDataReader):  # type: ignore[misc]  # onnxruntime is untyped: its base is Any
         def __init__(self) -> None:
             self._tensors = _calibration_tensors(src, calibration_images)
             self._input = onnx.load(str(src)).graph.input[0].name
