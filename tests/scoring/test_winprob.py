@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -49,6 +50,25 @@ def test_table_equals_naive_value_iteration(
     values, _, _ = winprob_dp.solve_table(rules)
     expected = np.array(brute_table(rules, 150 // 50))
     assert np.abs(values - expected).max() < 1e-9
+
+
+@pytest.mark.parametrize("preset", ["busche-neller", "house"])
+def test_newton_alone_equals_naive_value_iteration(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The secant steps solve every level met so far; the Newton fallback must be exact on its own too.
+    monkeypatch.setattr(winprob_dp, "LAST_ROUND_MARGIN", 150)
+    monkeypatch.setattr(winprob_dp, "_SECANT_STEPS", 0)
+    calls: list[int] = []
+    newton = winprob_dp._newton
+
+    def counted(*args: Any) -> int:
+        calls.append(1)
+        return newton(*args)
+
+    monkeypatch.setattr(winprob_dp, "_newton", counted)
+    rules = get_rules(preset).with_options({"target": 250, "exact_target": preset == "house"})
+    values, _, _ = winprob_dp.solve_table(rules)
+    assert calls
+    assert np.abs(values - np.array(brute_table(rules, 150 // 50))).max() < 1e-9
 
 
 @pytest.fixture(scope="module")
