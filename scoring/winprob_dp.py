@@ -351,7 +351,7 @@ def sweep(
     else:
         term, termb = np.ones((k_count, width)), np.zeros((k_count, width))
     dec = np.repeat(term.T[:, None, :], d, axis=1)
-    decb = np.repeat(termb.T[:, None, :], d, axis=1)
+    decb = np.repeat(termb.T[:, None, :], d, axis=1) if slopes else None
     if rules.must_roll_after_hot_dice and not rules.exact_target and not rules.last_round:
         dec[:, 0, :] = ch.hot_then_bank
     bank_v, bank_b = bank_values(ctx, i2, j2, f2, np.arange(top)[None, :])
@@ -359,10 +359,12 @@ def sweep(
     bank_v = np.ascontiguousarray(np.where(allowed, bank_v, NEG).T)
     bank_b = np.ascontiguousarray(bank_b.T)
     flat = dec.reshape(width * d, k_count)
-    flatb = decb.reshape(width * d, k_count)
+    flatb = None if decb is None else decb.reshape(width * d, k_count)
     g1, q1 = _single(ch, rules)
     extra = rules.single_die_throws > 1
     pf = ch.pf[:, None]
+    farkle = pf * f[None, :]
+    must_roll = rules.must_roll_after_hot_dice
     prob_t = np.ascontiguousarray(ch.prob.T)
     start = np.zeros(k_count)
     slope = np.zeros(k_count)
@@ -372,20 +374,22 @@ def sweep(
         n = int(active[t])
         if n == 0:
             continue
-        best, best_b = _best_keeps(ch, flat, flatb if slopes else None, t * d, n)
+        best, best_b = _best_keeps(ch, flat, flatb, t * d, n)
         w = prob_t @ best
-        fr = f[:n]
         if extra:
-            w[1] = w[1] * g1 + (q1 - pf[1, 0]) * fr
-        w += pf * fr
+            w[1] = w[1] * g1 + (q1 - pf[1, 0]) * f[:n]
+        w += farkle[:, :n]
         if throw is not None:
             throw[t, :, :n] = w
         bank = bank_v[t, :n]
-        keep_bank = bank >= w[1:d]
-        dec[t, 1:, :n] = np.where(keep_bank, bank, w[1:d])
-        hb = np.zeros(n, dtype=bool) if rules.must_roll_after_hot_dice else bank >= w[d]
-        dec[t, 0, :n] = np.where(hb, bank, w[d])
-        if slopes:
+        np.maximum(bank, w[1:d], out=dec[t, 1:, :n])  # bank or throw on
+        if must_roll:
+            dec[t, 0, :n] = w[d]
+        else:
+            np.maximum(bank, w[d], out=dec[t, 0, :n])
+        if best_b is not None and decb is not None:
+            keep_bank = bank >= w[1:d]
+            hb = np.zeros(n, dtype=bool) if must_roll else bank >= w[d]
             wb = prob_t @ best_b
             if extra:
                 wb[1] = wb[1] * g1 + (q1 - pf[1, 0])
@@ -409,20 +413,22 @@ def _best_keeps(ch: Chance, flat: Any, flatb: Any | None, off: int, n: int) -> t
     gathers only the rows that have that many keeps, so no padding is read (a
     padded gather reads 1.7x (the minimal rules) to 3x (boxed) more). With
     ``flatb`` also the slope in ``F`` of the keep chosen (of tied keeps the
-    first: any one gives a valid Newton step, see :func:`solve_table`); else None.
+    first: any one gives a valid Newton step, see :func:`_newton`); else None.
     """
     (_, idx), *rest = ch.slots
-    best = flat[idx + off, :n]
+    view = flat[off:, :n]  # a view: gathering its rows costs no index arithmetic
     if flatb is None:
+        best = view[idx]
         for r0, idx in rest:
-            np.maximum(best[r0:], flat[idx + off, :n], out=best[r0:])
+            np.maximum(best[r0:], view[idx], out=best[r0:])
         return best, None
-    best_b = flatb[idx + off, :n]
+    view_b = flatb[off:, :n]
+    best, best_b = view[idx], view_b[idx]
     for r0, idx in rest:
-        vals = flat[idx + off, :n]
+        vals = view[idx]
         better = vals > best[r0:]
         np.copyto(best[r0:], vals, where=better)
-        np.copyto(best_b[r0:], flatb[idx + off, :n], where=better)
+        np.copyto(best_b[r0:], view_b[idx], where=better)
     return best, best_b
 
 
