@@ -196,8 +196,7 @@ def test_game_over_without_last_round() -> None:
         winprob.advise_win((1, 2, 3), rules, (500, 10_000))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
+@pytest.mark.parametrize(  # each solves a 10,000-point table: about 10 s of CPU (bench/winprob_speed.py)
     ("rules", "first", "compensation"),
     [(CARDGAMES, 0.533, None), (get_rules("busche-neller").with_options({"last_round": False}), None, 200)],
 )
