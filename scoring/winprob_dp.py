@@ -75,6 +75,8 @@ class Chance:
     ``prob[r, n]`` is the chance of row ``r`` when throwing ``n`` dice.
     ``slots[s]`` is ``(r0, index)``: rows ``r0..`` have an ``s``-th keep, at ``index``
     (like ``base``); rows are sorted by their number of keeps, so that is a suffix.
+    ``dense[r]`` holds row ``r``'s keeps padded with its first (a max is unchanged):
+    for a single scenario one gather of them all beats a gather per slot.
     """
 
     dice: int
@@ -89,6 +91,7 @@ class Chance:
     hot_only: float  # chance that a throw of all dice offers only keeps of every die
     hot_then_bank: float  # value of a forced throw of all dice when any keep leaving dice wins
     slots: tuple[tuple[int, Any], ...]
+    dense: Any
 
 
 def chance_for(rules: Rules) -> Chance:
@@ -134,9 +137,11 @@ def chance_for(rules: Rules) -> Chance:
     for slot in range(int(counts.max())):
         r0 = int(np.searchsorted(counts, slot + 1))  # counts ascend: rows r0.. have this keep
         slots.append((r0, base[np.asarray(starts[r0:]) + slot]))
+    first = slots[0][1]
+    dense = np.stack([first, *(np.concatenate([first[:r0], idx]) for r0, idx in slots[1:])], axis=1)
     return Chance(
         d, pts_a, nxt_a, base, np.asarray(starts), np.asarray(owner), prob, tables.pf.copy(),
-        int(pts_a.max()), p_only_hot, hot_then_bank, tuple(slots),
+        int(pts_a.max()), p_only_hot, hot_then_bank, tuple(slots), dense,
     )  # fmt: skip
 
 
@@ -416,6 +421,8 @@ def _best_keeps(ch: Chance, flat: Any, flatb: Any | None, off: int, n: int) -> t
     first: any one gives a valid Newton step, see :func:`_newton`); else None.
     """
     (_, idx), *rest = ch.slots
+    if flatb is None and n == 1:  # advice: a 1-d view gathers fastest
+        return flat[off:, 0][ch.dense].max(axis=1)[:, None], None
     view = flat[off:, :n]  # a view: gathering its rows costs no index arithmetic
     if flatb is None:
         best = view[idx]
