@@ -43,6 +43,14 @@ Approximations (documented where the tables are used):
 * with ``last_round`` on, a turn is cut at ``target + LAST_ROUND_MARGIN`` points,
   where the player must bank; ties count one half whatever the tie rule.
 * piggyback offers are not modelled (every turn starts with all dice).
+
+Speed (``python bench/winprob_speed.py --rules busche-neller --set last_round=false``
+on a 2-core machine, load average under 1): the 10,000-point table takes 8.6 s of
+CPU (40.7 s before the values-only secant sweeps, the keeps gathered slot by slot
+and the guesses from solved neighbours); ``--rules boxed`` (their last round, keeps
+not pruned) 31.6 s (297.9 s before). Advice from a solved table, median of 30
+positions for a turn's first roll: 1.3 ms (3.0 ms before) and on the boxed rules
+4.2 ms (6.7 ms); the first call in a process builds the chance node (35 to 70 ms).
 """
 
 from __future__ import annotations
