@@ -52,8 +52,13 @@ def test_table_equals_naive_value_iteration(
     assert np.abs(values - expected).max() < 1e-9
 
 
-@pytest.mark.parametrize("preset", ["busche-neller", "house"])
-def test_newton_alone_equals_naive_value_iteration(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [("busche-neller", {"target": 250, "last_round": False}), ("house", {"target": 250, "exact_target": True})],
+)
+def test_newton_alone_equals_naive_value_iteration(
+    preset: str, options: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The secant steps solve every level met so far; the Newton fallback must be exact on its own too.
     monkeypatch.setattr(winprob_dp, "LAST_ROUND_MARGIN", 150)
     monkeypatch.setattr(winprob_dp, "_SECANT_STEPS", 0)
@@ -65,7 +70,7 @@ def test_newton_alone_equals_naive_value_iteration(preset: str, monkeypatch: pyt
         return newton(*args)
 
     monkeypatch.setattr(winprob_dp, "_newton", counted)
-    rules = get_rules(preset).with_options({"target": 250, "exact_target": preset == "house"})
+    rules = get_rules(preset).with_options(options)
     values, _, _ = winprob_dp.solve_table(rules)
     assert calls
     assert np.abs(values - np.array(brute_table(rules, 150 // 50))).max() < 1e-9
