@@ -50,16 +50,17 @@ def _hand_shadow(
     d = np.asarray(light.direction) / np.linalg.norm(light.direction)
     ground = -d * height / max(d[2], 0.3)
     (a, b), _ = camera.project(np.array([[0.0, 0.0, height], [ground[0], ground[1], 0.0]]))
-    shift = np.float32([[1, 0, b[0] - a[0]], [0, 1, b[1] - a[1]]])
+    shift = np.array([[1, 0, b[0] - a[0]], [0, 1, b[1] - a[1]]], np.float32)
     shadow = cv2.GaussianBlur(cv2.warpAffine(mask, shift, mask.shape[::-1]), (0, 0), 6.0)
     shadow[mask > 0] = 0.0
-    return np.clip(rgb * (1 - 0.45 * shadow[..., None]), 0, 255).astype(np.uint8)
+    shaded: np.ndarray = np.clip(rgb * (1 - 0.45 * shadow[..., None]), 0, 255).astype(np.uint8)
+    return shaded
 
 
 def _glare(rng: np.random.Generator, rgb: np.ndarray) -> np.ndarray:
     """An overexposed frame with a bright specular bloom (a lamp caught by the tray or a lens)."""
     h, w = rgb.shape[:2]
-    blob = np.zeros((h, w), np.float32)
+    blob: np.ndarray = np.zeros((h, w), np.float32)
     centre = (int(rng.integers(0, w)), int(rng.integers(0, h)))
     axes = (int(w * rng.uniform(0.1, 0.3)), int(h * rng.uniform(0.08, 0.25)))
     cv2.ellipse(blob, centre, axes, float(rng.uniform(0, 180)), 0, 360, 1.0, -1)
