@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from datasets.yolo import COCKED_CLASS, find_images
-from models.cocked import read_sidecar
-from vision.evaluate import load_labels, sidecar_outline
+from models.training.cocked import read_sidecar
+from vision.evaluate.metrics import f1, match_scored, predicted_classes, ratio
+from vision.evaluate.run import load_labels, sidecar_outline
 from vision.images import load_image
-from vision.metrics import f1, match_scored, predicted_classes, ratio
 from vision.reader import DiceReader, default_model_dir
 
 #: (sidecar or die field, bin edges): the conditions the table splits by.
@@ -54,7 +54,7 @@ class DieCall:
 
     ``read_as`` is the reader's status for the die (``never found`` where it was not, :data:`NO_DIE`
     for a cocked call where no die is labelled), ``called``
-    whether the reader called it cocked, as ``vision.evaluate`` counts it.
+    whether the reader called it cocked, as ``vision.evaluate.run`` counts it.
     """
 
     leaning: bool

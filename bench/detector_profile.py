@@ -33,7 +33,7 @@ import numpy as np
 import onnxruntime as ort
 
 from datasets.yolo import find_images
-from vision.detector import DieDetector
+from vision.detection.detector import DieDetector
 from vision.images import load_image
 from vision.onnx_runtime import load_onnx
 

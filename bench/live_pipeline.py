@@ -37,10 +37,10 @@ from scoring.presets import get_rules
 from service.live.controller import ppm_bytes, render_scene
 from service.live.demo import DemoTable, demo_script
 from service.table import TableSession
-from vision.camera import Frame, VideoFileSource, VideoSink
-from vision.evaluate import override_arg
+from vision.camera.sources import Frame, VideoFileSource, VideoSink
+from vision.evaluate.run import override_arg
 from vision.reading import Reading
-from vision.settle import FrameReader, SettleDetector
+from vision.settle.detector import FrameReader, SettleDetector
 
 SIZE = (640, 480)
 
@@ -210,8 +210,8 @@ def main() -> int:
         readers["label reader"] = Replay(sidecars)
         if not args.no_model:
             try:
+                from vision.pose.view_search import VerticalMemory
                 from vision.reader import DiceReader, ReaderConfig
-                from vision.view_search import VerticalMemory
 
                 # As `farklecam live` builds it: one fixed camera, whose vertical is learned once.
                 readers["DiceReader"] = DiceReader(args.models).with_vertical_memory(VerticalMemory())

@@ -6,9 +6,9 @@
 
 Stages: the detector (letterbox + ONNX + decode), and the detector as one camera's
 stream reads it (a frame of small dice read once, at the size the last frame
-needed: :class:`vision.detector.LookMemory`); the face classifier on the dice
+needed: :class:`vision.detection.detector.LookMemory`); the face classifier on the dice
 found (crops + ONNX), the tray search, the pip counter, the search for the
-camera's vertical (:mod:`vision.view_search`), and the whole ``DiceReader.read``
+camera's vertical (:mod:`vision.pose.view_search`), and the whole ``DiceReader.read``
 with the tray found in the frame: as configured by default (the vertical
 searched for in each frame), without that search, and for a fixed camera whose
 vertical is learned. Where the model folder has a cocked test and the image a
@@ -41,15 +41,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2
 import numpy as np
 
-from vision.detector import DieDetector, LookMemory
-from vision.evaluate import load_labels, override_arg
+from vision.detection.detector import DieDetector, LookMemory
+from vision.evaluate.run import load_labels, override_arg
+from vision.faces.pips import count_pips_in_boxes
 from vision.images import load_image
-from vision.pips import count_pips_in_boxes
+from vision.pose.upright import upright_view
+from vision.pose.view_search import VerticalMemory, search_view
 from vision.reader import DiceReader, ReaderConfig
-from vision.tray import TrayOutline
-from vision.tray_detect import detect_tray
-from vision.upright import upright_view
-from vision.view_search import VerticalMemory, search_view
+from vision.tray.detect import detect_tray
+from vision.tray.outline import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -23,9 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from vision.evaluate import find_images, label_file, load_labels
+from datasets.yolo import find_images, read_sidecar
+from vision.evaluate.metrics import COCKED_CLASS, ImageLabels, match_by_centre
+from vision.evaluate.run import load_labels
 from vision.images import load_image
-from vision.metrics import COCKED_CLASS, ImageLabels, match_by_centre
 from vision.reader import DiceReader, ReaderConfig
 from vision.reading import Reading
 
@@ -87,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     bands: dict[str, dict[int, Band]] = {name: {} for name in readers}
     for folder in args.dirs:
         for path in find_images(folder)[: args.limit]:
-            sidecar = label_file(path).with_suffix(".json")
-            camera = json.loads(sidecar.read_text()).get("camera") if sidecar.exists() else None
+            camera = read_sidecar(path).get("camera")
             if camera is None:
                 continue
             frame = load_image(path)

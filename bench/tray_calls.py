@@ -20,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vision.camera import ImageFolderSource
+from vision.camera.sources import ImageFolderSource
 from vision.reader import DiceReader
 from vision.reading import DieStatus
 

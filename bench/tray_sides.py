@@ -4,13 +4,13 @@
 
 For each generated scene (YOLO folder with sidecars holding the floor's true
 corners), the tray is looked for as the reader does (``detect_tray``, the
-labelled dice as anchors) and the vertical drawn (``vision.upright``) from the
+labelled dice as anchors) and the vertical drawn (``vision.pose.upright``) from the
 colour outline's corners, and from its sides fitted at full resolution
-(``vision.tray_sides``), is compared with the one the true corners give: the
+(``vision.tray.sides``), is compared with the one the true corners give: the
 angle between the two vertical directions in the camera's frame, in degrees.
 With ``--clicked PX`` also the true corners moved at random by PX (as
-``vision.evaluate --corner-noise`` moves them) and snapped to the edges
-(``vision.tray_sides.snap``): the vertical of the clicks, and of the snapped
+``vision.evaluate.run --corner-noise`` moves them) and snapped to the edges
+(``vision.tray.sides.snap``): the vertical of the clicks, and of the snapped
 sides where the snap holds. Prints how many scenes each gives a vertical for,
 and the error's median, 90th percentile and largest.
 """
@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from datasets.yolo import find_images
-from vision.evaluate import sidecar_outline
+from vision.evaluate.run import sidecar_outline
 from vision.images import load_image
-from vision.tray_detect import detect_tray
-from vision.tray_sides import snap
-from vision.upright import upright_view
+from vision.pose.upright import upright_view
+from vision.tray.detect import detect_tray
+from vision.tray.sides import snap
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,7 @@ photos, which must stay a measurement of the one model finally chosen.
 
 Command line::
 
-    python -m datasets.real export-holdout OUT   # OUT/<source>/{images,labels} for vision.evaluate
+    python -m datasets.real export-holdout OUT   # OUT/<source>/{images,labels} for vision.evaluate.run
     python -m datasets.real export-holdout OUT --validation   # the validation photos instead
     python -m datasets.real preview OUT.png      # draws derived matteop boxes for a visual check
 """
@@ -67,7 +67,7 @@ __all__ = [
 #: Sources under the real-data folder; the value says whether boxes are pip patterns.
 SOURCES: dict[str, bool] = {"byler_d6": False, "matteop65_webcam": True}
 #: Sources photographed looking straight down (byler: a phone held over the dice), so the camera's
-#: vertical is the picture's centre (:func:`vision.upright.straight_down_view`). Their flat dice can
+#: vertical is the picture's centre (:func:`vision.pose.upright.straight_down_view`). Their flat dice can
 #: teach and test the cocked test on real dice; matteop's webcam looks at a tilt nobody measured.
 STRAIGHT_DOWN_SOURCES: tuple[str, ...] = ("byler_d6",)
 #: Share of each source held out for evaluation (chosen by file-name hash, never trained on).
@@ -326,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``export-holdout OUT`` or ``preview OUT.png``."""
     parser = argparse.ArgumentParser(prog="python -m datasets.real", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    exp = sub.add_parser("export-holdout", help="write held-out photos as YOLO folders for vision.evaluate")
+    exp = sub.add_parser("export-holdout", help="write held-out photos as YOLO folders for vision.evaluate.run")
     exp.add_argument("out", type=Path)
     exp.add_argument("--label-boxes", action="store_true", help="keep the source's boxes (pip patterns)")
     exp.add_argument("--validation", action="store_true", help="the validation photos instead of the held-out ones")

@@ -9,7 +9,7 @@ same stable file-name hash as the real ones, at :data:`SYNTH_HOLDOUT_PERCENT`.
 - :func:`build_detector_dataset` writes a one-class ("die") YOLO folder with a
   ``data.yaml`` for ultralytics (ASCII names and an absolute ``path:`` so it
   stays offline); images are symbolic links, labels are rewritten.
-- ``models.classifier`` cuts face crops from the same frames.
+- ``models.training.classifier`` cuts face crops from the same frames.
 
 Command line::
 
@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``export-synth-holdout SYNTH_DIR OUT``."""
     parser = argparse.ArgumentParser(prog="python -m datasets.training_sets")
     sub = parser.add_subparsers(dest="command", required=True)
-    exp = sub.add_parser("export-synth-holdout", help="copy held-out generated scenes for vision.evaluate")
+    exp = sub.add_parser("export-synth-holdout", help="copy held-out generated scenes for vision.evaluate.run")
     exp.add_argument("synth", type=Path)
     exp.add_argument("out", type=Path)
     args = parser.parse_args(argv)

@@ -8,9 +8,11 @@ and generated scenes add class 6 for a cocked die (no face flat up).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "CLASS_NAMES",
@@ -18,8 +20,10 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "YoloBox",
     "find_images",
+    "label_file",
     "label_path_for",
     "read_labels",
+    "read_sidecar",
     "write_labels",
 ]
 
@@ -67,6 +71,22 @@ def label_path_for(image_path: Path) -> Path:
         parts[i] = "labels"
         return Path(*parts).with_suffix(".txt")
     return image_path.with_suffix(".txt")
+
+
+def label_file(image_path: Path) -> Path:
+    """The label file to read for an image: :func:`label_path_for`, else ``labels/x.txt`` beside it.
+
+    The second form is the layout of the bundled ``examples/`` (images at the top, labels below).
+    """
+    path = label_path_for(image_path)
+    beside = image_path.parent / "labels" / f"{image_path.stem}.txt"
+    return path if path.exists() or not beside.exists() else beside
+
+
+def read_sidecar(image_path: Path) -> dict[str, Any]:
+    """A generated scene's JSON sidecar beside its label file (tray, camera, every die's truth); ``{}`` if none."""
+    path = label_file(image_path).with_suffix(".json")
+    return dict(json.loads(path.read_text())) if path.exists() else {}
 
 
 def read_labels(path: Path) -> list[YoloBox]:

@@ -1,16 +1,16 @@
 """Reproduce farklecam's models on a CPU: ``python -m models.train [options]``.
 
-1. The one-class die detector (:mod:`models.detector`, ultralytics from a yaml)
+1. The one-class die detector (:mod:`models.training.detector`, ultralytics from a yaml)
    on the real training photos plus generated scenes.
-2. The face classifier (:mod:`models.classifier`) on crops of the same frames.
-3. The cocked test (:mod:`models.cocked`) on the generated scenes alone (the
+2. The face classifier (:mod:`models.training.classifier`) on crops of the same frames.
+3. The cocked test (:mod:`models.training.cocked`) on the generated scenes alone (the
    only ones that know which dice lean); its threshold is chosen afterwards on
-   calibration scenes with ``python -m models.cocked calibrate``.
+   calibration scenes with ``python -m models.training.cocked calibrate``.
 
 All are exported to ONNX per docs/model-contract.md and copied into
 ``--out`` (``models/`` by default), and ``training.json`` beside them records
 the data mix, the command, wall times, seeds and held-out crop accuracy.
-Everything runs offline (:func:`models.offline.go_offline`), and the held-out
+Everything runs offline (:func:`models.training.offline.go_offline`), and the held-out
 real photos and generated scenes are never trained on. An interrupted
 detector run resumes from its last checkpoint when the same command is run
 again (``--fresh`` starts over).
@@ -37,8 +37,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from farklecam.cli_types import share, width_scale
-from models.offline import go_offline
+from datasets.cli_args import share, width_scale
+from models.training.offline import go_offline
 
 __all__ = ["main"]
 
@@ -157,7 +157,7 @@ def _detector_stage(
 ) -> tuple[Path, dict[str, Any]]:
     """Train one detector stage in ``runs/<name>/<stage>``; returns its checkpoint and record."""
     from datasets.training_sets import build_detector_dataset
-    from models.detector import train_detector
+    from models.training.detector import train_detector
 
     run_dir = (args.runs / args.name / name).resolve()
     dataset = build_detector_dataset(args.runs / args.name / f"{name}_data", frames)
@@ -179,7 +179,7 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
     stage then starts from it, so a CPU budget buys more useful epochs than
     training the large mix from random weights.
     """
-    from models.detector import DetectorConfig, export_detector, recommend_conf
+    from models.training.detector import DetectorConfig, export_detector, recommend_conf
 
     config = DetectorConfig(
         model=args.model, imgsz=args.imgsz, epochs=args.epochs, seed=args.seed, device=args.device, threads=args.threads
@@ -209,9 +209,9 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
 def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     from datasets.real import SOURCES, split
     from datasets.training_sets import Frame, synthetic_frames
-    from models.classifier import ClassifierConfig, evaluate, train_classifier
-    from models.crop_bank import CLASSIFIER_NAMES, MINING_CONF, build_bank, detect_boxes, prune_unlabelled_dice
-    from models.facenet import export_facenet
+    from models.bank.crop_bank import CLASSIFIER_NAMES, MINING_CONF, build_bank, detect_boxes, prune_unlabelled_dice
+    from models.training.classifier import ClassifierConfig, evaluate, train_classifier
+    from models.training.facenet import export_facenet
 
     overrides = {
         "real_jitters": args.cls_real_jitters,
@@ -273,8 +273,8 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
 
 
 def _train_cocked(args: argparse.Namespace, record: dict[str, Any]) -> None:
-    from models.classifier import ClassifierConfig
-    from models.cocked import train_cocked
+    from models.training.classifier import ClassifierConfig
+    from models.training.cocked import train_cocked
 
     if not args.synthetic:
         print("cocked test skipped: it learns from generated scenes (--synthetic)", flush=True)

@@ -22,9 +22,9 @@ from farklecam.errors import ImageError
 from service.settings import Settings
 from service.storage import Games
 from service.table import TableSession
+from vision.pose.view_search import VerticalMemory
 from vision.reading import Reading
-from vision.settle import FrameReader  # the one definition; re-exported for the app's factory
-from vision.view_search import VerticalMemory
+from vision.settle.detector import FrameReader  # the one definition; re-exported for the app's factory
 
 __all__ = [
     "Cameras",
@@ -66,7 +66,7 @@ class SerializedReader:
         Args:
             frame: the BGR frame.
             tray: calibrated corners for this read.
-            memory: the camera's learned vertical (:class:`vision.view_search.VerticalMemory`), for
+            memory: the camera's learned vertical (:class:`vision.pose.view_search.VerticalMemory`), for
                 a reader that takes one (others ignore it: it only saves time and helps small throws).
             straight_down: whether this camera looks straight down, for a reader that takes it
                 (:meth:`vision.reader.DiceReader.with_straight_down`); None keeps the reader's own.

@@ -2,7 +2,7 @@
 
 A :class:`TableSession` is what the live window and the web service's WebSocket
 share. It owns the rules, a :class:`scoring.game.Game` and a
-:class:`~vision.settle.SettleDetector`. Frames go in through :meth:`TableSession.on_frame`
+:class:`~vision.settle.detector.SettleDetector`. Frames go in through :meth:`TableSession.on_frame`
 and come back as a :class:`TableView` (everything an overlay or a page draws);
 players act through :meth:`accept_suggestion`, :meth:`keep`, :meth:`bank`,
 :meth:`roll_again` and :meth:`undo`, which become game actions.
@@ -33,9 +33,9 @@ from scoring.rules import Rules
 from scoring.setasides import SetAside, legal_set_asides
 from scoring.solver import solve
 from service.usecases.scoring import win_block
-from vision.camera import Frame
+from vision.camera.sources import Frame
 from vision.reading import Reading
-from vision.settle import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
+from vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
 
 __all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
 

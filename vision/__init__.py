@@ -35,7 +35,7 @@ _HOMES = {
     "Die": "vision.reading",
     "DieStatus": "vision.reading",
     "Reading": "vision.reading",
-    "TrayOutline": "vision.tray",
+    "TrayOutline": "vision.tray.outline",
     "annotate_reading": "vision.overlay",
     "decode_image": "vision.images",
     "load_image": "vision.images",

@@ -4,7 +4,7 @@
 than a read) and then runs, per frame: detection, crops from the full
 resolution frame, face classification (which also vetoes detections that are
 no die), the tray outline (one found in the picture calls no die off where the
-picture speaks against it: :mod:`vision.tray_trust`), the cocked test on crops turned upright (where the
+picture speaks against it: :mod:`vision.tray.trust`), the cocked test on crops turned upright (where the
 tray is known and the model folder has ``cocked_test.onnx``), the pip
 counter's second opinion, and finally one status per die.
 
@@ -29,23 +29,23 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
-from vision.cocked import CockedFusion, CockedTest
-from vision.cocked_call import CockedJudge
-from vision.detector import DieDetector
-from vision.faces import FaceClassifier, FaceScores
+from vision.detection.detector import DieDetector
+from vision.faces.classifier import FaceClassifier, FaceScores
+from vision.faces.pips import count_pips_in_boxes, pip_posterior
+from vision.faces.symbols import symbol_faces
 from vision.images import decode_image, load_image
-from vision.marked_tray import MarkedTrays
 from vision.onnx_runtime import OnnxModel, load_onnx
-from vision.pips import count_pips_in_boxes, pip_posterior
+from vision.pose.cocked import CockedFusion, CockedTest
+from vision.pose.cocked_call import CockedJudge
+from vision.pose.support import may_lean, near_picture_edge
+from vision.pose.upright import UprightView, straight_down_view, upright_view
+from vision.pose.view_search import VerticalMemory
 from vision.reader_config import ReaderConfig, config_override
 from vision.reading import DieStatus, Reading
-from vision.support import may_lean, near_picture_edge
-from vision.symbol_faces import symbol_faces
-from vision.tray import TrayOutline, footprint_inside
-from vision.tray_detect import detect_tray, tray_from_aruco
-from vision.tray_trust import off_tray_calls
-from vision.upright import UprightView, straight_down_view, upright_view
-from vision.view_search import VerticalMemory
+from vision.tray.detect import detect_tray, tray_from_aruco
+from vision.tray.marked import MarkedTrays
+from vision.tray.outline import TrayOutline, footprint_inside
+from vision.tray.trust import off_tray_calls
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -183,7 +183,7 @@ class DiceReader:
         """The same reader, learning one fixed camera's vertical in ``memory`` (one memory per camera).
 
         Without a calibrated tray, reads then search for the vertical only until it is known
-        and judge leaning dice under it after (:class:`vision.view_search.VerticalMemory`).
+        and judge leaning dice under it after (:class:`vision.pose.view_search.VerticalMemory`).
         """
         other = copy.copy(self)
         other.vertical_memory = memory
@@ -306,7 +306,7 @@ class DiceReader:
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
         inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
-        # An outline found in the picture calls a die off only where the picture backs it (vision.tray_trust).
+        # An outline found in the picture calls a die off only where the picture backs it (vision.tray.trust).
         trust, off = off_tray_calls(frame, tray, found.xyxy, inside, self.config.off_tray_min_inside)
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
@@ -353,7 +353,7 @@ class DiceReader:
         """Combine classifier, pips and tray into faces, confidences and statuses.
 
         ``inside`` is each die's footprint inside the tray (kept as ``data["in_tray"]``), ``off``
-        the dice called off the tray (:func:`vision.tray_trust.off_tray_calls`).
+        the dice called off the tray (:func:`vision.tray.trust.off_tray_calls`).
 
         ``cut`` marks the dice the picture's edge cuts (``ReaderConfig.cut_die_margin_px``):
         where one would be called cocked, it reads ``uncertain`` with its best face instead.

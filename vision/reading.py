@@ -45,7 +45,7 @@ class TrayState(StrEnum):
     FOUND = "found"
     """Found in the picture, and nothing in the picture speaks against it. Its off-tray calls stand."""
     UNSURE = "unsure"
-    """Found in the picture, but the picture speaks against it (:mod:`vision.tray_trust`): no die is called off."""
+    """Found in the picture, but the picture speaks against it (:mod:`vision.tray.trust`): no die is called off."""
     NONE = "none"
     """No tray: no die is called off."""
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from datasets.cli_args import share
 from datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
 from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN
-from farklecam.cli_types import share
 
 
 def _size(text: str) -> tuple[int, int]:

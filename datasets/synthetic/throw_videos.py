@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets.synthetic.sequence import ThrowTruth, render_game_video
-from vision.camera import VideoSink
+from vision.camera.sources import VideoSink
 
 __all__ = ["KINDS", "main", "write_game_video"]
 

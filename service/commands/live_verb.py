@@ -59,7 +59,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from service.live.app import LiveOptions, run_live
     from service.live.gamefile import GameFile
-    from vision.settle import SettleConfig
+    from vision.settle.detector import SettleConfig
 
     asked = args.rules_file is not None or args.settings or args.rules != "boxed"  # else: the saved game's
     options = LiveOptions(

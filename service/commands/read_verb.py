@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
     reader = DiceReader(args.models, tray=tray_from_args(args), config=ReaderConfig(straight_down=args.straight_down))
     if args.fixed_camera:
-        from vision.view_search import VerticalMemory
+        from vision.pose.view_search import VerticalMemory
 
         reader = reader.with_vertical_memory(VerticalMemory())
     if args.json and args.csv:

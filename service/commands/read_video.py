@@ -10,9 +10,9 @@ from typing import Any
 
 from scoring.rules import Rules
 from service.usecases.report import build_report
+from vision.pose.view_search import VerticalMemory
 from vision.reader import DiceReader
-from vision.throws import read_video as throws_in_video
-from vision.view_search import VerticalMemory
+from vision.settle.throws import read_video as throws_in_video
 
 __all__ = ["read_video"]
 

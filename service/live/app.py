@@ -22,8 +22,8 @@ from scoring.rules import Rules
 from service.live.controller import LiveController
 from service.live.gamefile import GameFile
 from service.table import TableSession
-from vision.camera import CameraSource, Frame, VideoFileSource
-from vision.settle import FrameReader, SettleConfig
+from vision.camera.sources import CameraSource, Frame, VideoFileSource
+from vision.settle.detector import FrameReader, SettleConfig
 
 if TYPE_CHECKING:
     from service.live.demo import DemoThrow
@@ -154,8 +154,8 @@ def run_live(options: LiveOptions) -> int:
         table.more = _demo_throws(session)
         LiveWindow(LiveController(session), iter(table), title="farklecam - demo", pace=True).run()
         return 0
+    from vision.pose.view_search import VerticalMemory
     from vision.reader import DiceReader, ReaderConfig
-    from vision.view_search import VerticalMemory
 
     with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
         config = ReaderConfig(straight_down=options.straight_down)

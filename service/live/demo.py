@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.camera import Frame
+from vision.camera.sources import Frame
 from vision.reading import DieStatus, Reading
 
 __all__ = ["DemoTable", "DemoThrow", "demo_script"]

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from farklecam.errors import FarkleError
 from service.live.controller import LiveController, panel_lines, ppm_bytes, render_scene
 from service.table import TableView
-from vision.camera import Frame
+from vision.camera.sources import Frame
 
 __all__ = ["LiveWindow"]
 

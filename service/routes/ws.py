@@ -11,7 +11,7 @@ flight and never floods a slow server). A server with a table code wants it as
   ``{"type": "tray", "corners": [[x, y] x 4] | null}``: the tray floor's corners in
   the pixels of the frames sent (the page's calibration), or null to find the tray
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
-  corners the cocked test runs under their vertical (``vision.upright``); without, under the
+  corners the cocked test runs under their vertical (``vision.pose.upright``); without, under the
   vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``;
   ``"straight_down"`` for a camera said to look straight down, ``"tilted"`` while its
   frames' dice say otherwise). ``{"type": "straight_down", "on": true | false}`` says
@@ -50,10 +50,10 @@ from service.storage import Games
 from service.usecases.games import state_public
 from service.usecases.inputs import tray_corners
 from service.usecases.report import build_report
-from vision.camera import Frame
+from vision.camera.sources import Frame
 from vision.images import decode_image, image_format
 from vision.reading import DieStatus, Reading
-from vision.settle import SettleDetector, SettlePhase, SettleState
+from vision.settle.detector import SettleDetector, SettlePhase, SettleState
 
 __all__ = ["NO_GAME", "TableStream", "router"]
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from farklecam.errors import ImageError, InvalidRulesError
 from scoring.rules import Rules
 from service.schemas import RulesIn
-from vision.tray import TrayOutline
+from vision.tray.outline import TrayOutline
 
 __all__ = ["form_rules", "form_tray", "tray_corners"]
 

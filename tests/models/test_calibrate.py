@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from models.calibrate import write_logit_bias
+from models.thresholds.calibrate import write_logit_bias
 from tests.vision.fakes import make_classifier
-from vision.faces import FaceClassifier
+from vision.faces.classifier import FaceClassifier
 
 
 def test_written_bias_is_read_back_and_replaced(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ def test_written_bias_is_read_back_and_replaced(tmp_path: Path) -> None:
 
 
 def test_calibration_keeps_the_offset_that_reads_best(tmp_path: Path) -> None:
-    from models.calibrate import calibrate
+    from models.thresholds.calibrate import calibrate
     from tests.vision.fakes import make_detector, raw_head
     from tests.vision.test_evaluate import _folder
 

@@ -10,12 +10,12 @@ import pytest
 
 from datasets.real import real_data_root
 from datasets.synthetic.__main__ import main as generate
-from models.calibrate import write_logit_bias
-from models.candidate import ModelSet, format_side_by_side, judge, main
-from models.detector import add_metadata
-from vision.cocked import CockedTest
-from vision.faces import COCKED_NAME, FaceClassifier
+from models.thresholds.calibrate import write_logit_bias
+from models.thresholds.candidate import ModelSet, format_side_by_side, judge, main
+from models.training.detector import add_metadata
+from vision.faces.classifier import COCKED_NAME, FaceClassifier
 from vision.onnx_runtime import load_onnx
+from vision.pose.cocked import CockedTest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"  # generated scenes with sidecars: tray corners and each die's lean

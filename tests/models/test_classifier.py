@@ -11,8 +11,7 @@ torch = pytest.importorskip("torch")
 cv2 = pytest.importorskip("cv2")
 
 from datasets.training_sets import Frame  # noqa: E402
-from models.classifier import ClassifierConfig  # noqa: E402
-from models.crop_bank import (  # noqa: E402
+from models.bank.crop_bank import (  # noqa: E402
     BANK_SIZE,
     CLASSIFIER_NAMES,
     build_bank,
@@ -21,7 +20,8 @@ from models.crop_bank import (  # noqa: E402
     match_detections,
     negative_boxes,
 )
-from models.facenet import FACENET_WIDTHS, FaceNet, export_facenet, feature_side, grid_problem, scaled_widths  # noqa: E402
+from models.training.classifier import ClassifierConfig  # noqa: E402
+from models.training.facenet import FACENET_WIDTHS, FaceNet, export_facenet, feature_side, grid_problem, scaled_widths  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_a_grid_head_keeps_each_cell_apart_and_exports_as_it_runs(tmp_path: Path
 
 
 def test_planes_flip_with_their_crops_and_leave_the_colours_as_they_were() -> None:
-    from models.facenet import augment
+    from models.training.facenet import augment
 
     x = torch.rand(16, 3, 8, 8)
     planes = torch.zeros(16, 1, 8, 8)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
+from models.training.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
 from vision.crops import CROP_CONTEXT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
@@ -57,7 +57,7 @@ def _photo(tmp_path: Path, name: str, boxes: np.ndarray, size: tuple[int, int] =
 
 def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Path) -> None:
     from datasets.training_sets import Frame
-    from vision.upright import straight_down_view
+    from vision.pose.upright import straight_down_view
 
     boxes = np.array([[20, 20, 50, 50], [150, 100, 180, 130], [240, 200, 270, 230]], np.float32)
     byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
@@ -138,7 +138,7 @@ def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
 
 
 def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) -> None:
-    from models.cocked import main
+    from models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(
@@ -156,7 +156,7 @@ def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) ->
 
 
 def test_training_refuses_a_detector_that_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from models.cocked import main
+    from models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), "--detector", "nowhere.onnx"])
@@ -169,7 +169,7 @@ def test_training_refuses_a_detector_that_is_not_there(tmp_path: Path, capsys: p
 def test_training_refuses_copies_outside_one_to_64(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
 ) -> None:
-    from models.cocked import main
+    from models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), flag, value])
@@ -188,7 +188,7 @@ def test_training_refuses_a_head_grid_or_context_that_cannot_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
 ) -> None:
     pytest.importorskip("torch")
-    from models.cocked import main
+    from models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), flag, value])
@@ -204,8 +204,8 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     import onnxruntime as ort
 
     from datasets.synthetic.__main__ import main as generate
-    from models.cocked import main
-    from vision.cocked import CockedTest
+    from models.training.cocked import main
+    from vision.pose.cocked import CockedTest
 
     scenes = tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "4", "--seed", "5", "--size", "160x120", "--lean-rate", "1"]) == 0
@@ -267,7 +267,7 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
 def test_taught_targets_ride_with_each_crop_and_agree_with_its_label(tmp_path: Path) -> None:
     from datasets.synthetic.__main__ import main as generate
     from datasets.training_sets import Frame, synthetic_frames
-    from models.cocked import AUX_TILT_SCALE_DEG, die_targets
+    from models.training.cocked import AUX_TILT_SCALE_DEG, die_targets
 
     scenes = tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "6", "--seed", "3", "--size", "160x120", "--lean-rate", "1"]) == 0

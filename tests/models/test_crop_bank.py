@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.crop_bank import (
+from models.bank.crop_bank import (
     BANK_CONTEXT,
     BANK_SIZE,
     MISPLACED_IOU,
@@ -19,7 +19,7 @@ from models.crop_bank import (
     turned_centres,
 )
 from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
-from vision.settle import box_iou
+from vision.settle.detector import box_iou
 
 
 def _crops(n: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""``python -m models.detector cut``: the shipped detector is cut, and what is not a YOLO head is refused clearly."""
+"""``python -m models.training.detector cut``: the shipped detector is cut; a graph that is no YOLO head is refused."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from models.detector import main
+from models.training.detector import main
 from tests.vision.fakes import make_detector, raw_head
+from vision.detection.yolo_head import level_strides
 from vision.onnx_runtime import load_onnx
-from vision.yolo_head import level_strides
 
 ROOT = Path(__file__).resolve().parents[2]
 

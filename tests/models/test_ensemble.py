@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
-from models.ensemble import EnsembleError, main, merge
-from vision.cocked import CockedTest
+from models.training.ensemble import EnsembleError, main, merge
+from vision.pose.cocked import CockedTest
 from vision.reader import default_model_dir
 
 SHIPPED = default_model_dir() / "cocked_test.onnx"

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from models.classifier import ClassifierConfig  # noqa: E402
-from models.facenet import FaceNet, _mixup_loss, class_loss, fit  # noqa: E402
+from models.training.classifier import ClassifierConfig  # noqa: E402
+from models.training.facenet import FaceNet, _mixup_loss, class_loss, fit  # noqa: E402
 
 
 def _net(seed: int) -> FaceNet:

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.marbling import add_streaks
+from models.bank.marbling import add_streaks
 from vision.crops import CROP_CONTEXT, CROP_SIZE
 
 _DIE_AREA = (CROP_SIZE / (1 + 2 * CROP_CONTEXT)) ** 2

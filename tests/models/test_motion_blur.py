@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.motion_blur import MAX_LENGTH, MIN_LENGTH, add_motion_blur, motion_kernel
+from models.bank.motion_blur import MAX_LENGTH, MIN_LENGTH, add_motion_blur, motion_kernel
 
 
 @settings(max_examples=40, deadline=None)

@@ -15,8 +15,8 @@ from datasets.synthetic.dataset import write_scene
 from datasets.synthetic.scene import generate_scene
 from datasets.training_sets import read_synthetic_frame
 from farklecam.errors import ModelLoadError
-from models.crop_bank import BANK_SIZE, turned_centres
-from models.pose import build_pose_bank, main, pose_truth, turn_targets
+from models.bank.crop_bank import BANK_SIZE, turned_centres
+from models.training.pose import build_pose_bank, main, pose_truth, turn_targets
 from vision.crops import CROP_SIZE
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
@@ -83,7 +83,7 @@ def test_a_scene_without_pose_labels_is_refused(scenes: Path, tmp_path: Path) ->
 def test_a_tiny_run_trains_exports_loads_and_measures(
     scenes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_network: list[object]
 ) -> None:
-    from vision.pose_net import PoseNet
+    from vision.pose.net import PoseNet
 
     out = tmp_path / "pose" / "pose_net.onnx"
     assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "3", "--batch", "8"]) == 0
@@ -110,8 +110,8 @@ def test_a_tiny_run_trains_exports_loads_and_measures(
 
 
 def test_a_model_with_other_outputs_is_refused(tmp_path: Path) -> None:
-    from models.facenet import FaceNet, export_facenet
-    from vision.pose_net import PoseNet
+    from models.training.facenet import FaceNet, export_facenet
+    from vision.pose.net import PoseNet
 
     path = export_facenet(FaceNet(2), tmp_path / "m.onnx", "0", names=["flat", "cocked"])
     with pytest.raises(ModelLoadError, match="up_x"):
@@ -121,7 +121,7 @@ def test_a_model_with_other_outputs_is_refused(tmp_path: Path) -> None:
 def test_augment_can_keep_left_and_right_with_the_same_draws() -> None:
     import torch
 
-    from models.facenet import augment
+    from models.training.facenet import augment
 
     x = torch.full((64, 3, 16, 16), 0.1)
     x[..., :8] = 0.9  # the left half bright

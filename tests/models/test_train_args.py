@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models.cocked import main as cocked_main
 from models.train import _parse
+from models.training.cocked import main as cocked_main
 
 
 def test_crop_effect_shares_are_read() -> None:
@@ -29,13 +29,13 @@ _COCKED_TRAIN = ["train", "--synthetic", "nowhere", "--out", "nowhere.onnx"]
         ("models.train", "--cls-motion-blur", "-0.1", "is not a share between 0 and 1"),
         ("models.train", "--cls-streaks", "lots", "is not a number"),
         ("models.train", "--cls-width-scale", "0.1", "outside 0.5..4"),
-        ("models.cocked", "--crop-size", "8", "outside 32..256"),
-        ("models.cocked", "--crop-size", "96.5", "is not a whole number"),
-        ("models.cocked", "--width-scale", "8", "outside 0.5..4"),
-        ("models.cocked", "--width-scale", "wide", "is not a number"),
-        ("models.cocked", "--weight-decay", "2", "outside 0..1"),
-        ("models.cocked", "--mixup", "-1", "outside 0..4"),
-        ("models.cocked", "--mixup", "some", "is not a number"),
+        ("models.training.cocked", "--crop-size", "8", "outside 32..256"),
+        ("models.training.cocked", "--crop-size", "96.5", "is not a whole number"),
+        ("models.training.cocked", "--width-scale", "8", "outside 0.5..4"),
+        ("models.training.cocked", "--width-scale", "wide", "is not a number"),
+        ("models.training.cocked", "--weight-decay", "2", "outside 0..1"),
+        ("models.training.cocked", "--mixup", "-1", "outside 0..4"),
+        ("models.training.cocked", "--mixup", "some", "is not a number"),
     ],
 )
 def test_a_bad_value_is_one_clear_line(

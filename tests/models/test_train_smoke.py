@@ -25,7 +25,7 @@ pytestmark = [
 
 
 def test_quick_training_exports_working_models_offline(tmp_path: Path, no_network: list[Any]) -> None:
-    from models.offline import go_offline
+    from models.training.offline import go_offline
 
     go_offline(tmp_path / "ultralytics_config")
     from models.train import main

@@ -19,7 +19,7 @@ from service.deps import ReaderSlot, get_reader_slot
 from service.settings import Settings
 from service.usecases.scoring import score_roll
 from vision.reading import Reading
-from vision.tray import TrayOutline
+from vision.tray.outline import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ from service.routes import ws as ws_route
 from service.settings import Settings
 from service.usecases.scoring import score_roll
 from vision.reading import Reading
-from vision.tray import TrayOutline
+from vision.tray.outline import TrayOutline
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -321,7 +321,7 @@ def test_each_tables_page_says_whether_its_camera_looks_straight_down(tmp_path: 
 def test_a_tables_vertical_says_when_the_camera_seems_to_have_moved() -> None:
     """What the page's tray pill shows: searching, learned, checking (bumped, not yet confirmed), tray."""
     from service.deps import LazyReader
-    from vision.upright import UprightView
+    from vision.pose.upright import UprightView
 
     table = LazyReader(ReaderSlot(lambda: None))  # type: ignore[arg-type, return-value]
     assert table.vertical == "searching"

@@ -27,7 +27,7 @@ from service.live.demo import DemoTable, DemoThrow
 from service.live.gamefile import GameFile, default_game_path
 from service.table import TableSession
 from vision.reading import Reading
-from vision.tray import TrayOutline
+from vision.tray.outline import TrayOutline
 
 BOXED = get_rules("boxed")
 

@@ -318,7 +318,7 @@ class TrayRecordingReader(ExampleReader):
         self.tray = tray
 
     def with_tray(self, corners: list[list[float]]) -> TrayRecordingReader:
-        from vision.tray import TrayOutline
+        from vision.tray.outline import TrayOutline
 
         return TrayRecordingReader(self.trays, TrayOutline.from_corners(corners).to_list())
 

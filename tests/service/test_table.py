@@ -189,7 +189,7 @@ def test_view_is_json_ready(table: TableSession) -> None:
 
 
 def test_a_table_without_a_reader_takes_throws_but_not_frames(table: TableSession) -> None:
-    from vision.camera import Frame
+    from vision.camera.sources import Frame
 
     with pytest.raises(ValueError, match="no reader"):
         table.on_frame(Frame(np.zeros((8, 8, 3), np.uint8), 0, 0.0))

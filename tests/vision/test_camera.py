@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from farklecam.errors import CameraError
-from vision import camera as camera_module
-from vision.camera import (
+from vision.camera import sources as camera_module
+from vision.camera.sources import (
     REQUESTED_SIZE,
     CameraSource,
     ImageFolderSource,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from datasets.synthetic import render_throw_sequence
-from vision.camera_motion import CameraMotion, MotionConfig, log_polar_spectrum, roll_degrees, thumbnail
+from vision.camera.motion import CameraMotion, MotionConfig, log_polar_spectrum, roll_degrees, thumbnail
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jpg"))
 pytestmark = pytest.mark.skipif(not EXAMPLES, reason="needs the bundled examples")

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_cocked_test
-from vision.cocked import (
+from vision.crops import extract_crops
+from vision.pose.cocked import (
     FUSION_TERMS,
     CockedEvidence,
     CockedFusion,
@@ -21,8 +22,7 @@ from vision.cocked import (
     upright_angles,
     upright_inputs,
 )
-from vision.crops import extract_crops
-from vision.upright import UprightView
+from vision.pose.upright import UprightView
 
 CENTRE = np.array([320.0, 240.0])
 

@@ -1,4 +1,4 @@
-"""``bench/cocked_by_condition.py`` counts the cocked calls as ``vision.evaluate`` does, and bins every die."""
+"""``bench/cocked_by_condition.py`` counts the cocked calls as ``vision.evaluate.run`` does, and bins every die."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_by_condition import BINS, NO_DIE, folder_calls  # noqa: E402  (a script folder, not a package)
 
-from vision.evaluate import evaluate_folder  # noqa: E402
+from vision.evaluate.run import evaluate_folder  # noqa: E402
 from vision.reader import DiceReader  # noqa: E402
 
 

@@ -16,9 +16,13 @@ from cocked_fit_gap import SHEET_COLUMNS, TILE, main, write_sheet  # noqa: E402 
 
 from datasets.synthetic.mesh import COCKED_TILT_DEG  # noqa: E402
 from datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
-from datasets.yolo import COCKED_CLASS, find_images  # noqa: E402
-from models.cocked import labelled_box_probs, read_sidecar, scene_view  # noqa: E402
-from vision.cocked import CockedTest  # noqa: E402
+from datasets.yolo import (  # noqa: E402
+    COCKED_CLASS,
+    find_images,
+    read_sidecar,
+)
+from models.training.cocked import labelled_box_probs, scene_view  # noqa: E402
+from vision.pose.cocked import CockedTest  # noqa: E402
 from vision.reader import default_model_dir  # noqa: E402
 
 

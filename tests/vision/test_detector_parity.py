@@ -2,7 +2,7 @@
 
 ultralytics exports a small one-class YOLO (random weights, its batch norms fitted to the
 examples so that the cells' scores and boxes vary) with its decoded head and predicts on the examples; the reader then
-runs that file, and the same file cut before its decoding (:func:`models.detector.cut_head`,
+runs that file, and the same file cut before its decoding (:func:`models.training.detector.cut_head`,
 what farklecam ships). Needs the training extra; runs ultralytics in a subprocess, offline, so
 this test process never imports it.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.detector import DieDetector
+from vision.detection.detector import DieDetector
 from vision.images import load_image
 from vision.onnx_runtime import load_onnx
 
@@ -41,7 +41,7 @@ def _ultralytics_export_and_predict(tmp_path: Path) -> tuple[Path, list[dict[str
         import json, sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from models.offline import go_offline
+        from models.training.offline import go_offline
         go_offline(Path({str(tmp_path / "ultralytics")!r}))
         import torch
         import ultralytics
@@ -81,7 +81,7 @@ def _ultralytics_export_and_predict(tmp_path: Path) -> tuple[Path, list[dict[str
 
 
 def test_both_heads_match_ultralytics(tmp_path: Path) -> None:
-    from models.detector import cut_head
+    from models.training.detector import cut_head
 
     full, theirs = _ultralytics_export_and_predict(tmp_path)
     cut = cut_head(full, tmp_path / "cut.onnx")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tests.vision.fakes import make_reading
-from vision.error_cases import class_name, describe_errors
-from vision.metrics import ImageLabels
+from vision.evaluate.error_cases import class_name, describe_errors
+from vision.evaluate.metrics import ImageLabels
 
 
 def test_class_names() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.crops import extract_crops
-from vision.faces import FaceClassifier
+from vision.faces.classifier import FaceClassifier
 from vision.reader import DiceReader, ReaderConfig
 
 

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from tests.vision.fakes import make_reading as reading
-from vision.metrics import FolderStats, ImageLabels, lean_band, lean_band_name, match_by_centre, predicted_classes
+from vision.evaluate.metrics import (
+    FolderStats,
+    ImageLabels,
+    lean_band,
+    lean_band_name,
+    match_by_centre,
+    predicted_classes,
+)
 
 
 def test_match_whole_die_against_pip_pattern_boxes() -> None:

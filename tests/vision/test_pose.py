@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.pose import (
+from vision.pose.tilt import (
     TiltCall,
     consensus,
     from_ray_frame,
@@ -17,7 +17,7 @@ from vision.pose import (
     tilt_degrees,
     to_ray_frame,
 )
-from vision.upright import straight_down_view
+from vision.pose.upright import straight_down_view
 
 _pixels = st.tuples(st.floats(-2000, 2000), st.floats(-2000, 2000))
 

@@ -10,12 +10,12 @@ import pytest
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from tests.vision.conftest import draw_die
-from vision.cocked import CockedFusion
-from vision.faces import FaceScores
+from vision.faces.classifier import FaceScores
+from vision.pose.cocked import CockedFusion
+from vision.pose.upright import UprightView
 from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, config_override, default_model_dir
 from vision.reading import DieStatus, Reading
-from vision.tray import TrayOutline
-from vision.upright import UprightView
+from vision.tray.outline import TrayOutline
 
 
 def red_and_black() -> np.ndarray:
@@ -227,7 +227,7 @@ def test_tray_outline_argument() -> None:
 
 
 class ScriptedCockedTest:
-    """Stands in for :class:`vision.cocked.CockedTest`: fixed probabilities, and records the views it was given."""
+    """Stands in for :class:`vision.pose.cocked.CockedTest`: fixed probabilities, and records the views it was given."""
 
     def __init__(self, probs: list[float], threshold: float = 0.5, fusion: CockedFusion | None = None) -> None:
         self.probs = np.array(probs, np.float32)

@@ -14,15 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vision.detector import DieDetector, LookMemory, SmallDiceLook
-from vision.evaluate import load_labels
+from vision.detection.detector import DieDetector, LookMemory, SmallDiceLook
+from vision.evaluate.metrics import COCKED_CLASS, match_by_centre
+from vision.evaluate.run import load_labels
 from vision.images import load_image
-from vision.metrics import COCKED_CLASS, match_by_centre
+from vision.pose.support import near_picture_edge
+from vision.pose.view_search import VerticalMemory
 from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, DiceReader, ReaderConfig
 from vision.reading import DieStatus, Reading
-from vision.support import near_picture_edge
-from vision.tray import TrayOutline
-from vision.view_search import VerticalMemory
+from vision.tray.outline import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -161,7 +161,7 @@ def test_small_dice_look_and_its_settings_are_validated() -> None:
 
 @pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")
 def test_the_committed_fusion_was_fitted_with_the_committed_classifier(reader: DiceReader) -> None:
-    """A retrained classifier needs a refitted fusion (``python -m models.cocked_fusion``); a stale one is ignored."""
+    """A retrained classifier needs a refitted fusion (``models.thresholds.cocked_fusion``); a stale one is ignored."""
     assert reader.cocked_test is not None and reader.cocked_test.fusion is not None
     assert reader.fusion is reader.cocked_test.fusion
 
@@ -186,8 +186,8 @@ def test_the_cocked_test_ranks_leaning_dice_above_flat_ones_on_fresh_scenes() ->
     pytest.importorskip("pybullet", reason="scene generation is a training extra")
     from datasets.synthetic.mesh import COCKED_TILT_DEG
     from datasets.synthetic.scene import generate_scene
-    from vision.cocked import CockedTest
-    from vision.upright import upright_view
+    from vision.pose.cocked import CockedTest
+    from vision.pose.upright import upright_view
 
     test = CockedTest(MODELS / COCKED_TEST_FILE)
     leaning, flat = [], []

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from datasets.real import SOURCES, real_data_root, split
+from vision.evaluate.metrics import match_by_centre
 from vision.images import load_image
-from vision.metrics import match_by_centre
+from vision.pose.view_search import VerticalMemory
 from vision.reader import COCKED_TEST_FILE, DiceReader
 from vision.reading import DieStatus
-from vision.view_search import VerticalMemory
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 PHOTOS_PER_SOURCE = 12

@@ -27,7 +27,7 @@ def test_read_path_imports_no_training_stack(fake_model_dir: Path) -> None:
         import numpy as np
         from vision.reader import DiceReader
         from vision.overlay import annotate_reading
-        from vision.evaluate import main
+        from vision.evaluate.run import main
         reader = DiceReader({str(fake_model_dir)!r})
         reading = reader.read(np.zeros((480, 640, 3), np.uint8))
         annotate_reading(np.zeros((480, 640, 3), np.uint8), reading)
@@ -40,7 +40,8 @@ def test_read_path_imports_no_training_stack(fake_model_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", sorted(m.name for m in pkgutil.walk_packages(vision.__path__, "vision.") if m.name != "vision.__main__")
+    "name",
+    sorted(m.name for m in pkgutil.walk_packages(vision.__path__, "vision.") if not m.name.endswith(".__main__")),
 )
 def test_all_is_sorted_and_complete(name: str) -> None:
     module = importlib.import_module(name)

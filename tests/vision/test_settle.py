@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.live.demo import DemoTable, DemoThrow, demo_script
-from vision.camera import Frame
+from vision.camera.sources import Frame
 from vision.reading import DieStatus, Reading
-from vision.settle import (
+from vision.settle.detector import (
     AmbiguityReason,
     MotionGate,
     SettleConfig,

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vision.camera import Frame
+from vision.camera.sources import Frame
 from vision.reading import Reading
-from vision.settle import SettleDetector, SettlePhase
+from vision.settle.detector import SettleDetector, SettlePhase
 
 pytest.importorskip("pybullet", reason="the synthetic renderer needs pybullet (synth extra)")
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vision.support import covered_fraction, may_lean, near_picture_edge
-from vision.tray import TrayOutline
+from vision.pose.support import covered_fraction, may_lean, near_picture_edge
+from vision.tray.outline import TrayOutline
 
 TRAY = TrayOutline.from_corners([[100, 100], [500, 100], [500, 400], [100, 400]])
 SIZE = (640, 480)

@@ -1,4 +1,4 @@
-"""A symbol face (a logo 6, a skull 1) reads ``uncertain``, never a number (vision.symbol_faces)."""
+"""A symbol face (a logo 6, a skull 1) reads ``uncertain``, never a number (vision.faces.symbols)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from tests.vision.conftest import draw_die
 from tests.vision.test_reader import ScriptedClassifier
+from vision.faces.symbols import MIN_SIDE_PX, symbol_faces
 from vision.reader import DiceReader, ReaderConfig
 from vision.reading import DieStatus, Reading
-from vision.symbol_faces import MIN_SIDE_PX, symbol_faces
 
 
 def paint_logo(image: np.ndarray, box: tuple[int, int, int, int], ink: tuple[int, int, int] = (20, 20, 20)) -> None:

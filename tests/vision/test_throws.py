@@ -19,9 +19,9 @@ import pytest
 
 from farklecam.errors import CameraError
 from service.live.demo import DemoTable, DemoThrow
-from vision.camera import VideoFileSource, VideoSink
+from vision.camera.sources import VideoFileSource, VideoSink
 from vision.reading import Reading
-from vision.throws import CSV_FIELDS, ThrowResult, annotate_state, read_video, throws_from_video
+from vision.settle.throws import CSV_FIELDS, ThrowResult, annotate_state, read_video, throws_from_video
 
 SIZE = (320, 240)
 SCRIPT = [

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.tray import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
-from vision.tray_detect import detect_tray, tray_from_aruco
-from vision.upright import UprightView
+from vision.pose.upright import UprightView
+from vision.tray.detect import detect_tray, tray_from_aruco
+from vision.tray.outline import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
 
 SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.tray import TrayOutline
-from vision.tray_detect import detect_tray
-from vision.tray_sides import SideConfig, tray_sides
-from vision.upright import upright_view
+from vision.pose.upright import upright_view
+from vision.tray.detect import detect_tray
+from vision.tray.outline import TrayOutline
+from vision.tray.sides import SideConfig, tray_sides
 
 SIZE = (640, 480)
 
@@ -138,7 +138,7 @@ def test_the_reader_fits_sides_only_when_configured() -> None:
 
 
 def test_clicked_corners_snap_to_the_edges_near_them_and_not_to_far_ones() -> None:
-    from vision.tray_sides import snap
+    from vision.tray.sides import snap
 
     truth = projected_tray(30, 25)
     frame = draw(truth)
@@ -173,8 +173,8 @@ def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to()
 
 
 def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
-    from vision.marked_tray import SNAP_TRIES
     from vision.reader import DiceReader
+    from vision.tray.marked import SNAP_TRIES
 
     truth = projected_tray(30, 25)
     clicked = TrayOutline(truth, "corners")
@@ -187,8 +187,8 @@ def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
 
 
 def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_frame() -> None:
-    from vision.marked_tray import WATCH_EVERY
     from vision.reader import DiceReader, ReaderConfig
+    from vision.tray.marked import WATCH_EVERY
 
     frame = cv2.imread(str(Path(__file__).resolve().parents[2] / "examples" / "tray_cocked.jpg"))
     h, w = frame.shape[:2]

@@ -1,4 +1,4 @@
-"""An outline found in the picture calls dice off only where the picture backs it (vision.tray_trust)."""
+"""An outline found in the picture calls dice off only where the picture backs it (vision.tray.trust)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from tests.vision.test_reader import ScriptedClassifier
 from tests.vision.test_tray import _tray_scene
 from vision.reader import DiceReader, ReaderConfig
 from vision.reading import DieStatus, Reading, TrayState
-from vision.tray import TrayOutline, classify_off_tray
-from vision.tray_detect import detect_tray
-from vision.tray_trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
+from vision.tray.detect import detect_tray
+from vision.tray.outline import TrayOutline, classify_off_tray
+from vision.tray.trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
 
 
 def table(seed: int = 0) -> np.ndarray:
@@ -160,7 +160,7 @@ def test_reach_is_positive_inside_and_negative_clear_of_the_outline(x: float, y:
 
 
 def test_a_voted_throw_keeps_the_last_reads_tray_state() -> None:
-    from vision.settle import SettleConfig, vote
+    from vision.settle.detector import SettleConfig, vote
 
     reads = [dataclasses.replace(found([(200, 200, 240, 240)]), tray_state=s) for s in ("found", "unsure")]
     assert vote(reads, [[0, 0]], SettleConfig()).tray_state == "unsure"

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.tray import CORNER_SIGMA_PX, TrayOutline
-from vision.upright import DEFAULT_FOCAL, UprightView, straight_down_view, upright_view
+from vision.pose.upright import DEFAULT_FOCAL, UprightView, straight_down_view, upright_view
+from vision.tray.outline import CORNER_SIGMA_PX, TrayOutline
 
 SIZE = (640, 480)
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.vision.fakes import make_cocked_test
-from vision.cocked import CockedTest
+from vision.pose.cocked import CockedTest
+from vision.pose.upright import UprightView, upright_view
+from vision.pose.view_search import VerticalMemory, ViewEstimate, ViewSearchConfig, candidate_views, search_view
 from vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
-from vision.upright import UprightView, upright_view
-from vision.view_search import VerticalMemory, ViewEstimate, ViewSearchConfig, candidate_views, search_view
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"

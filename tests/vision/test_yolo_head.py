@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.vision.fakes import raw_head
-from vision.yolo_head import (
+from vision.detection.yolo_head import (
     candidates_from_decoded,
     candidates_from_levels,
     decode_yolo,

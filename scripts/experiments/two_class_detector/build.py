@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[3]
 import numpy as np
 
 sys.path.insert(0, str(REPO))
-from models.offline import go_offline
+from models.training.offline import go_offline
 
 go_offline()
 import onnx

@@ -1,0 +1,1 @@
+"""Thresholds, fusions and gates chosen on calibration scenes after training."""

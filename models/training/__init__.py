@@ -1,0 +1,1 @@
+"""Training and export of the networks (torch and ultralytics live only here)."""

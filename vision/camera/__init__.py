@@ -1,0 +1,1 @@
+"""Where frames come from: webcams, videos and photo folders, and whether the camera moved."""

@@ -1,0 +1,378 @@
+"""Honest evaluation of the reader on labelled YOLO folders: ``python -m vision.evaluate DIR...``.
+
+For each folder (``images/`` + ``labels/``, classes 0-5 = face - 1, 6 = cocked)
+it reads every image with the real reader and prints: per-die face accuracy
+over matched dice, whole-image exact accuracy (every die found and read right,
+nothing extra, and where a sidecar says which dice are off the tray, exactly those
+flagged), the accuracy of the dice given status ok and the share flagged
+uncertain (what the pip second opinion trades), detection recall and precision (matched by box centre, so
+whole-die and pip-pattern boxes both work), cocked and off-tray recall and
+precision where labelled, median read latency, and a 7x7 confusion matrix (as
+text, and as a PNG with ``--confusion-png``).
+
+A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
+writes) adds each die's ``status`` (for off-tray metrics), whether it is
+``occluded`` (under half of it visible, or half out of the frame), and the
+``tray`` corners, which are then used as the calibrated tray for that image.
+Occluded dice are scored like PASCAL VOC's "difficult" objects: finding one is
+no error and missing one is no miss (``--count-occluded`` scores them as any
+other die); the ``ignored`` column says how many there were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from datasets.yolo import find_images, label_file, read_labels, read_sidecar
+from farklecam.errors import FarkleError, ImageError
+from vision.evaluate.error_cases import ErrorCases
+from vision.evaluate.metrics import FolderStats, ImageLabels
+from vision.images import load_image
+from vision.reader import DiceReader, ReaderConfig, config_override
+from vision.reading import DieStatus, Reading
+from vision.tray.outline import TrayOutline
+
+__all__ = [
+    "evaluate_folder",
+    "format_table",
+    "load_labels",
+    "main",
+    "oracle_detector",
+    "override_arg",
+    "sidecar_outline",
+]
+
+_COLUMNS = (
+    ("images", "images", "{}"),
+    ("dice", "dice", "{}"),
+    ("ignored", "ignored", "{}"),
+    ("face_accuracy", "face acc", "{:.4f}"),
+    ("exact_accuracy", "exact", "{:.4f}"),
+    ("ok_accuracy", "ok acc", "{:.4f}"),
+    ("uncertain_rate", "unsure", "{:.3f}"),
+    ("recall", "recall", "{:.4f}"),
+    ("precision", "precision", "{:.4f}"),
+    ("cocked_recall", "cocked R", "{:.3f}"),
+    ("cocked_precision", "cocked P", "{:.3f}"),
+    ("cocked_rethrown", "cocked rethrown", "{:.3f}"),
+    ("off_tray_recall", "off R", "{:.3f}"),
+    ("off_tray_precision", "off P", "{:.3f}"),
+    ("median_ms", "median ms", "{:.1f}"),
+)
+
+
+def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
+    """The YOLO labels of an image, with the JSON sidecar's statuses and tray when present.
+
+    Raises:
+        ValueError: a malformed label line or a sidecar whose dice do not match the label lines.
+    """
+    label_path = label_file(image_path)
+    boxes = read_labels(label_path)
+    xyxy = np.array([b.to_xyxy(width, height) for b in boxes], np.float32).reshape(-1, 4)
+    classes = np.array([b.cls for b in boxes], np.int64)
+    sidecar = read_sidecar(image_path)
+    if not sidecar:
+        return ImageLabels(xyxy, classes)
+    off_tray = tilt = None
+    dice = sidecar.get("dice")
+    if isinstance(dice, list):
+        if len(dice) != len(boxes):
+            raise ValueError(f"{label_path.with_suffix('.json')}: {len(dice)} dice but {len(boxes)} label lines")
+        off_tray = np.array([d.get("status") == "off_tray" for d in dice], bool)
+        occluded = np.array([bool(d.get("occluded", False)) for d in dice], bool)
+        if all("tilt_deg" in d for d in dice):
+            tilt = np.array([float(d["tilt_deg"]) for d in dice], np.float32)
+    tray = sidecar.get("tray")
+    tray_arr = np.asarray(tray, np.float32).reshape(-1, 2) if tray else None
+    return ImageLabels(xyxy, classes, off_tray, tray_arr, occluded if isinstance(dice, list) else None, tilt_deg=tilt)
+
+
+def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[npt.NDArray[np.uint8]], Reading]:
+    """A detector that "finds" exactly the labelled boxes: measures the rest of the reader alone."""
+    n = len(labels.classes)
+    found = Reading(
+        xyxy=labels.xyxy,
+        confidence=np.ones(n, np.float32),
+        face=np.zeros(n, np.int64),
+        face_confidence=np.zeros(n, np.float32),
+        status=np.full(n, DieStatus.UNCERTAIN.value),
+        image_size=(width, height),
+    )
+    return lambda _frame: found
+
+
+def sidecar_outline(corners: np.ndarray, noise_px: float, name: str) -> TrayOutline:
+    """A sidecar's tray: its exact corners (``"labelled"``), or, with ``noise_px``, as if clicked by a person."""
+    if noise_px <= 0:
+        return TrayOutline.from_corners(corners, source="labelled")
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    return TrayOutline.from_corners(np.asarray(corners, np.float64) + rng.normal(0, noise_px, np.shape(corners)))
+
+
+def evaluate_folder(
+    reader: DiceReader,
+    folder: Path,
+    limit: int | None = None,
+    sidecar_tray: bool = True,
+    oracle: bool = False,
+    errors: ErrorCases | None = None,
+    count_occluded: bool = False,
+    corner_noise_px: float = 0.0,
+) -> tuple[FolderStats, list[str]]:
+    """Read and score every labelled image below ``folder``.
+
+    Args:
+        reader: the reader under test.
+        folder: a YOLO-format folder.
+        limit: read at most this many images (the first ones, sorted by path).
+        sidecar_tray: use a sidecar's tray corners as the calibrated tray of its image.
+        oracle: use the labelled boxes instead of the detector (needs whole-die boxes).
+        errors: where to write the images not read exactly (none when None).
+        count_occluded: score dice the sidecar marks occluded like any other.
+        corner_noise_px: move each sidecar tray corner at random by this much (standard
+            deviation, pixels; the same moves every run) and treat the corners as clicked:
+            how the calibrated path reads for a person who clicks the corners.
+
+    Returns:
+        The counts, and one message per image that could not be read (the run goes on).
+    """
+    stats = FolderStats()
+    problems: list[str] = []
+    images = find_images(folder)[:limit] if limit else find_images(folder)
+    for path in images:
+        try:
+            frame = load_image(path)
+            labels = load_labels(path, frame.shape[1], frame.shape[0])
+            if count_occluded:
+                labels = dataclasses.replace(labels, occluded=None)
+        except (ImageError, ValueError) as exc:
+            problems.append(str(exc))
+            continue
+        image_reader = reader
+        if sidecar_tray and labels.tray is not None and len(labels.tray) >= 3:
+            image_reader = reader.with_tray(sidecar_outline(labels.tray, corner_noise_px, path.name))
+        if oracle:
+            image_reader = image_reader.with_detector(oracle_detector(labels, frame.shape[1], frame.shape[0]))
+        t0 = time.perf_counter()
+        reading = image_reader.read(frame)
+        exact = stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
+        if errors is not None and not exact:
+            errors.record(path, frame, reading, labels)
+    return stats, problems
+
+
+def format_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    """Metrics as a plain table, one row per folder ("-" where a metric does not apply)."""
+    headers = ["folder", *(title for _, title, _ in _COLUMNS)]
+    body = []
+    for name, metrics in rows:
+        cells = [name]
+        for key, _, fmt in _COLUMNS:
+            value = metrics.get(key)
+            cells.append("-" if value is None else fmt.format(value))
+        body.append(cells)
+    widths = [max(len(r[i]) for r in [headers, *body]) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        return "  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))])
+
+    lines = [line(headers), *(line(cells) for cells in body)]
+    return "\n".join(lines)
+
+
+def _png_path(base: Path, name: str, many: bool) -> Path:
+    return base.with_name(f"{base.stem}-{name}{base.suffix or '.png'}") if many else base
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m vision.evaluate", description=__doc__.splitlines()[0])
+    parser.add_argument("dirs", nargs="+", type=Path, help="YOLO-format folders (images/ + labels/)")
+    parser.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
+    parser.add_argument("--confusion-png", type=Path, default=None, help="write the confusion matrix PNG here")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument("--limit", type=int, default=None, help="read at most this many images per folder")
+    parser.add_argument("--pips", choices=("on", "off"), default=None, help="force the pip second opinion")
+    parser.add_argument("--views", type=int, choices=(1, 2, 4, 8), default=None, help="classifier views per die")
+    parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
+    parser.add_argument(
+        "--context-offsets",
+        type=_offsets,
+        default=None,
+        help="also cut each die with these context offsets and average, e.g. -0.05,0,0.05",
+    )
+    parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="never search for the camera's vertical in the dice (with --no-tray: the classifier's own cocked call)",
+    )
+    parser.add_argument(
+        "--corner-noise",
+        type=float,
+        default=0.0,
+        metavar="PX",
+        help="move each sidecar tray corner at random by PX (standard deviation) and treat it as clicked",
+    )
+    parser.add_argument(
+        "--corner-sigma",
+        type=float,
+        default=None,
+        metavar="PX",
+        help="how far the reader assumes tray corners are off (ReaderConfig.corner_sigma_px; default by source)",
+    )
+    parser.add_argument(
+        "--views-sure",
+        type=float,
+        default=None,
+        metavar="P",
+        help="dice whose first view reads a face at P or more skip the other views (ReaderConfig.face_views_sure; "
+        "default 0.9, 1 gives every die every view)",
+    )
+    parser.add_argument(
+        "--no-snap",
+        action="store_true",
+        help="use clicked (--corner-noise) corners as they are, not snapped to the tray's edges",
+    )
+    parser.add_argument(
+        "--tray-sides",
+        action="store_true",
+        help="with --no-tray: draw the camera's vertical from a found tray's fitted sides (ReaderConfig.tray_sides)",
+    )
+    parser.add_argument(
+        "--straight-down",
+        action="store_true",
+        help="where no sidecar tray gives it, take the camera's vertical as straight down (ReaderConfig.straight_down)",
+    )
+    parser.add_argument(
+        "--set",
+        type=override_arg,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="change one ReaderConfig field, e.g. --set straight_down_check_deg=None (repeatable)",
+    )
+    parser.add_argument(
+        "--oracle-boxes", action="store_true", help="use the labelled (whole-die) boxes instead of the detector"
+    )
+    parser.add_argument(
+        "--count-occluded",
+        action="store_true",
+        help="score dice a sidecar marks occluded like any other (default: ignored, as VOC's 'difficult')",
+    )
+    parser.add_argument(
+        "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
+    )
+    return parser.parse_args(argv)
+
+
+def override_arg(text: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` -> ``(field, value)``: :func:`vision.reader.config_override` as an argparse type."""
+    try:
+        return config_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _offsets(text: str) -> tuple[float, ...]:
+    """``-0.05,0,0.05`` -> a tuple of floats (argparse type)."""
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from exc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the evaluation; returns the exit code (2 for a user error such as a missing model)."""
+    args = _parse(argv)
+    config = ReaderConfig()
+    if args.pips is not None:
+        config = dataclasses.replace(config, use_pips=args.pips == "on")
+    if args.views is not None:
+        config = dataclasses.replace(config, face_views=args.views)
+    if args.no_search:
+        config = dataclasses.replace(config, view_search=None)
+    if args.tray_sides:
+        config = dataclasses.replace(config, tray_sides=True)
+    if args.views_sure is not None:
+        config = dataclasses.replace(config, face_views_sure=args.views_sure)
+    if args.straight_down:
+        config = dataclasses.replace(config, straight_down=True)
+    if args.no_snap:
+        config = dataclasses.replace(config, snap_corners=False)
+    if args.corner_sigma is not None:
+        config = dataclasses.replace(config, corner_sigma_px=args.corner_sigma)
+    if args.context_offsets is not None:
+        config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
+    if args.set:
+        config = dataclasses.replace(config, **dict(args.set))
+    missing = [str(d) for d in args.dirs if not d.is_dir()]
+    if missing:
+        sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")
+        return 2
+    try:
+        reader = DiceReader(args.models, config=config)
+    except FarkleError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    many = len(args.dirs) > 1
+    total = FolderStats()
+    results: list[tuple[Path, FolderStats]] = []
+    report: dict[str, Any] = {"folders": {}}
+    for folder in args.dirs:
+        errors = ErrorCases(args.errors / folder.resolve().name) if args.errors else None
+        stats, problems = evaluate_folder(
+            reader,
+            folder,
+            args.limit,
+            sidecar_tray=not args.no_tray,
+            oracle=args.oracle_boxes,
+            errors=errors,
+            count_occluded=args.count_occluded,
+            corner_noise_px=args.corner_noise,
+        )
+        for problem in problems:
+            sys.stderr.write(f"skipped: {problem}\n")
+        total.merge(stats)
+        results.append((folder, stats))
+        entry: dict[str, Any] = {
+            **stats.metrics(),
+            "cocked_recall_by_lean": stats.cocked_recall_by_lean(),
+            "confusion": stats.confusion.to_dict(),
+            "problems": problems,
+        }
+        if args.confusion_png:
+            png_path = _png_path(args.confusion_png, folder.resolve().name, many)
+            entry["confusion_png"] = str(stats.confusion.write_png(png_path, title=str(folder)))
+        report["folders"][str(folder)] = entry
+    if many:
+        report["all"] = {**total.metrics(), "cocked_recall_by_lean": total.cocked_recall_by_lean()}
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    rows = [(folder.resolve().name, stats.metrics()) for folder, stats in results]
+    out = [format_table([*rows, ("all", total.metrics())] if many else rows), ""]
+    for folder, stats in results:
+        out += [f"confusion ({folder}): rows = label, columns = predicted", stats.confusion.text(), ""]
+        if by_lean := stats.cocked_recall_by_lean():
+            bands = ", ".join(f"{band} deg {v['found']}/{v['dice']}" for band, v in by_lean.items())
+            out += [f"cocked dice called, by lean ({folder}): {bands}", ""]
+        if "confusion_png" in report["folders"][str(folder)]:
+            out += [f"wrote {report['folders'][str(folder)]['confusion_png']}", ""]
+    sys.stdout.write("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

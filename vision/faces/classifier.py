@@ -1,0 +1,280 @@
+"""The face classifier: reads the top face (1-6) or "cocked" from a crop of each die.
+
+Crops are cut from the *full resolution* frame by :mod:`vision.crops`, the
+same code training used, so the classifier sees the pictures it learned from.
+Class names, crop size and context come from the model's metadata.
+
+A model may carry a ``logit_bias`` (JSON list, one number per class) added to
+its logits: the correction for a class that training over-sampled (cocked dice
+are rare at a table but banked many times over so the network learns them).
+``python -m models.thresholds.calibrate`` picks it on generated scenes set apart for that
+(see Menon et al., "Long-tail learning via logit adjustment", 2021).
+
+A model may also have a ``not_die`` class: the second stage's veto on the
+detector. A one-class detector at a few hundred pixels mistakes round holes,
+buttons and pip-like specks for dice now and then; the classifier sees the
+full-resolution crop and was trained on exactly those mistakes (mined from
+the detector on training frames), so it can say "that is no die" and the
+reader drops the box.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
+from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from vision.onnx_runtime import OnnxModel, load_onnx
+
+__all__ = ["COCKED_NAME", "NOT_DIE_NAME", "FaceClassifier", "FaceScores", "softmax"]
+
+#: Class name of a die with no face flat up.
+COCKED_NAME = "cocked"
+#: Class name of a detection that is not a die at all (optional in a model).
+NOT_DIE_NAME = "not_die"
+#: Face value given to the classes that are not a face.
+_COCKED_FACE, _NOT_DIE_FACE = 0, -1
+
+
+def softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Row-wise softmax, stable for large logits."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class FaceScores:
+    """The classifier's verdict on n crops.
+
+    Attributes:
+        face: best face 1-6 per die, shape (n,); 0 where the best die class is "cocked".
+        cocked: whether the best die class is "cocked", shape (n,).
+        confidence: probability of the best die class, shape (n,).
+        face_probs: probability of faces 1-6, shape (n, 6) (columns are faces 1..6).
+        cocked_prob: probability of "cocked", shape (n,).
+        not_die_prob: probability that the crop shows no die, shape (n,); None for a
+            model without a ``not_die`` class.
+    """
+
+    face: npt.NDArray[np.int64]
+    cocked: npt.NDArray[np.bool_]
+    confidence: npt.NDArray[np.float32]
+    face_probs: npt.NDArray[np.float32]
+    cocked_prob: npt.NDArray[np.float32]
+    not_die_prob: npt.NDArray[np.float32] | None = None
+
+    @property
+    def not_die(self) -> npt.NDArray[np.bool_]:
+        """Crops whose most likely class is "not a die" (what the reader drops)."""
+        if self.not_die_prob is None:
+            return np.zeros(len(self.face), bool)
+        best_die = np.maximum(self.face_probs.max(axis=1, initial=0.0), self.cocked_prob)
+        return np.asarray(self.not_die_prob > best_die, dtype=bool)
+
+    def flat(self, mask: npt.NDArray[np.bool_]) -> FaceScores:
+        """The same scores with the dice in ``mask`` read as lying flat: their best face, never cocked.
+
+        For dice the classifier calls cocked where nothing could hold them tilted
+        (:mod:`vision.pose.support`); the confidence is that face's own probability, so a
+        die the classifier really doubts still reads as uncertain.
+        """
+        mask = np.asarray(mask, bool) & self.cocked
+        if not mask.any():
+            return self
+        face, confidence = self.face.copy(), self.confidence.copy()
+        face[mask] = self.face_probs[mask].argmax(axis=1) + 1
+        confidence[mask] = self.face_probs[mask].max(axis=1)
+        return dataclasses.replace(self, face=face, cocked=self.cocked & ~mask, confidence=confidence)
+
+    def with_cocked(self, cocked: npt.NDArray[np.bool_], prob: npt.NDArray[np.float32]) -> FaceScores:
+        """The same face reads with the cocked call taken from another test (:mod:`vision.pose.cocked`).
+
+        Dice in ``cocked`` read as cocked with confidence ``prob``; the others as their best
+        face with that face's own probability (as :meth:`flat`), so a die the classifier
+        itself thought cocked, and the test calls flat, reads as uncertain unless its face
+        is clear.
+        """
+        cocked = np.asarray(cocked, bool)
+        prob = np.asarray(prob, np.float32)
+        flat = self.flat(~cocked)  # the classifier's cocked calls the test overrules
+        face, confidence = flat.face.copy(), flat.confidence.copy()
+        face[cocked] = _COCKED_FACE
+        confidence[cocked] = prob[cocked]
+        return dataclasses.replace(flat, face=face, cocked=cocked, confidence=confidence, cocked_prob=prob)
+
+    def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> FaceScores:
+        """The scores of some crops (a boolean mask or indices), to follow a filtered reading."""
+        return FaceScores(
+            face=self.face[index],
+            cocked=self.cocked[index],
+            confidence=self.confidence[index],
+            face_probs=self.face_probs[index],
+            cocked_prob=self.cocked_prob[index],
+            not_die_prob=None if self.not_die_prob is None else self.not_die_prob[index],
+        )
+
+
+def _class_faces(names: list[str], path: Path) -> npt.NDArray[np.int64]:
+    """Face value of each class index (0 for "cocked", -1 for "not_die"), checked against the contract."""
+    faces = []
+    for name in names:
+        if name == COCKED_NAME:
+            faces.append(_COCKED_FACE)
+        elif name == NOT_DIE_NAME:
+            faces.append(_NOT_DIE_FACE)
+        elif name.isdigit() and 1 <= int(name) <= 6:
+            faces.append(int(name))
+        else:
+            raise ModelLoadError(f"ONNX model {path} has class name {name!r}; expected '1'..'6', 'cocked' or 'not_die'")
+    if sorted(f for f in faces if f > 0) != [1, 2, 3, 4, 5, 6]:
+        raise ModelLoadError(f"ONNX model {path} has classes {names}; expected each face '1'..'6' once")
+    return np.asarray(faces, dtype=np.int64)
+
+
+def _quarter_turns(tensor: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.float32]:
+    """View ``k`` of 4: the crops (n, 3, s, s) turned by k quarter turns."""
+    return np.ascontiguousarray(np.rot90(tensor, k, axes=(2, 3)))
+
+
+def _turns_and_mirrors(tensor: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.float32]:
+    """View ``k`` of 8: the four quarter turns, then the same mirrored."""
+    turned = _quarter_turns(tensor, k % 4)
+    return np.ascontiguousarray(turned[..., ::-1]) if k >= 4 else turned
+
+
+#: Test-time views per setting of ``views``.
+_VIEWS = {1: _quarter_turns, 2: _quarter_turns, 4: _quarter_turns, 8: _turns_and_mirrors}
+
+
+class FaceClassifier:
+    """Reads the top face of each die from the frame and its boxes.
+
+    Example:
+        >>> classifier = FaceClassifier("models/face_classifier.onnx")
+        >>> scores = classifier(frame, reading.xyxy)
+    """
+
+    def __init__(
+        self,
+        model: OnnxModel | str | Path,
+        threads: int | None = None,
+        views: int = 1,
+        logit_bias: Sequence[float] | None = None,
+        context_offsets: Sequence[float] = (0.0,),
+        sure: float | None = None,
+    ) -> None:
+        if views not in _VIEWS:
+            raise ValueError(f"views must be one of {sorted(_VIEWS)}, but got {views!r}")
+        if sure is not None and not 0.0 < sure <= 1.0:
+            raise ValueError(f"sure must be a probability in (0, 1], or None; got {sure!r}")
+        #: A die whose first view reads a face at this probability or more skips the other views (None: never).
+        self.sure = sure
+        if not context_offsets or not all(-0.5 < float(o) < 1.0 for o in context_offsets):
+            raise ValueError(f"context_offsets must be numbers in (-0.5, 1), at least one; got {context_offsets!r}")
+        self.views = views
+        self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
+        meta = self.model.metadata
+        names = meta.get("names", ["1", "2", "3", "4", "5", "6", COCKED_NAME])
+        if isinstance(names, dict):
+            names = [names[k] for k in sorted(names)]
+        self.names: list[str] = [str(n) for n in names]
+        self.class_faces = _class_faces(self.names, self.model.path)
+        bias = logit_bias if logit_bias is not None else meta.get("logit_bias", [0.0] * len(self.names))
+        if not isinstance(bias, (list, tuple)) or len(bias) != len(self.names):
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has logit_bias {bias!r}; expected {len(self.names)} numbers"
+            )
+        self.logit_bias = np.asarray(bias, np.float32)
+        self.crop_size = int(meta.get("crop_size", self.model.fixed_dim(2) or CROP_SIZE))
+        self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+        #: Crop contexts each die is cut at (the model's own, plus any offsets asked for): averaged like views.
+        self.contexts = tuple(max(0.0, self.crop_context + float(o)) for o in context_offsets)
+        # A model exported with a fixed batch of one is run crop by crop.
+        self.batch = self.model.fixed_dim(0)
+
+    def crops(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+        """The classifier's crops of each box, (k * n, s, s, 3) BGR uint8: all n dice at each of the k contexts."""
+        return np.concatenate([extract_crops(frame, xyxy, self.crop_size, c) for c in self.contexts])
+
+    def _logits(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        n = len(tensor)
+        if n == 0:
+            logits = np.empty((0, len(self.names)), np.float32)
+        elif self.batch is None:
+            logits = self.model.run(tensor)[0]
+        else:
+            step = self.batch
+            logits = np.concatenate([self.model.run(tensor[i : i + step])[0] for i in range(0, n, step)])
+        if logits.ndim != 2 or logits.shape != (n, len(self.names)):
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} returned logits of shape {logits.shape}; "
+                f"expected ({n}, {len(self.names)})"
+            )
+        return np.asarray(logits, np.float32)
+
+    def classify_crops(self, crops: npt.NDArray[np.uint8], copies: int = 1) -> FaceScores:
+        """Classify ready-cut crops of shape (copies * n, s, s, 3), BGR uint8.
+
+        With ``views`` > 1 each crop is also classified turned by quarter turns (and
+        mirrored, for 8 views) and the probabilities averaged: a die's face reads the
+        same in every view, while a highlight or a neighbour's pip misleads only some.
+        ``copies`` > 1 says the crops hold that many cuts of the same n dice, one block
+        after another (several contexts, see :meth:`crops`); they are averaged too.
+        """
+        if copies < 1 or len(crops) % copies:
+            raise ValueError(f"{len(crops)} crops cannot be {copies} copies of the same dice")
+        n = len(crops) // copies
+        tensor = crops_to_tensor(crops)
+        if self.sure is not None and self.views > 1 and copies == 1 and n:
+            probs = self._sure_first(tensor)
+        else:
+            views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
+            probs = softmax(self._logits(np.concatenate(views)) + self.logit_bias)
+            probs = probs.reshape(len(views) * copies, n, len(self.names)).mean(axis=0)
+        is_die = self.class_faces != _NOT_DIE_FACE
+        # The best *die* class: a crop the reader keeps is read as a die even when "not_die"
+        # came close; its confidence stays the unrenormalised probability, so a crop that
+        # might be no die reads as uncertain rather than as a sure face.
+        best = np.flatnonzero(is_die)[probs[:, is_die].argmax(axis=1)] if n else np.zeros(0, np.int64)
+        face_probs = np.zeros((n, 6), np.float32)
+        for cls, face in enumerate(self.class_faces):
+            if face > 0:
+                face_probs[:, face - 1] = probs[:, cls]
+        cocked_prob = probs[:, self.class_faces == _COCKED_FACE].sum(axis=1).astype(np.float32)
+        not_die_prob = probs[:, ~is_die].sum(axis=1).astype(np.float32) if not is_die.all() else None
+        best_face = self.class_faces[best]
+        return FaceScores(
+            face=best_face,
+            cocked=best_face == _COCKED_FACE,
+            confidence=probs[np.arange(n), best].astype(np.float32),
+            face_probs=face_probs,
+            cocked_prob=cocked_prob,
+            not_die_prob=not_die_prob,
+        )
+
+    def _sure_first(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Class probabilities (n, k): the first view alone where it reads a face at ``sure`` or more.
+
+        The other dice get every view averaged; only they are run through the other views.
+        """
+        first = softmax(self._logits(tensor) + self.logit_bias)
+        best = first.argmax(axis=1)
+        unsure = np.flatnonzero((first.max(axis=1) < (self.sure or 1.0)) | (self.class_faces[best] <= 0))
+        if len(unsure) == 0:
+            return first
+        rest = np.concatenate([_VIEWS[self.views](tensor[unsure], k) for k in range(1, self.views)])
+        others = softmax(self._logits(rest) + self.logit_bias).reshape(self.views - 1, len(unsure), -1)
+        probs = first.copy()
+        probs[unsure] = (first[unsure] + others.sum(axis=0)) / self.views
+        return probs
+
+    def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> FaceScores:
+        """Classify the die in each box of a BGR frame."""
+        return self.classify_crops(self.crops(frame, xyxy), copies=len(self.contexts))

@@ -1,0 +1,335 @@
+"""The cocked test: does a die lean? Decided on crops turned so that down is down.
+
+The face classifier reads one crop in whatever orientation the die lies and so
+cannot tell a flat die seen obliquely from a leaning one (see
+:mod:`vision.pose.upright`). This second small network answers only "flat or
+cocked", from the same kind of crop turned so that the nadir (the point below
+the camera, found from the tray's outline) lies straight below, plus a fourth
+input plane holding how steeply the camera looks at the die (the sine of the
+ray's angle from the vertical). A flat die then always shows its side, if at
+all, at the bottom of the crop, and about as much of it as the camera's angle
+predicts; a leaning die breaks that pattern.
+
+The nadir comes from the tray's calibrated corners (:mod:`vision.pose.upright`) or,
+without them, from the dice themselves (:mod:`vision.pose.view_search`, which runs
+this test under candidate verticals through :meth:`CockedTest.probabilities`). The model's
+metadata holds its ``names`` (``["flat", "cocked"]``), ``crop_size``,
+``crop_context`` and the ``threshold`` on the cocked probability chosen on
+calibration scenes (``python -m models.training.cocked calibrate``).
+
+Optionally it also holds a ``fusion`` (:class:`CockedFusion`, written by
+``python -m models.training.cocked fuse``): the test and the face classifier's own
+``cocked`` class see the die differently (the classifier any way up, the test
+with down known), so where the vertical is calibrated their two logits are
+combined by a logistic regression fitted on calibration scenes, optionally with
+further evidence from the frame (:class:`CockedEvidence`: how sure the
+classifier is of a face, how much of the die a nearer one hides, how steeply
+the camera sees it). It names the classifier it was fitted with; under any
+other classifier it is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
+from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops, neighbour_planes
+from vision.faces.classifier import FaceScores, softmax
+from vision.onnx_runtime import OnnxModel, load_onnx
+from vision.pose.support import covered_fraction
+from vision.pose.upright import UprightView
+
+__all__ = [
+    "COCKED_TEST_NAMES",
+    "DEFAULT_THRESHOLD",
+    "FUSION_METADATA_KEY",
+    "FUSION_TERMS",
+    "CockedEvidence",
+    "CockedFusion",
+    "CockedTest",
+    "foreshortening",
+    "upright_angles",
+    "upright_inputs",
+]
+
+#: The cocked test's classes, in order.
+COCKED_TEST_NAMES = ("flat", "cocked")
+#: Cocked probability above which a die is called cocked, when the model does not say.
+DEFAULT_THRESHOLD = 0.5
+#: Metadata key of the test's :class:`CockedFusion` with the face classifier.
+FUSION_METADATA_KEY = "fusion"
+#: Metadata key saying the test reads crops with the floor's foreshortening undone (:func:`foreshortening`).
+UNDO_FORESHORTENING_KEY = "undo_foreshortening"
+#: The steepest view whose foreshortening is undone in full: past it a crop would be squeezed to a sliver.
+_MAX_UNDONE_VIEW_SINE = 0.95
+#: Probabilities are clipped this far from 0 and 1 before taking logits.
+_EPS = 1e-4
+
+
+def logit(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """log(p / (1 - p)), with p clipped to [1e-4, 1 - 1e-4] so a saturated softmax stays finite."""
+    q = np.clip(np.asarray(p, np.float64), _EPS, 1.0 - _EPS)
+    return np.log(q / (1.0 - q))
+
+
+#: Evidence a fusion may weigh beyond the two logits (:class:`CockedEvidence`), by the names its metadata uses.
+FUSION_TERMS = ("face", "covered", "view_sine", "test_x_view_sine")
+
+
+@dataclass(frozen=True, slots=True)
+class CockedEvidence:
+    """What else the reader knows of each die when it decides whether the die leans.
+
+    The test and the classifier each see one crop. The frame says more: how sure the
+    classifier is of a face (a leaning die the fusion misses often reads as a face it
+    doubts), how much of the die a nearer one hides (a flat die half behind another
+    shows that die's top where a side would be), and how steeply the camera sees it (a
+    crop seen obliquely shows sides on flat dice too, and the test's word may weigh
+    differently there). One constructor serves the fit and the reader, so both compute
+    the same numbers.
+
+    Attributes:
+        face_prob: the classifier's best face probability, shape (n,).
+        covered: the largest fraction of the die's box another found box covers, shape (n,).
+        view_sine: the sine of the camera's ray angle from the vertical at the die's centre, shape (n,).
+    """
+
+    face_prob: npt.NDArray[np.float32]
+    covered: npt.NDArray[np.float32]
+    view_sine: npt.NDArray[np.float32]
+
+    @classmethod
+    def of(cls, face_probs: npt.ArrayLike, xyxy: npt.ArrayLike, view: UprightView) -> CockedEvidence:
+        """The evidence on the dice in ``xyxy`` from the classifier's face probabilities (n, 6) and the vertical."""
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        probs = np.asarray(face_probs, np.float32).reshape(len(boxes), -1)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+        return cls(
+            face_prob=probs.max(axis=1, initial=0.0).astype(np.float32),
+            covered=covered_fraction(boxes),
+            view_sine=np.sin(view.view_tilt(centres)).astype(np.float32),
+        )
+
+    def term(self, name: str, test_logit: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The values of one of :data:`FUSION_TERMS`, given the test's logits."""
+        if name == "face":
+            return logit(self.face_prob)
+        if name == "covered":
+            return np.asarray(self.covered, np.float64)
+        if name == "view_sine":
+            return np.asarray(self.view_sine, np.float64)
+        if name == "test_x_view_sine":
+            return test_logit * np.asarray(self.view_sine, np.float64)
+        raise ValueError(f"unknown fusion term {name!r}; expected one of {', '.join(FUSION_TERMS)}")
+
+    def __getitem__(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> CockedEvidence:
+        """The evidence on some dice (a boolean mask or indices)."""
+        return CockedEvidence(self.face_prob[index], self.covered[index], self.view_sine[index])
+
+    @classmethod
+    def concatenate(cls, parts: list[CockedEvidence]) -> CockedEvidence:
+        """The evidence of several frames' dice, in order."""
+        return cls(
+            np.concatenate([p.face_prob for p in parts]).astype(np.float32),
+            np.concatenate([p.covered for p in parts]).astype(np.float32),
+            np.concatenate([p.view_sine for p in parts]).astype(np.float32),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CockedFusion:
+    """The cocked test's and the face classifier's cocked probabilities, combined.
+
+    ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + sum(w * term) + bias)``,
+    a die called cocked at ``threshold``, where ``terms`` names the further evidence
+    weighed (:data:`FUSION_TERMS`, :class:`CockedEvidence`; none in a two-logit fusion).
+    Fitted on calibration scenes by ``python -m models.thresholds.cocked_fusion``; valid only with
+    the classifier whose ``train_config_sha`` is ``classifier_sha``.
+    """
+
+    test_weight: float
+    classifier_weight: float
+    bias: float
+    threshold: float
+    classifier_sha: str
+    terms: tuple[tuple[str, float], ...] = ()
+
+    def __call__(
+        self, test_prob: npt.ArrayLike, classifier_prob: npt.ArrayLike, evidence: CockedEvidence | None = None
+    ) -> npt.NDArray[np.float32]:
+        """The fused cocked probability of each die.
+
+        Raises:
+            ValueError: the fusion weighs further terms and no ``evidence`` was given.
+        """
+        t = logit(test_prob)
+        z = self.test_weight * t + self.classifier_weight * logit(classifier_prob) + self.bias
+        if self.terms:
+            if evidence is None:
+                raise ValueError(f"this fusion weighs {[n for n, _ in self.terms]} and needs the dice's evidence")
+            for name, weight in self.terms:
+                z = z + weight * evidence.term(name, t)
+        return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+
+    def in_frame(
+        self, test_prob: npt.ArrayLike, scores: FaceScores, xyxy: npt.ArrayLike, view: UprightView
+    ) -> npt.NDArray[np.float32]:
+        """The fused probability of the dice in ``xyxy``, from the classifier's ``scores`` and the vertical.
+
+        What the reader calls: the frame's evidence is gathered only where the fusion weighs it.
+        """
+        evidence = CockedEvidence.of(scores.face_probs, xyxy, view) if self.terms else None
+        return self(test_prob, scores.cocked_prob, evidence)
+
+    def to_json(self) -> str:
+        """The metadata value (JSON object); ``terms`` only where the fusion weighs some."""
+        value: dict[str, Any] = {
+            "test_weight": self.test_weight,
+            "classifier_weight": self.classifier_weight,
+            "bias": self.bias,
+            "threshold": self.threshold,
+            "classifier_sha": self.classifier_sha,
+        }
+        if self.terms:
+            value["terms"] = dict(self.terms)
+        return json.dumps(value)
+
+    @classmethod
+    def from_metadata(cls, value: Any, source: Path | str) -> CockedFusion:
+        """Parse the metadata value (already decoded from JSON).
+
+        Raises:
+            ModelLoadError: not an object of four finite numbers, a threshold in (0, 1) and a
+                hash, or ``terms`` that are not finite weights of known :data:`FUSION_TERMS`.
+        """
+        try:
+            numbers = [float(value[k]) for k in ("test_weight", "classifier_weight", "bias", "threshold")]
+            sha = str(value["classifier_sha"])
+            terms = tuple((str(k), float(w)) for k, w in dict(value.get("terms", {})).items())
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise ModelLoadError(f"ONNX model {source} has a malformed fusion {value!r}: {exc}") from exc
+        weights = numbers + [w for _, w in terms]
+        if not np.isfinite(weights).all() or not 0.0 < numbers[3] < 1.0:
+            raise ModelLoadError(f"ONNX model {source} has a fusion out of range: {value!r}")
+        unknown = sorted({k for k, _ in terms} - set(FUSION_TERMS))
+        if unknown:
+            raise ModelLoadError(f"ONNX model {source} has a fusion with unknown terms {unknown}")
+        test_weight, classifier_weight, bias, threshold = numbers
+        return cls(test_weight, classifier_weight, bias, threshold, classifier_sha=sha, terms=terms)
+
+
+def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Degrees to turn each crop (counter-clockwise on screen) so that the nadir lies straight below it."""
+    return (np.degrees(view.down_angles(centres)) - 90.0).astype(np.float32)
+
+
+def foreshortening(view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """How much a flat face is foreshortened towards the nadir: the cosine of the camera's angle to it.
+
+    A turned crop (nadir below) shows a horizontal square as a rectangle this much lower
+    than it is wide; a test that reads crops squeezed across by this factor
+    (:func:`vision.crops.extract_crops`'s ``squeeze``) sees every flat top face square,
+    whatever the angle, and a leaning one not. Views steeper than about 72 degrees are
+    squeezed as at 72 (cosine 0.31).
+    """
+    sine = np.clip(np.asarray(view_sine, np.float64), 0.0, _MAX_UNDONE_VIEW_SINE)
+    return np.sqrt(1.0 - sine * sine).astype(np.float32)
+
+
+def upright_inputs(
+    crops: npt.NDArray[np.uint8], view_sine: npt.ArrayLike, neighbours: npt.NDArray[np.uint8] | None = None
+) -> npt.NDArray[np.float32]:
+    """The network's input: RGB planes of the turned crops, a plane holding each view's sine, (n, 4, s, s).
+
+    With ``neighbours`` (n, s, s) (:func:`vision.crops.neighbour_planes`) a fifth plane
+    marks, in 0..1, where the other dice's boxes lie.
+    """
+    rgb = crops_to_tensor(crops)
+    n, _, h, w = rgb.shape
+    steep = np.broadcast_to(np.asarray(view_sine, np.float32).reshape(n, 1, 1, 1), (n, 1, h, w))
+    planes = [rgb, steep]
+    if neighbours is not None:
+        planes.append(neighbours[:, None].astype(np.float32) / 255.0)
+    return np.ascontiguousarray(np.concatenate(planes, axis=1))
+
+
+class CockedTest:
+    """Probability that each die leans, from the frame, its boxes and the camera's vertical.
+
+    Example:
+        >>> test = CockedTest("models/cocked_test.onnx")
+        >>> probs = test(frame, reading.xyxy, upright_view(tray.polygon, (w, h)))
+    """
+
+    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
+        self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
+        meta = self.model.metadata
+        names = [str(n) for n in meta.get("names", [])]
+        if tuple(names) != COCKED_TEST_NAMES:
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has classes {names}; expected {list(COCKED_TEST_NAMES)}"
+            )
+        planes = self.model.fixed_dim(1)
+        if planes not in (None, 4, 5):
+            raise ModelLoadError(f"ONNX model {self.model.path} takes {planes} planes; expected 4 or 5")
+        #: Whether the test also reads where the other dice lie (a fifth plane, :func:`upright_inputs`).
+        self.neighbours = planes == 5
+        self.crop_size = int(meta.get("crop_size", CROP_SIZE))
+        self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+        threshold = meta.get("threshold", DEFAULT_THRESHOLD)
+        if not isinstance(threshold, (int, float)) or not 0.0 < float(threshold) < 1.0:
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has threshold {threshold!r}; expected a number in (0, 1)"
+            )
+        self.threshold = float(threshold)
+        undo = meta.get(UNDO_FORESHORTENING_KEY, False)
+        if not isinstance(undo, bool):
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has {UNDO_FORESHORTENING_KEY}={undo!r}; expected true or false"
+            )
+        #: Whether the test reads crops squeezed so that flat faces look square (:func:`foreshortening`).
+        self.undo_foreshortening = undo
+        fusion = meta.get(FUSION_METADATA_KEY)
+        #: How to combine this test with the face classifier (None: the test alone decides).
+        self.fusion = None if fusion is None else CockedFusion.from_metadata(fusion, self.model.path)
+
+    def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView) -> npt.NDArray[np.float32]:
+        """Cocked probability of the die in each box, shape (n,); the boxes are all the frame's dice."""
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+        return self.probabilities(frame, boxes, upright_angles(view, centres), np.sin(view.view_tilt(centres)), boxes)
+
+    def probabilities(
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.ArrayLike,
+        angles_deg: npt.ArrayLike,
+        view_sine: npt.ArrayLike,
+        dice: npt.ArrayLike | None = None,
+    ) -> npt.NDArray[np.float32]:
+        """Cocked probability of each box's die, its crop turned by ``angles_deg`` and seen at ``view_sine``.
+
+        The boxes may repeat (one die under several candidate views, :mod:`vision.pose.view_search`):
+        every crop goes through the network in one batch. ``dice`` are all the frame's die
+        boxes, which a test that reads its neighbours marks in each crop (default: ``xyxy``).
+        """
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        if len(boxes) == 0:
+            return np.zeros(0, np.float32)
+        angles = np.asarray(angles_deg, np.float32)
+        squeeze = foreshortening(view_sine) if self.undo_foreshortening else None
+        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context, angles, squeeze)
+        near = None
+        if self.neighbours:
+            others = boxes if dice is None else dice
+            near = neighbour_planes(boxes, others, self.crop_size, self.crop_context, angles, squeeze)
+        logits = self.model.run(upright_inputs(crops, view_sine, near))[0]
+        if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
+            raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")
+        return softmax(np.asarray(logits, np.float32))[:, 1]

@@ -1,0 +1,106 @@
+"""The pose network at run time: each die's up-axis in the camera's frame, and its tilt.
+
+The network (trained by :mod:`models.training.pose`) reads an unturned RGB crop, cut as the face
+classifier's are (:func:`vision.crops.extract_crops`), and outputs the die's up-axis in
+the frame of its viewing ray (:func:`vision.pose.tilt.ray_rotations`); :class:`PoseNet` turns
+it back into the camera's frame and, given the table's normal, into degrees of tilt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
+from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from vision.onnx_runtime import OnnxModel, load_onnx
+from vision.pose.tilt import (
+    consensus,
+    default_intrinsics,
+    from_ray_frame,
+    normal_from_view,
+    ray_rotations,
+    tilt_degrees,
+)
+from vision.pose.upright import UprightView
+
+__all__ = ["POSE_NAMES", "DicePose", "PoseNet"]
+
+#: The pose network's outputs (its ``names`` metadata): the up-axis in the ray's frame.
+POSE_NAMES = ("up_x", "up_y", "up_z")
+
+
+@dataclass(frozen=True)
+class DicePose:
+    """A frame's dice measured: up-axes, the table's normal and each die's tilt.
+
+    Attributes:
+        up_axes: each die's up-axis in the camera's frame (n, 3), unit length.
+        normal: the table's normal in the camera's frame (3,), or None where neither a marked
+            tray nor the dice could give it.
+        agreed: which dice the normal was found from (all False for a marked tray's).
+        tilt_deg: each die's tilt (n,), NaN where the normal is unknown.
+    """
+
+    up_axes: npt.NDArray[np.float64]
+    normal: npt.NDArray[np.float64] | None
+    agreed: npt.NDArray[np.bool_]
+    tilt_deg: npt.NDArray[np.float64]
+
+
+class PoseNet:
+    """Each die's up-axis and tilt from the frame, its boxes and, where marked, the tray's vertical.
+
+    Example:
+        >>> pose = PoseNet("runs/pose/pose_net.onnx")(frame, reading.xyxy)
+        >>> pose.tilt_deg
+    """
+
+    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
+        self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
+        meta = self.model.metadata
+        names = tuple(str(n) for n in meta.get("names", []))
+        if names != POSE_NAMES:
+            raise ModelLoadError(f"ONNX model {self.model.path} has outputs {list(names)}; expected {list(POSE_NAMES)}")
+        self.crop_size = int(meta.get("crop_size", CROP_SIZE))
+        self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+
+    def ray_up(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Each box's die's up-axis in the frame of its viewing ray (n, 3), unit length, as the network reads it."""
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        if len(boxes) == 0:
+            return np.zeros((0, 3), np.float64)
+        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context)
+        out = np.asarray(self.model.run(crops_to_tensor(crops))[0], np.float64)
+        if out.shape != (len(boxes), len(POSE_NAMES)):
+            raise ModelLoadError(f"ONNX model {self.model.path} returned outputs of shape {out.shape}")
+        unit: npt.NDArray[np.float64] = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return unit
+
+    def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView | None = None) -> DicePose:
+        """The frame's dice measured.
+
+        With ``view`` (a marked tray's vertical) its focal length places the rays and its
+        vertical is the table's normal; without, the dice give both (:func:`vision.pose.tilt.consensus`).
+        """
+        boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0
+        ray_up = self.ray_up(frame, boxes)
+        size = (frame.shape[1], frame.shape[0])
+        agreed = np.zeros(len(boxes), bool)
+        if view is not None:
+            focal, principal = default_intrinsics(size, view)
+            up = from_ray_frame(ray_up, ray_rotations(centres, focal, principal))
+            normal: npt.NDArray[np.float64] | None = normal_from_view(view)
+        else:
+            found = consensus(ray_up, centres, size)
+            if found is None:
+                focal, principal = default_intrinsics(size)
+                up, normal = from_ray_frame(ray_up, ray_rotations(centres, focal, principal)), None
+            else:
+                normal, up, agreed = found
+        tilt = tilt_degrees(up, normal) if normal is not None else np.full(len(up), np.nan)
+        return DicePose(up, normal, agreed, tilt)

@@ -1,0 +1,1 @@
+"""From a stream of readings to one reading per throw."""

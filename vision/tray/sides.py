@@ -1,0 +1,251 @@
+"""The tray's sides at full resolution: straight edges fitted near a rough outline, for the camera's vertical.
+
+The camera's vertical (:mod:`vision.pose.upright`) comes from the tray's vanishing
+points, which a pixel of error in a corner moves. Two outlines are that rough:
+the one :func:`vision.tray.detect.detect_tray` finds by colour at 160 px wide
+(its vertical was 12 degrees off at the median on the calibration scenes, 46 at
+the 90th percentile), and corners a person clicks.
+
+Here each side of the rough quadrilateral is looked for again in the full
+frame: across the side, at regular steps along the part of it inside the
+picture, the strongest colour edge within a band (a sub-pixel peak of the Lab
+gradient across the side); a line through most of those points (RANSAC, then
+least squares on its inliers); the four lines meet at the corners of a
+quadrilateral along the tray's edges. Which edge a line follows (the floor's, a
+wall's foot or its rim) does not matter: they all run parallel to the floor's
+side, so they meet at the same vanishing point, and the vertical is the same.
+
+The answer is None when the outline is not a quadrilateral, a side lies along
+the picture's border (the picture cuts the tray there), fewer than
+``min_support`` of a side's steps agree on one line, the corners move further
+than ``max_move`` from the rough ones, or the camera they imply is implausible
+(a focal length over ``max_focal`` times the picture's longer side).
+
+Measured against the scenes' true floor corners (``python bench/tray_sides.py
+data/calib_synth``): of 1000 calibration scenes, the colour outline is found in
+463 (a quadrilateral in 428), its sides in 128, and their vertical is 0.25
+degrees from the true corners' at the median (90th percentile 1.33, largest 2.2).
+
+Two uses. Clicked corners are snapped to the edges near them (:func:`snap`, on
+by default: ``ReaderConfig.snap_corners``): with clicks 2 px off, the cocked F1
+on the calibration scenes rose from 0.778 to 0.799. A tray found by colour may
+give the vertical from its fitted sides (``ReaderConfig.tray_sides``), off by
+default: on the calibration scenes it raised the cocked F1 of reads with the
+tray found per picture from 0.556 to 0.577, but on a real validation photo the
+cocked test, under the vertical of a byler box's sides, called two flat dice
+cocked (``models/HISTORY.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.pose.upright import upright_view
+from vision.tray.outline import SIDES_SIGMA_PX, TrayOutline
+
+__all__ = ["SideConfig", "fit_side", "snap", "tray_sides"]
+
+
+@dataclass(frozen=True, slots=True)
+class SideConfig:
+    """How the tray's sides are looked for, and when they are believed.
+
+    Attributes:
+        band: half-width of the band searched across each side, as a fraction of the frame's width.
+        step: pixels between two points along a side where an edge is looked for.
+        min_edge: weakest edge counted, in Lab units per pixel (a felt floor's texture is under 3).
+        inlier_px: largest distance of a point from its side's line, in pixels.
+        min_support: share of a side's steps that must lie on its line.
+        max_move: largest move of a corner from the colour outline's, as a fraction of the frame's diagonal.
+        max_focal: largest focal length believed, as a multiple of the picture's longer side (a
+            narrow lens looking straight down leaves the focal length ill-determined).
+        seed: seed of the RANSAC draws, so a frame always gives the same sides.
+    """
+
+    band: float = 0.03
+    step: float = 3.0
+    min_edge: float = 8.0
+    inlier_px: float = 1.5
+    min_support: float = 0.6
+    max_move: float = 0.08
+    max_focal: float = 2.5
+    seed: int = 0
+
+
+Gradients = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
+
+
+def _gradients(frame: npt.NDArray[np.uint8]) -> Gradients:
+    """Horizontal and vertical derivatives of each Lab channel, lightly smoothed (per pixel)."""
+    lab = cv2.cvtColor(cv2.GaussianBlur(frame, (5, 5), 1.2), cv2.COLOR_BGR2Lab).astype(np.float32)
+    out: Gradients = []
+    for c in range(3):
+        gx = cv2.Sobel(lab[..., c], cv2.CV_32F, 1, 0, ksize=3) / 8.0
+        gy = cv2.Sobel(lab[..., c], cv2.CV_32F, 0, 1, ksize=3) / 8.0
+        out.append((np.asarray(gx, np.float32), np.asarray(gy, np.float32)))
+    return out
+
+
+def _edge_points(
+    gradients: Gradients,
+    p: npt.NDArray[np.float64],
+    q: npt.NDArray[np.float64],
+    band: int,
+    config: SideConfig,
+    size: tuple[int, int],
+) -> tuple[npt.NDArray[np.float64], int]:
+    """The strongest edge across segment pq at each step along it, sub-pixel; and the number of steps.
+
+    Only steps inside a picture of ``size`` (width, height) count: a tray the picture cuts
+    still shows the rest of its side.
+    """
+    d = q - p
+    length = float(np.hypot(d[0], d[1]))
+    along = d / length
+    normal = np.array([-along[1], along[0]])
+    steps = max(12, int(length / config.step))
+    centres = p[None] + np.linspace(0.08, 0.92, steps)[:, None] * d[None]
+    inside = (
+        (centres[:, 0] >= 2) & (centres[:, 0] <= size[0] - 3) & (centres[:, 1] >= 2) & (centres[:, 1] <= size[1] - 3)
+    )
+    centres, steps = centres[inside], int(inside.sum())
+    if steps < 12:
+        return np.zeros((0, 2)), max(steps, 1)
+    offsets = np.arange(-band, band + 1, dtype=np.float64)
+    samples = centres[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+    map_x, map_y = samples[..., 0].astype(np.float32), samples[..., 1].astype(np.float32)
+    strength = np.zeros(map_x.shape, np.float32)
+    for gx, gy in gradients:
+        across = cv2.remap(gx, map_x, map_y, cv2.INTER_LINEAR, borderValue=0) * normal[0]
+        across += cv2.remap(gy, map_x, map_y, cv2.INTER_LINEAR, borderValue=0) * normal[1]
+        strength = np.maximum(strength, np.abs(across))
+    rows = np.arange(steps)
+    peak = np.clip(strength.argmax(axis=1), 1, len(offsets) - 2)
+    a, b, c = strength[rows, peak - 1], strength[rows, peak], strength[rows, peak + 1]
+    curvature = a - 2 * b + c
+    safe = np.where(np.abs(curvature) > 1e-6, curvature, 1.0)
+    shift = np.where(np.abs(curvature) > 1e-6, 0.5 * (a - c) / safe, 0.0).clip(-1, 1)
+    points = centres + (offsets[peak] + shift)[:, None] * normal[None]
+    return points[b > config.min_edge], steps
+
+
+def fit_side(
+    points: npt.NDArray[np.float64], steps: int, config: SideConfig, rng: np.random.Generator
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """The line through most of ``points`` (RANSAC, then least squares): (a point on it, its unit direction).
+
+    None when fewer than ``min_support`` of the ``steps`` lie on one line.
+    """
+    need = config.min_support * steps
+    if len(points) < max(2, need):
+        return None
+    best: npt.NDArray[np.bool_] | None = None
+    for _ in range(60):
+        i, k = rng.choice(len(points), 2, replace=False)
+        v = points[k] - points[i]
+        norm = float(np.hypot(v[0], v[1]))
+        if norm < 5.0:
+            continue
+        normal = np.array([-v[1], v[0]]) / norm
+        inliers = np.abs((points - points[i]) @ normal) < config.inlier_px
+        if best is None or inliers.sum() > best.sum():
+            best = inliers
+    if best is None or best.sum() < need:
+        return None
+    vx, vy, x0, y0 = cv2.fitLine(points[best].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+    return np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
+
+
+def _on_border(p: npt.NDArray[np.float64], q: npt.NDArray[np.float64], width: int, height: int) -> bool:
+    """Whether segment pq runs along the picture's border (within 3 px of one edge at both ends)."""
+    xs, ys = (p[0], q[0]), (p[1], q[1])
+    return bool(max(xs) < 3 or min(xs) > width - 4 or max(ys) < 3 or min(ys) > height - 4)
+
+
+def _meet(
+    first: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    second: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+) -> npt.NDArray[np.float64] | None:
+    """Where two lines (point, direction) cross; None if they are (nearly) parallel."""
+    (p1, d1), (p2, d2) = first, second
+    system = np.array([d1, -d2]).T
+    if abs(float(np.linalg.det(system))) < 1e-6:
+        return None
+    t = np.linalg.solve(system, p2 - p1)
+    crossing: npt.NDArray[np.float64] = p1 + t[0] * d1
+    return crossing
+
+
+def tray_sides(
+    frame: npt.NDArray[np.uint8], outline: npt.ArrayLike, config: SideConfig | None = None
+) -> npt.NDArray[np.float32] | None:
+    """The quadrilateral along the tray's edges near a rough ``outline``, at full resolution.
+
+    Args:
+        frame: BGR frame.
+        outline: the colour outline's vertices (4, 2) in frame pixels, in order around the tray.
+        config: search and acceptance settings.
+
+    Returns:
+        Four corners (4, 2) float32, in the outline's order, or None when the sides cannot be trusted.
+    """
+    cfg = config or SideConfig()
+    quad = np.asarray(outline, np.float64)
+    if quad.shape != (4, 2):
+        return None
+    height, width = frame.shape[:2]
+    band = max(6, round(cfg.band * width))
+    rng = np.random.default_rng(cfg.seed)
+    gradients = _gradients(frame)
+    lines = []
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        if _on_border(p, q, width, height) or np.hypot(*(q - p)) < 20:
+            return None
+        points, steps = _edge_points(gradients, p, q, band, cfg, (width, height))
+        line = fit_side(points, steps, cfg, rng)
+        if line is None:
+            return None
+        lines.append(line)
+    corners = [_meet(lines[i - 1], lines[i]) for i in range(4)]
+    if any(c is None for c in corners):
+        return None
+    found = np.array(corners, np.float64)
+    if np.abs(found - quad).max() > cfg.max_move * float(np.hypot(width, height)):
+        return None
+    view = upright_view(found, (width, height))
+    if view is None or view.focal > cfg.max_focal * max(width, height):
+        return None
+    return found.astype(np.float32)
+
+
+#: Clicked corners are a few pixels off: their sides' corners may move this far (fraction of the diagonal).
+SNAP_MAX_MOVE = 0.03
+#: Largest angle between the verticals of the clicked corners and of the sides snapped to them, in degrees.
+SNAP_MAX_TURN = 10.0
+
+
+def snap(outline: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
+    """Clicked corners snapped to the tray's edges in ``frame``: the outline with :attr:`TrayOutline.sides` set.
+
+    A person clicks corners to a few pixels, and the camera's vertical is sensitive to
+    them; sides fitted to the picture's edges near the clicks are better than a pixel. The
+    clicked polygon stays (it is the floor, for the off-tray test); the sides are kept
+    only where every side is found near the clicks (:data:`SNAP_MAX_MOVE`) and their vertical
+    agrees with the clicks' (:data:`SNAP_MAX_TURN`). Otherwise the outline comes back as it was.
+    """
+    if outline.sides is not None or len(outline.polygon) != 4:
+        return outline
+    size = (frame.shape[1], frame.shape[0])
+    sides = tray_sides(frame, outline.polygon, SideConfig(max_move=SNAP_MAX_MOVE))
+    if sides is None:
+        return outline
+    clicked = upright_view(outline.polygon, size, outline.corner_sigma_px)
+    fitted = upright_view(sides, size, SIDES_SIGMA_PX)
+    if clicked is None or fitted is None or clicked.angle_to(fitted) > SNAP_MAX_TURN:
+        return outline
+    return TrayOutline(outline.polygon, outline.source, sides)
