@@ -23,8 +23,6 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ from scoring.actions import Action, action_from_dict
 from scoring.events import Event
 from scoring.game import FORMAT, Game
 from service.errors import GameNotFoundError
+from service.sqlite_file import SqliteFile
 
 __all__ = ["SCHEMA_VERSION", "GameRow", "GameStore", "Games", "new_game_id"]
 
@@ -97,50 +96,20 @@ class GameStore:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._lock = threading.RLock()
+        self._file = SqliteFile(path, "game database")
+        self.path = self._file.path
         try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            version = self._file.db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise StorageError(f"{self.path}: database schema version {version} is newer than this farklecam")
-            self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._file.db.executescript(_SCHEMA)
+            self._file.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the game database {self.path}: {exc}") from exc
 
-    # ------------------------------------------------------------------ plumbing
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the lock; any SQLite error becomes :class:`StorageError`."""
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StorageError(f"game database {self.path}: {exc}") from exc
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            try:
-                return self._db.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                raise StorageError(f"game database {self.path}: {exc}") from exc
-
     def close(self) -> None:
         """Close the connection (committed data is already on disk)."""
-        with self._lock:
-            self._db.close()
+        self._file.close()
 
     def __enter__(self) -> GameStore:
         return self
@@ -153,7 +122,7 @@ class GameStore:
         """Store a new game's setup and any events it already has, in one transaction."""
         now = time.time() if created is None else created
         data = game.to_dict()
-        with self._transaction() as db:
+        with self._file.transaction() as db:
             db.execute(
                 "INSERT INTO games (id, players, rules, first_player, auto_farkle, created, updated)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -167,7 +136,7 @@ class GameStore:
         """Commit accepted events in one transaction (normally one: on disk before the caller answers)."""
         if not events:
             return
-        with self._transaction() as db:
+        with self._file.transaction() as db:
             for event in events:
                 self._insert_event(db, game_id, event)
             db.execute("UPDATE games SET updated = ? WHERE id = ?", (events[-1].at or time.time(), game_id))
@@ -186,23 +155,23 @@ class GameStore:
         Raises:
             GameNotFoundError: no game has this id.
         """
-        rows = self._query(_ROW_SQL + " WHERE g.id = ?", (game_id,))
+        rows = self._file.query(_ROW_SQL + " WHERE g.id = ?", (game_id,))
         if not rows:
             raise GameNotFoundError(f"no game with id {game_id!r}")
         return _game_row(rows[0])
 
     def rows(self, limit: int = 100, offset: int = 0) -> list[GameRow]:
         """Games, most recently played first."""
-        rows = self._query(_ROW_SQL + " ORDER BY g.updated DESC, g.id LIMIT ? OFFSET ?", (limit, offset))
+        rows = self._file.query(_ROW_SQL + " ORDER BY g.updated DESC, g.id LIMIT ? OFFSET ?", (limit, offset))
         return [_game_row(r) for r in rows]
 
     def count(self) -> int:
         """Number of games stored."""
-        return int(self._query("SELECT COUNT(*) FROM games")[0][0])
+        return int(self._file.query("SELECT COUNT(*) FROM games")[0][0])
 
     def events(self, game_id: str) -> list[Event]:
         """A game's event log, oldest first (an unknown id gives an empty list)."""
-        rows = self._query("SELECT seq, action, at FROM events WHERE game_id = ? ORDER BY seq", (game_id,))
+        rows = self._file.query("SELECT seq, action, at FROM events WHERE game_id = ? ORDER BY seq", (game_id,))
         return [Event(int(seq), _action(text), at) for seq, text, at in rows]
 
     def load(self, game_id: str) -> Game:

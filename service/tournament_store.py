@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from farklecam.errors import StorageError
 from scoring.game import Game
 from scoring.tournament import TableResult, Tournament, TournamentError, check_name, table_rules
 from service.errors import GameNotFoundError
+from service.sqlite_file import SqliteFile
 from service.storage import Games, GameStore
 
 __all__ = ["TableGame", "TournamentNotFoundError", "TournamentStore", "open_store"]
@@ -90,53 +88,27 @@ class TournamentStore:
 
     def __init__(self, games: Games, *, owns_games: bool = False) -> None:
         self.games, self._owns_games = games, owns_games
-        self.path = games.store.path
-        self._lock = threading.RLock()
+        self._file = SqliteFile(games.store.path, "tournament database")
+        self.path = self._file.path
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA + _APPEND_ONLY)
+            self._file.db.executescript(_SCHEMA + _APPEND_ONLY)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the tournament tables in {self.path}: {exc}") from exc
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StorageError(f"tournament database {self.path}: {exc}") from exc
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            try:
-                return self._db.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                raise StorageError(f"tournament database {self.path}: {exc}") from exc
-
     def close(self) -> None:
         """Close this connection (and the games' store if this store owns it)."""
-        with self._lock:
-            self._db.close()
-            if self._owns_games:
-                self.games.store.close()
+        self._file.close()
+        if self._owns_games:
+            self.games.store.close()
 
     # ------------------------------------------------------------------ reading
     def names(self) -> list[str]:
         """Every tournament, newest first."""
-        return [r[0] for r in self._query("SELECT name FROM tournaments ORDER BY created DESC, name")]
+        return [r[0] for r in self._file.query("SELECT name FROM tournaments ORDER BY created DESC, name")]
 
     def tables(self, name: str) -> list[TableGame]:
         """Every table seated so far, by round and table."""
-        rows = self._query(
+        rows = self._file.query(
             "SELECT round, table_no, game_id FROM tournament_tables WHERE tournament = ? ORDER BY round, table_no",
             (name,),
         )
@@ -148,11 +120,12 @@ class TournamentStore:
         Raises:
             TournamentNotFoundError: no tournament has this name.
         """
-        rows = self._query("SELECT seed FROM tournaments WHERE name = ?", (name,))
+        rows = self._file.query("SELECT seed FROM tournaments WHERE name = ?", (name,))
         if not rows:
             raise TournamentNotFoundError(f"no tournament named {name!r}")
         players = tuple(
-            r[0] for r in self._query("SELECT name FROM tournament_players WHERE tournament = ? ORDER BY seq", (name,))
+            r[0]
+            for r in self._file.query("SELECT name FROM tournament_players WHERE tournament = ? ORDER BY seq", (name,))
         )
         seatings: list[list[tuple[str, ...]]] = []
         for table in self.tables(name):
@@ -182,7 +155,7 @@ class TournamentStore:
             TournamentError: the name is taken.
         """
         tournament = Tournament(check_name(name, "tournament name"), secrets.randbelow(2**31) if seed is None else seed)
-        with self._transaction() as db:
+        with self._file.transaction() as db:
             if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
                 raise TournamentError(f"a tournament named {name!r} already exists")
             db.execute(
@@ -197,10 +170,10 @@ class TournamentStore:
             TournamentNotFoundError: no such tournament.
             TournamentError, InvalidTournamentError: see :meth:`scoring.tournament.Tournament.signup`.
         """
-        with self._lock:
+        with self._file.lock:
             before = self.get(name)
             after = before.signup(players)
-            with self._transaction() as db:
+            with self._file.transaction() as db:
                 for seq, player in enumerate(after.players[len(before.players) :], len(before.players) + 1):
                     db.execute(
                         "INSERT INTO tournament_players (tournament, seq, name) VALUES (?, ?, ?)", (name, seq, player)
@@ -214,7 +187,7 @@ class TournamentStore:
             TournamentNotFoundError: no such tournament.
             TournamentError: too few players, a table of the current round still playing, or the final is over.
         """
-        with self._lock:
+        with self._file.lock:
             tournament = self.get(name)
             current = len(tournament.seatings) - 1
             results = self.results(name, current) if tournament.started else None
@@ -229,7 +202,7 @@ class TournamentStore:
                 self.games.create(Game(table_rules(plan.rules), seating, clock=time.time))
                 for seating in after.seatings[index]
             ]
-            with self._transaction() as db:
+            with self._file.transaction() as db:
                 for table, game_id in enumerate(ids):
                     db.execute(
                         "INSERT INTO tournament_tables (tournament, round, table_no, game_id) VALUES (?, ?, ?, ?)",
