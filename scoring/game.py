@@ -337,7 +337,7 @@ class Game:
             other._rules, other._players, other._first_player, other._auto_farkle, other._state, other._events,
         )  # fmt: skip
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable: equal games must not hash
 
     def __repr__(self) -> str:
         return f"<Game {self._rules.name} {list(self._players)} {len(self._events)} events: {self._state.describe()}>"

@@ -221,7 +221,7 @@ class Rules:
         object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
 
     def __hash__(self) -> int:
-        return self._hash  # type: ignore[no-any-return,attr-defined]
+        return self._hash  # type: ignore[no-any-return,attr-defined]  # set in __post_init__ on a frozen slotless value
 
     # ----------------------------------------------------------------- derived values
     def triple(self, face: int) -> int:

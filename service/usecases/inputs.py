@@ -39,7 +39,7 @@ def tray_corners(value: object) -> list[list[float]]:
         ImageError: not four ``[x, y]`` pairs of finite numbers enclosing an area.
     """
     try:
-        points = [[float(x), float(y)] for x, y in value]  # type: ignore[attr-defined]
+        points = [[float(x), float(y)] for x, y in value]  # type: ignore[attr-defined]  # any JSON; TypeError caught
     except (ValueError, TypeError):
         points = []
     if len(points) != 4 or not all(math.isfinite(v) for p in points for v in p):

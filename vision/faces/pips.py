@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from vision.crops import extract_crops
 
-__all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes", "pip_posterior"]
+__all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes", "distance_map", "pip_posterior"]
 
 #: Side of the crops the pip counter works on (larger than the classifier's: pips are small).
 PIP_CROP_SIZE = 64
@@ -58,7 +58,7 @@ def _detector(size: int) -> cv2.SimpleBlobDetector:
 _DETECTORS: dict[int, cv2.SimpleBlobDetector] = {}
 
 
-def _distance_map(crop: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+def distance_map(crop: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     """Per-pixel Lab distance from the face colour (median of the crop's centre), 0..255."""
     size = crop.shape[0]
     lab = cv2.cvtColor(cv2.GaussianBlur(crop, (3, 3), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
@@ -84,7 +84,7 @@ def count_pips(crop: npt.NDArray[np.uint8]) -> PipCount:
     detector = _DETECTORS.get(size)
     if detector is None:
         detector = _DETECTORS[size] = _detector(size)
-    dist = _distance_map(crop)
+    dist = distance_map(crop)
     keypoints = detector.detect(dist)
     centre = size / 2.0
     pts = np.array([kp.pt for kp in keypoints], np.float32).reshape(-1, 2)

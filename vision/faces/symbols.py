@@ -21,8 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.crops import extract_crops
-from vision.faces.pips import PIP_CROP_SIZE, count_pips
-from vision.faces.pips import _distance_map as distance_map  # the pip counter's own map: marks as it sees them
+from vision.faces.pips import PIP_CROP_SIZE, count_pips, distance_map  # marks as the pip counter sees them
 
 __all__ = ["MARK_LEVEL", "MIN_SIDE_PX", "MIN_SYMBOL_AREA", "largest_odd_mark", "symbol_faces"]
 
