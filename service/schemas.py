@@ -240,7 +240,7 @@ class GameCreate(RulesIn):
         return rules if rules.key() == preset.key() else replace(rules, name=f"{preset.name} (customised)")
 
 
-ActionKind = Literal["rolloff", "roll", "passed-roll", "keep", "bank", "farkle", "undo"]
+ActionKind = Literal["rolloff", "roll", "passed-roll", "keep", "bank", "farkle", "undo", "rules"]
 
 
 class ActionIn(_In):
@@ -250,6 +250,9 @@ class ActionIn(_In):
     faces: Faces | None = None
     player: PlayerName | None = None
     face: StrictInt | None = None
+    preset: Annotated[str, StringConstraints(max_length=40)] | None = Field(
+        default=None, description="for type 'rules': the preset the game switches to from this turn on"
+    )
     text: Annotated[str, StringConstraints(max_length=200)] | None = None
     expected_events: StrictInt | None = Field(
         default=None,
@@ -263,8 +266,8 @@ class ActionIn(_In):
     def _one_form(self) -> ActionIn:
         if (self.text is None) == (self.type is None):
             raise ValueError("give either 'type' (with its fields) or 'text', not both or neither")
-        if self.text is not None and (self.faces, self.player, self.face) != (None, None, None):
-            raise ValueError("'text' stands alone: no 'faces', 'player' or 'face' beside it")
+        if self.text is not None and (self.faces, self.player, self.face, self.preset) != (None, None, None, None):
+            raise ValueError("'text' stands alone: no 'faces', 'player', 'face' or 'preset' beside it")
         return self
 
     def to_action(self) -> Action:
@@ -276,7 +279,7 @@ class ActionIn(_In):
         """
         if self.text is not None:
             return parse_action(self.text)
-        fields = (("faces", self.faces), ("player", self.player), ("face", self.face))
+        fields = (("faces", self.faces), ("player", self.player), ("face", self.face), ("preset", self.preset))
         return action_from_dict({"type": self.type, **{k: v for k, v in fields if v is not None}})
 
 

@@ -272,3 +272,13 @@ def test_two_devices_pressing_undo_at_once_undo_once(client: TestClient) -> None
         assert ok["events"] == seen + 1 and ok["state"]["phase"] == "awaiting_keep"
         answers.clear()
         seen = play(client, gid, [{"text": "keep 1"}])["events"]  # put the keep back for the next round
+
+
+def test_the_rules_change_as_a_structured_action(client: TestClient) -> None:
+    game = new_game(client, preset="house")
+    changed = play(client, game["id"], [{"type": "rules", "preset": "progressive"}])
+    assert changed["rules"]["name"] == "progressive" and changed["events"] == 1
+    unknown = client.post(f"/api/games/{game['id']}/actions", json={"type": "rules", "preset": "zilch2"})
+    assert unknown.status_code == 422 and "unknown rule preset 'zilch2'" in unknown.text
+    mixed = client.post(f"/api/games/{game['id']}/actions", json={"text": "rules house", "preset": "house"})
+    assert mixed.status_code == 422 and "stands alone" in mixed.text
