@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,13 +173,7 @@ def build_pose_bank(
     """Crops of every die not occluded, each with its up-axis in the frame of its crop box's ray."""
     rng = np.random.default_rng(seed)
     crops, targets, tilts = [], [], []
-    for frame in frames:
-        if len(frame.boxes) == 0:
-            continue
-        truth = pose_truth(frame)
-        image = _read(frame.path)
-        if image is None:
-            continue
+    for frame, truth, image in _labelled(frames):
         copies = np.where(truth.tilt_deg > 15, lean_copies, flat_copies)
         copies[truth.occluded] = 0
         boxes, which = _bank_boxes(frame, (detected or {}).get(frame.path), copies, rng)
@@ -192,6 +186,16 @@ def build_pose_bank(
     if not crops:
         raise ValueError("no dice to bank: the folders hold no generated scene with visible dice")
     return PoseBank(np.concatenate(crops), np.concatenate(targets), np.concatenate(tilts))
+
+
+def _labelled(frames: Iterable[Frame]) -> Iterator[tuple[Frame, PoseTruth, npt.NDArray[np.uint8]]]:
+    """Each scene with dice and a readable picture, with its pose truth and the picture (BGR)."""
+    for frame in frames:
+        if len(frame.boxes) == 0:
+            continue
+        image = _read(frame.path)
+        if image is not None:
+            yield frame, pose_truth(frame), image
 
 
 def _read(path: Path) -> npt.NDArray[np.uint8] | None:
@@ -293,13 +297,7 @@ def measure(
     for folder in folders:
         frames = [f for path in find_images(folder) if (f := read_synthetic_frame(path)) is not None]
         found = detect_boxes(frames, detector) if detector is not None else {}
-        for frame in frames:
-            if len(frame.boxes) == 0:
-                continue
-            truth = pose_truth(frame)
-            image = _read(frame.path)
-            if image is None:
-                continue
+        for frame, truth, image in _labelled(frames):
             keep = ~truth.occluded
             boxes = frame.boxes
             seen = np.ones(len(boxes), bool)

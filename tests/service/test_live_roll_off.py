@@ -15,21 +15,9 @@ from service.live.controller import panel_lines
 from service.live.demo import DemoTable, DemoThrow
 from service.live.gamefile import GameFile
 from service.table import TableSession
-from vision.reading import Reading
+from tests.service.test_live import reading
 
 BOXED = get_rules("boxed")
-
-
-def reading(faces: list[int]) -> Reading:
-    n = len(faces)
-    return Reading(
-        xyxy=[[50.0 * i + 10, 40.0, 50.0 * i + 45, 75.0] for i in range(n)],
-        confidence=[0.9] * n,
-        face=faces,
-        face_confidence=[0.95] * n,
-        status=["ok"] * n,
-        image_size=(320, 240),
-    )
 
 
 def test_the_live_window_holds_the_roll_off_and_saves_it(tmp_path: Path) -> None:
