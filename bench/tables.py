@@ -95,20 +95,26 @@ def score_reports(
     after its dice came to rest is judged: right when its faces and rethrow count are the
     truth's. Every other report is extra. Returns (throws, right, extra, lags in seconds).
     """
+    judged = judge_reports(truth, reports)
+    throws = {int(t["throw"]): t for t in truth["throws"]}
+    right = sum(
+        (list(reports[i][2]), reports[i][3]) == (throws[k]["faces"], throws[k]["rethrow"]) for k, i in judged.items()
+    )
+    lags = [reports[i][1] - throws[k]["rest_time"] for k, i in sorted(judged.items(), key=lambda kv: kv[1])]
+    return len(throws), right, len(reports) - len(judged), lags
+
+
+def judge_reports(truth: dict[str, Any], reports: list[tuple[int, float, tuple[int, ...], int]]) -> dict[int, int]:
+    """Which report is judged for which throw: ``{throw: index into reports}`` (see :func:`score_reports`)."""
     throws = {int(t["throw"]): t for t in truth["throws"]}
     frames = truth["frames"]
-    seen: set[int] = set()
-    right, extra, lags = 0, 0, []
-    for index, arrived, faces, rethrow in reports:
+    judged: dict[int, int] = {}
+    for i, (index, arrived, _faces, _rethrow) in enumerate(reports):
         k = int(frames[min(index, len(frames) - 1)]["throw"])
         match = throws.get(k)
-        if match is None or k in seen or arrived < match["rest_time"]:
-            extra += 1
-            continue
-        seen.add(k)
-        lags.append(arrived - match["rest_time"])
-        right += (list(faces), rethrow) == (match["faces"], match["rethrow"])
-    return len(throws), right, extra, lags
+        if match is not None and k not in judged and arrived >= match["rest_time"]:
+            judged[k] = i
+    return judged
 
 
 async def play(url: str, video: Video, delay: float) -> TableResult:

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_tables", ROOT / "bench" / "tables.py")
 assert _spec is not None and _spec.loader is not None
@@ -38,3 +40,47 @@ def test_first_report_after_rest_is_judged_and_the_rest_are_extra() -> None:
 def test_a_report_before_the_dice_rest_is_extra_and_the_throw_unreported() -> None:
     throws, right, extra, lags = tables.score_reports(TRUTH, [(60, 4.8, (2, 2, 3), 1)])
     assert (throws, right, extra, lags) == (2, 0, 1, [])
+
+
+_rv_spec = importlib.util.spec_from_file_location("bench_read_videos", ROOT / "bench" / "read_videos.py")
+assert _rv_spec is not None and _rv_spec.loader is not None
+sys.path.insert(0, str(ROOT / "bench"))  # read_videos imports tables as its neighbour
+read_videos = importlib.util.module_from_spec(_rv_spec)
+_rv_spec.loader.exec_module(read_videos)
+
+
+def test_judge_reports_names_the_report_judged_for_each_throw() -> None:
+    reports = [(5, 0.5, (4,), 0), (20, 1.4, (1, 5), 0), (40, 3.0, (1, 5), 0), (80, 5.5, (2, 3, 3), 1)]
+    assert tables.judge_reports(TRUTH, reports) == {0: 1, 1: 3}
+
+
+def test_explain_throw_says_which_die_went_wrong_and_how() -> None:
+    throw = {
+        "labels": [
+            {"box": [0, 0, 30, 30], "face": 3, "status": "ok", "size_px": 30.0},
+            {"box": [100, 0, 130, 30], "face": 5, "status": "ok", "size_px": 30.0},
+            {"box": [200, 0, 230, 30], "face": 2, "status": "ok", "size_px": 30.0},
+            {"box": [300, 0, 330, 30], "face": None, "status": "cocked", "size_px": 30.0},
+        ]
+    }
+    dice = [
+        {"box": [1, 1, 31, 31], "face": 3, "status": "ok"},  # right
+        {"box": [101, 0, 129, 30], "face": 6, "status": "ok"},  # wrong face
+        {"box": [300, 0, 330, 30], "face": 4, "status": "uncertain"},  # a cocked die read uncertain
+        {"box": [400, 0, 430, 30], "face": 1, "status": "ok"},  # nothing there
+    ]
+    image = np.zeros((40, 440, 3), np.uint8)
+    image[10:20, 100:110] = 255  # a sharp edge inside the second die only
+    said = read_videos.explain_throw(throw, dice, image)
+    assert said[0].startswith("(5, 30 px, sharpness ") and said[0].endswith(") read 6")
+    assert float(said[0].split("sharpness ")[1].split(")")[0]) > 100
+    assert said[1:] == ["(2, 30 px, sharpness 0) no box", "(cocked, 30 px, sharpness 0) read uncertain (hint 4)",
+                        "box with no die read 1"]  # fmt: skip
+    assert read_videos.explain_throw(throw, None) == ["never reported"]
+    all_right = [
+        dice[0],
+        dict(dice[1], face=5),
+        {"box": [200, 0, 230, 30], "face": 2, "status": "ok"},
+        {"box": [300, 0, 330, 30], "face": 0, "status": "cocked"},
+    ]
+    assert read_videos.explain_throw(throw, all_right) == []
