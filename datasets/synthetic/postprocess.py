@@ -16,7 +16,7 @@ from datasets.synthetic.camera import Camera
 from datasets.synthetic.textures import Rgb, surface_texture
 from datasets.synthetic.world import DiePose
 
-__all__ = ["TABLE_GREY", "degrade", "soft_shadows", "table_background", "table_texture"]
+__all__ = ["TABLE_GREY", "degrade", "soft_shadows", "table_background", "table_texture", "webcam"]
 
 #: Plain colour the table is rendered in; its rendered brightness becomes the shading of the
 #: background texture laid over it (so shadows of the tray and dice survive).
@@ -187,6 +187,41 @@ def degrade(
         length = int(rng.integers(3, 12))
         img = cv2.filter2D(img, -1, _motion_kernel(rng, length))
         params["motion_blur"] = length
+    img = _tone(rng, img, params)
+    img = _vignette(rng, img, params)
+    img = _grain(rng, img, params, float(rng.uniform(1.0, 7.0)), noise_rng)
+    return np.clip(img, 0, 255).astype(np.uint8), params
+
+
+def webcam(
+    rng: np.random.Generator, rgb: np.ndarray, noise_rng: np.random.Generator | None = None
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """A webcam's video frame: :func:`degrade`'s colour and grain, but the optics of a camera in focus.
+
+    A webcam over a tray films dice at rest as sharp as a still: its lens blur is slight
+    and it is never captured small and scaled up. Motion blur belongs to what moves
+    (the video adds it per body), so there is none here; the stream's JPEG is the
+    caller's, after any look.
+
+    Args:
+        rng: draws the camera's settings (seeded the same for every frame of a video).
+        rgb: the rendered frame.
+        noise_rng: draws this frame's sensor noise; defaults to ``rng``.
+
+    Returns:
+        ``(rgb, params)``: the RGB ``uint8`` frame and what was applied.
+    """
+    sigma = float(rng.uniform(0.3, 0.7))
+    img: np.ndarray = cv2.GaussianBlur(rgb.astype(np.float32), (0, 0), sigma)
+    params: dict[str, Any] = {"blur_sigma": round(sigma, 3)}
+    img = _tone(rng, img, params)
+    img = _vignette(rng, img, params)
+    img = _grain(rng, img, params, float(rng.uniform(1.0, 4.0)), noise_rng)
+    return np.clip(img, 0, 255).astype(np.uint8), params
+
+
+def _tone(rng: np.random.Generator, img: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """White balance, exposure, gamma and contrast of a consumer camera."""
     # White balance errors run along warm/cool, with a little green/magenta.
     k, m = float(rng.normal(0, 0.5)), float(rng.normal(0, 0.3))
     gains = np.clip(np.array([1 + 0.08 * k, 1 + 0.03 * m, 1 - 0.08 * k]), 0.85, 1.15)
@@ -202,15 +237,32 @@ def degrade(
         gamma=round(gamma, 3),
         contrast=round(contrast, 3),
     )
+    return img
+
+
+def _vignette(rng: np.random.Generator, img: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """Darker corners (on 60 % of cameras)."""
     if rng.random() < 0.6:
+        h, w = img.shape[:2]
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         r2 = ((xx - w / 2) / (w / 2)) ** 2 + ((yy - h / 2) / (h / 2)) ** 2
         strength = float(rng.uniform(0.05, 0.35))
-        img *= (1 - strength * r2 / 2)[..., None]
+        img = img * (1 - strength * r2 / 2)[..., None]
         params["vignette"] = round(strength, 3)
-    noise = float(rng.uniform(1.0, 7.0))
+    return img
+
+
+def _grain(
+    rng: np.random.Generator,
+    img: np.ndarray,
+    params: dict[str, Any],
+    noise: float,
+    noise_rng: np.random.Generator | None,
+) -> np.ndarray:
+    """Sensor noise of strength ``noise``, stronger in the bright parts (shot noise), drawn from ``noise_rng``."""
+    h, w = img.shape[:2]
     nr = rng if noise_rng is None else noise_rng
     grain = nr.normal(0, noise, (h, w, 1)) + nr.normal(0, noise * 0.4, (h, w, 3))
-    img = img + grain.astype(np.float32) * np.sqrt(np.clip(img, 1, 255) / 128.0)
     params["noise"] = round(noise, 3)
-    return np.clip(img, 0, 255).astype(np.uint8), params
+    out: np.ndarray = img + grain.astype(np.float32) * np.sqrt(np.clip(img, 1, 255) / 128.0)
+    return out

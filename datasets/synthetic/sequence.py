@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,10 @@ import pybullet as p
 from datasets.synthetic.camera import Camera, Light, render
 from datasets.synthetic.hand import SKIN_TONES, Hand
 from datasets.synthetic.labels import label_dice, tray_outline
-from datasets.synthetic.postprocess import degrade, soft_shadows, table_background, table_texture
+from datasets.synthetic.postprocess import soft_shadows, table_background, table_texture, webcam
 from datasets.synthetic.scene import dice_specs, furnish, sample_camera, sample_light, sample_tray, spawn_dice
-from datasets.synthetic.world import TIME_STEP, Tray, World, random_quaternion
+from datasets.synthetic.textures import DieStyle, sample_die_style
+from datasets.synthetic.world import TIME_STEP, DiePose, Tray, World, random_quaternion
 
 __all__ = ["SEQUENCE_STREAM", "ThrowTruth", "render_game_video", "render_throw_sequence", "unseen_look"]
 
@@ -57,6 +58,47 @@ def _hand_shadow(
     return shaded
 
 
+#: Each frame is rendered this many times larger and averaged down: a sensor's pixel integrates the light
+#: over its area, where TinyRenderer samples one texel, which breaks small dice's pips into specks.
+SUPERSAMPLE = 2
+
+#: Share of the frame interval the shutter is open: a webcam indoors at 15 fps exposes about 1/30 s.
+EXPOSURE = 0.5
+
+
+def _smear(rgb: np.ndarray, mask: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Motion blur of one moving body: its pixels smeared over the ``shift`` (dx, dy) it travelled while exposed.
+
+    Only what moves is blurred: a die at rest stays as sharp as in a still, as in a webcam's video.
+    """
+    length = float(np.hypot(*shift))
+    if length < 1.0 or not mask.any():
+        return rgb
+    half = int(np.ceil(length / 2)) + 1
+    kernel: np.ndarray = np.zeros((2 * half + 1, 2 * half + 1), np.float32)
+    a = (round(half - shift[0] / 2), round(half - shift[1] / 2))
+    b = (round(half + shift[0] / 2), round(half + shift[1] / 2))
+    cv2.line(kernel, a, b, 1.0, 1, cv2.LINE_AA)
+    kernel /= max(float(kernel.sum()), 1e-6)
+    ys, xs = np.nonzero(mask)
+    h, w = mask.shape
+    y0, y1 = max(int(ys.min()) - half, 0), min(int(ys.max()) + half + 1, h)
+    x0, x1 = max(int(xs.min()) - half, 0), min(int(xs.max()) + half + 1, w)
+    crop = rgb[y0:y1, x0:x1].astype(np.float32)
+    blurred = cv2.filter2D(crop, -1, kernel)
+    passed = np.clip(cv2.filter2D(mask[y0:y1, x0:x1].astype(np.float32), -1, kernel) * 4, 0, 1)[..., None]
+    out = rgb.copy()
+    out[y0:y1, x0:x1] = np.clip(crop * (1 - passed) + blurred * passed, 0, 255).astype(np.uint8)
+    return out
+
+
+def _jpeg(rgb: np.ndarray, quality: int) -> np.ndarray:
+    """The frame as the webcam's JPEG stream delivers it."""
+    ok, data = cv2.imencode(".jpg", rgb, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    assert ok
+    return np.asarray(cv2.imdecode(data, cv2.IMREAD_UNCHANGED), np.uint8)
+
+
 def _glare(rng: np.random.Generator, rgb: np.ndarray) -> np.ndarray:
     """An overexposed frame with a bright specular bloom (a lamp caught by the tray or a lens)."""
     h, w = rgb.shape[:2]
@@ -70,7 +112,13 @@ def _glare(rng: np.random.Generator, rgb: np.ndarray) -> np.ndarray:
 
 
 class _Shooter:
-    """Renders the world as the clip's one camera sees it, post-processed the same way every frame.
+    """Renders the world as the clip's one webcam sees it, post-processed the same way every frame.
+
+    Each frame is rendered :data:`SUPERSAMPLE` times larger and averaged down. The webcam
+    (:func:`~datasets.synthetic.postprocess.webcam`) is in focus; what moves
+    while the shutter is open (a tumbling die, the hand) is smeared along its path
+    (:func:`_smear`), what rests is not; every frame has its own sensor grain, then the
+    look (if any) and the stream's JPEG.
 
     Args:
         seed: the clip's seed (its grain per frame is drawn from it and the frame count).
@@ -79,9 +127,10 @@ class _Shooter:
         camera: the fixed camera.
         light: the fixed light.
         hand: the player's hand (its shadow is drawn when it is low).
-        fps: frames per second (for the sidecar's time).
-        cam_seed: seeds the camera's fixed post-processing (its table texture, shadows and degradation).
+        fps: frames per second (for the sidecar's time and the exposure).
+        cam_seed: seeds the camera's fixed post-processing (its table texture, shadows and optics).
         look: an extra post-process for every frame (a look the reader did not train on), or None.
+        jpeg_quality: quality of the webcam's JPEG stream, the last step of every frame.
     """
 
     def __init__(
@@ -95,27 +144,34 @@ class _Shooter:
         fps: float,
         cam_seed: int,
         look: Callable[[np.ndarray], np.ndarray] | None = None,
+        jpeg_quality: int = 80,
     ) -> None:
         self.seed, self.rng, self.world, self.camera, self.light, self.hand = seed, rng, world, camera, light, hand
-        self.fps, self.look, self.count, self.cam_seed = fps, look, 0, cam_seed
+        self.fps, self.look, self.count, self.cam_seed, self.quality = fps, look, 0, cam_seed, jpeg_quality
         self.backdrop, _ = table_texture(np.random.default_rng(self.cam_seed), camera)
+        self._palm: np.ndarray | None = None  # the hand's palm on the last frame (None: out of view)
 
     def __call__(self, phase: str, bad: str | None = None, hand_z: float = 0.0, **extra: Any) -> Frame:
         """The next frame: BGR pixels and its sidecar (``extra`` is added to the sidecar)."""
         world, camera, tray = self.world, self.camera, self.world.tray
-        rgb, seg = render(world.client, camera, self.light)
+        fine = replace(camera, width=camera.width * SUPERSAMPLE, height=camera.height * SUPERSAMPLE)
+        rgb, seg = render(world.client, fine, self.light)
+        rgb = cv2.resize(rgb, (camera.width, camera.height), interpolation=cv2.INTER_AREA)
+        seg = np.ascontiguousarray(seg[::SUPERSAMPLE, ::SUPERSAMPLE])
         poses = world.poses()
         labels, hidden = label_dice(poses, camera, seg, tray, [world.touching(q.body) for q in poses])
         rgb, _ = table_background(self.rng, rgb, seg == world.table, camera, warped=self.backdrop)
         rgb, _ = soft_shadows(np.random.default_rng(self.cam_seed + 1), rgb, seg, camera, poses, self.light.direction)
         if hand_z > 0:
             rgb = _hand_shadow(rgb, seg, self.hand, camera, self.light, hand_z)
+        rgb = self._motion_blur(rgb, seg, poses)
         noise = np.random.default_rng([self.seed, SEQUENCE_STREAM, self.count])
-        rgb, _ = degrade(np.random.default_rng(self.cam_seed + 2), rgb, noise_rng=noise)
+        rgb, _ = webcam(np.random.default_rng(self.cam_seed + 2), rgb, noise_rng=noise)
         if bad == "glare":
             rgb = _glare(noise, rgb)
         if self.look is not None:
             rgb = self.look(rgb)
+        rgb = _jpeg(rgb, self.quality)
         sidecar = {
             "frame": self.count,
             "time_s": round(self.count / self.fps, 4),
@@ -130,6 +186,29 @@ class _Shooter:
         }
         self.count += 1
         return np.ascontiguousarray(rgb[..., ::-1]), sidecar
+
+    def _motion_blur(self, rgb: np.ndarray, seg: np.ndarray, poses: list[DiePose]) -> np.ndarray:
+        """Smear each die by its velocity (a spin sweeps its corners too) and the hand by its step since last frame."""
+        open_s = EXPOSURE / self.fps
+        for pose in poses:
+            lin, ang = (np.asarray(v) for v in p.getBaseVelocity(pose.body, physicsClientId=self.world.client))
+            speed = float(np.linalg.norm(lin))
+            if speed * open_s < 0.02 and float(np.linalg.norm(ang)) * pose.size * open_s < 0.04:
+                continue  # at rest (or nearly): as sharp as a still
+            spin = float(np.linalg.norm(ang)) * pose.size / 2 * open_s  # cm its corners sweep
+            along = lin / speed if speed > 1e-6 else np.array([1.0, 0.0, 0.0])
+            end = pose.position + lin * open_s + along * spin
+            (a, b), front = self.camera.project(np.array([pose.position, end]))
+            if front.all():
+                rgb = _smear(rgb, seg == pose.body, b - a)
+        at = np.asarray(p.getBasePositionAndOrientation(self.hand.bodies[0], physicsClientId=self.world.client)[0])
+        palm = at if at[2] > -100 else None
+        if palm is not None and self._palm is not None:
+            (a, b), front = self.camera.project(np.array([self._palm, palm]))
+            if front.all():
+                rgb = _smear(rgb, np.isin(seg, self.hand.bodies), (b - a) * EXPOSURE)
+        self._palm = palm
+        return rgb
 
 
 def render_throw_sequence(
@@ -250,6 +329,8 @@ class ThrowTruth:
         dice: dice in view.
         events: what the throw holds, as far as known when its dice rest (``slow_last``, ``off_tray``,
             ``lean``, ``small``); hands, glare and lifted dice are in the frames' sidecars.
+        labels: each die in view at rest: ``box`` (xyxy pixels), ``face`` (None when cocked), ``status``,
+            ``size_px`` (its box's longer side) and ``visible``, so a bench can say which die a reading got wrong.
     """
 
     throw: int
@@ -259,6 +340,7 @@ class ThrowTruth:
     rethrow: int
     dice: int
     events: tuple[str, ...]
+    labels: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def from_sidecar(cls, sidecar: dict[str, Any], events: tuple[str, ...] = ()) -> ThrowTruth:
@@ -272,27 +354,36 @@ class ThrowTruth:
             rethrow=sum(d["status"] != "ok" for d in dice),
             dice=len(dice),
             events=events,
+            labels=tuple(
+                {
+                    "box": d["box"],
+                    "face": d["face"],
+                    "status": d["status"],
+                    "size_px": round(max(d["box"][2] - d["box"][0], d["box"][3] - d["box"][1]), 1),
+                    "visible": d["visible"],
+                }
+                for d in dice
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {**asdict(self), "faces": list(self.faces), "events": list(self.events)}
+        return {**asdict(self), "faces": list(self.faces), "events": list(self.events), "labels": list(self.labels)}
 
 
 def unseen_look(rng: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
-    """A post-process outside what the reader's training scenes saw, fixed for a whole video.
+    """A colour post-process outside what the reader's training scenes saw, fixed for a whole video.
 
     The training scenes' :func:`~datasets.synthetic.postprocess.degrade` keeps white
-    balance within 15 % per channel and writes JPEG at quality 45-95. This look turns
-    every hue by 25-60 degrees (trays, felt and coloured dice in colours never
-    rendered), casts a tungsten or fluorescent tint of 22-30 % per channel, adds
-    chroma noise, and round-trips every frame through JPEG at quality 18-30.
+    balance within 15 % per channel. This look turns every hue by 26-60 degrees (trays,
+    felt and coloured dice in colours never rendered), casts a tungsten or fluorescent
+    tint of 22-30 % per channel and adds chroma noise; its videos are also streamed at
+    a JPEG quality under the training range (:data:`JPEG_QUALITY`).
     """
     hue = int(rng.integers(13, 31)) * (1 if rng.random() < 0.5 else -1)  # OpenCV hue units: 2 degrees
     warm = rng.random() < 0.5
     tint = float(rng.uniform(0.22, 0.30))
     gains = np.array([1 + tint, 1.0, 1 - tint] if warm else [1 - tint, 1 + tint / 3, 1 + tint / 2], np.float32)
-    quality = int(rng.integers(18, 31))
     seed = int(rng.integers(0, 2**31))
     frames = 0
 
@@ -303,11 +394,27 @@ def unseen_look(rng: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
         out = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB).astype(np.float32) * gains
         out += np.random.default_rng([seed, frames]).normal(0, 4.0, out.shape).astype(np.float32)
         frames += 1
-        ok, jpeg = cv2.imencode(".jpg", np.clip(out, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, quality])
-        assert ok
-        return np.asarray(cv2.imdecode(jpeg, cv2.IMREAD_UNCHANGED), np.uint8)
+        looked: np.ndarray = np.clip(out, 0, 255).astype(np.uint8)
+        return looked
 
     return look
+
+
+#: JPEG quality of a game video's webcam stream: (trained look, unseen look). The training scenes were
+#: written at 45-95; a webcam's MJPEG runs at 60-90, and the unseen look's 30-42 is under what the reader saw.
+JPEG_QUALITY: dict[bool, tuple[int, int]] = {False: (60, 91), True: (30, 43)}
+
+#: Share of game videos whose dice are clear or translucent (real tables mostly use opaque dice).
+SEE_THROUGH_SHARE = 0.2
+
+
+def _game_style(rng: np.random.Generator) -> DieStyle:
+    """One matching set's look, as a table plays with: opaque, but for :data:`SEE_THROUGH_SHARE` of games."""
+    see_through = rng.random() < SEE_THROUGH_SHARE
+    while True:
+        style = sample_die_style(rng)
+        if (style.kind in ("clear", "translucent")) == see_through:
+            return style
 
 
 def _remove(world: World, bodies: list[int]) -> None:
@@ -351,6 +458,7 @@ def render_game_video(
     small_dice: bool = False,
     unseen: bool = False,
     truths: list[ThrowTruth] | None = None,
+    meta: dict[str, Any] | None = None,
     max_tumble_seconds: float = 5.0,
 ) -> Iterator[Frame]:
     """Render a stretch of play with one camera: ``throws`` throws, and between them what players do.
@@ -367,9 +475,11 @@ def render_game_video(
         width: frame width in pixels.
         height: frame height in pixels.
         fps: frames per second.
-        small_dice: 1.3 cm dice (about 25-35 px across) instead of 1.6-2.2 cm.
+        small_dice: 1.2-1.4 cm dice (the small dice sold, about 25-35 px across) instead of 1.6-2.2 cm.
         unseen: post-process every frame with :func:`unseen_look` (a look the reader did not train on).
         truths: if given, each throw's :class:`ThrowTruth` is appended when its dice come to rest.
+        meta: if given, filled with what holds for the whole video: ``dice_styles`` (the set's look, name and
+            kind) and ``jpeg_quality`` (of the webcam's stream).
         max_tumble_seconds: stop waiting for the dice to rest after this long.
 
     Yields:
@@ -377,20 +487,23 @@ def render_game_video(
     """
     rng = np.random.default_rng([seed, SEQUENCE_STREAM, 2])
     tray, floor, wall = sample_tray(rng)
-    _, styles, sizes = dice_specs(rng)
+    styles = [_game_style(rng)]
     # a dice tray a webcam frames whole: 16-24 cm wide, so 1.6-2.2 cm dice span about 35-60 px at 640x480
     tray_w = float(rng.uniform(16, 24))
     tray = Tray(tray_w, tray_w * float(rng.uniform(0.6, 0.9)), min(tray.wall_h, 3.5), tray.wall_t)
-    sizes = [1.3 if small_dice else float(rng.uniform(1.6, 2.2)) for _ in sizes]
+    sizes = [float(rng.uniform(1.2, 1.4) if small_dice else rng.uniform(1.6, 2.2))]
     light = sample_light(rng)
     look = unseen_look(rng) if unseen else None
+    quality = int(rng.integers(*JPEG_QUALITY[unseen]))
+    if meta is not None:
+        meta.update(dice_styles=[f"{s.name} ({s.kind})" for s in styles], jpeg_quality=quality)
     steps = max(1, round(1.0 / fps / TIME_STEP))
     with tempfile.TemporaryDirectory(prefix="farklecam-game-") as tmp, World(tray) as world:
         specs = furnish(rng, world, Path(tmp), floor, wall, (6, styles, sizes))
         corners = tray.floor_corners() * np.array([0.75, 0.75, 1.0])
         camera = sample_camera(rng, corners, float(np.mean(sizes)), width, height, frame_all=True)
         hand = Hand(world.client, SKIN_TONES[int(rng.integers(0, len(SKIN_TONES)))], float(rng.uniform(0.9, 1.15)))
-        shoot = _Shooter(seed, rng, world, camera, light, hand, fps, int(rng.integers(0, 2**31)), look)
+        shoot = _Shooter(seed, rng, world, camera, light, hand, fps, int(rng.integers(0, 2**31)), look, quality)
         n = 6
         for _ in range(round(0.5 * fps)):
             yield shoot("empty", throw=-1)
@@ -402,6 +515,8 @@ def render_game_video(
             spawn = spawn_dice(rng, world, tray, first, lean_rate=0.25)
             if spawn["lean"]:
                 events.append("lean")
+            if len(world.dice) > len(first):  # a die leans on a helper die: a game still has its n dice
+                _remove(world, [max(world.poses(), key=lambda q: q.position[2]).body])  # one still in the air
             if off:
                 _add_off_tray_die(rng, world, tray, specs[n - 1])
                 events.append("off_tray")

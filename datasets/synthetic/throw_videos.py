@@ -33,11 +33,12 @@ def write_game_video(
     """Render one game video to ``path`` (``.mp4``) and its truth beside it (``.json``); returns the truth."""
     truths: list[ThrowTruth] = []
     frames: list[dict[str, Any]] = []
+    meta: dict[str, Any] = {}
     size = (640, 480)
     with VideoSink(path, fps, size) as sink:
         for image, sidecar in render_game_video(
             seed, throws=throws, width=size[0], height=size[1], fps=fps, small_dice=small_dice, unseen=unseen,
-            truths=truths,
+            truths=truths, meta=meta,
         ):  # fmt: skip
             sink.write(image)
             frames.append({"phase": sidecar["phase"], "throw": sidecar["throw"], "bad": sidecar["bad"]})
@@ -48,6 +49,7 @@ def write_game_video(
         "size": list(size),
         "look": "unseen" if unseen else "trained",
         "small_dice": small_dice,
+        **meta,
         "throws": [t.to_dict() for t in truths],
         "frames": frames,
     }

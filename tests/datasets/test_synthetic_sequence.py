@@ -9,7 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
-from datasets.synthetic import render_throw_sequence
+from datasets.synthetic import render_throw_sequence, sequence
+from datasets.synthetic.postprocess import webcam
 from datasets.synthetic.sequence import ThrowTruth, render_game_video, unseen_look
 
 KW: dict[str, Any] = {"width": 96, "height": 72, "fps": 8.0, "settled_seconds": 0.5}
@@ -93,3 +94,52 @@ def test_the_unseen_look_changes_colours_beyond_the_training_range() -> None:
     hue = cv2.cvtColor(rgb, cv2.COLOR_RGB2HSV)[..., 0].astype(int)
     turned = cv2.cvtColor(looked, cv2.COLOR_RGB2HSV)[..., 0].astype(int)
     assert abs(int(np.median(turned)) - int(np.median(hue))) >= 10  # 20 degrees or more
+
+
+def test_a_game_truth_labels_each_die_at_rest_and_never_more_than_six(
+    game: tuple[list[tuple[np.ndarray, dict[str, Any]]], list[ThrowTruth]],
+) -> None:
+    frames, truths = game
+    for truth in truths:
+        dice = frames[truth.rest_frame][1]["dice"]
+        assert [t["box"] for t in truth.labels] == [d["box"] for d in dice]
+        assert [(t["face"], t["status"]) for t in truth.labels] == [(d["face"], d["status"]) for d in dice]
+        assert 1 <= truth.dice <= 6
+        assert truth.to_dict()["labels"] == list(truth.labels)
+
+
+def test_only_what_moves_is_smeared() -> None:
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 255, (40, 60, 3)).astype(np.uint8)
+    mask = np.zeros((40, 60), bool)
+    mask[15:25, 20:30] = True
+    assert np.array_equal(sequence._smear(rgb, mask, np.array([0.4, 0.2])), rgb)  # at rest: untouched
+    smeared = sequence._smear(rgb, mask, np.array([8.0, 0.0]))
+    changed = np.any(smeared != rgb, axis=2)
+    rows, cols = np.nonzero(changed)
+    assert changed[15:25, 20:30].mean() > 0.9  # the body itself is blurred
+    assert rows.min() >= 14 and rows.max() <= 25  # along its path (horizontal) and nowhere else
+    assert cols.min() >= 14 and cols.max() <= 35
+    assert smeared[15:25, 20:30].std() < rgb[15:25, 20:30].std()
+
+
+def test_the_webcam_is_in_focus_and_the_same_for_every_frame() -> None:
+    rgb = np.random.default_rng(1).integers(0, 255, (30, 40, 3)).astype(np.uint8)
+    seen = [webcam(np.random.default_rng(s), rgb)[1] for s in range(50)]
+    assert all(0.3 <= p["blur_sigma"] <= 0.7 and "rescale" not in p and "motion_blur" not in p for p in seen)
+    a, _ = webcam(np.random.default_rng(7), rgb, noise_rng=np.random.default_rng(1))
+    b, _ = webcam(np.random.default_rng(7), rgb, noise_rng=np.random.default_rng(2))
+    assert not np.array_equal(a, b) and np.abs(a.astype(int) - b.astype(int)).mean() < 6  # only the grain differs
+
+
+def test_game_dice_are_one_set_mostly_opaque() -> None:
+    kinds = [sequence._game_style(np.random.default_rng(s)).kind for s in range(300)]
+    see_through = sum(k in ("clear", "translucent") for k in kinds) / len(kinds)
+    assert 0.1 < see_through < 0.3
+
+
+def test_a_game_video_says_its_dice_and_stream_quality() -> None:
+    meta: dict[str, Any] = {}
+    next(iter(render_game_video(3, meta=meta, unseen=True, **GAME_KW)))
+    low, high = sequence.JPEG_QUALITY[True]
+    assert len(meta["dice_styles"]) == 1 and low <= meta["jpeg_quality"] < high
