@@ -55,9 +55,12 @@ positions for a turn's first roll: 1.3 ms (3.0 ms before) and on the boxed rules
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from scoring import turn_dp
@@ -80,11 +83,10 @@ class Chance:
 
     ``base[o]`` indexes option ``o`` (``pts * D + dice left``) in a flattened
     (turn total, dice) array; ``starts`` and ``owner`` map options to merged rows;
-    ``prob[r, n]`` is the chance of row ``r`` when throwing ``n`` dice.
-    ``slots[s]`` is ``(r0, index)``: rows ``r0..`` have an ``s``-th keep, at ``index``
-    (like ``base``); rows are sorted by their number of keeps, so that is a suffix.
-    ``dense[r]`` holds row ``r``'s keeps padded with its first (a max is unchanged):
-    for a single scenario one gather of them all beats a gather per slot.
+    ``prob[r, n]`` is the chance of row ``r`` when throwing ``n`` dice. Each row is
+    a roll of one number of dice: ``row_size[r]`` and ``row_prob[r]`` say which and
+    how likely (what the compiled sweep reads), ``row_start`` is ``starts`` closed
+    by the number of options.
     """
 
     dice: int
@@ -98,8 +100,9 @@ class Chance:
     max_pts: int
     hot_only: float  # chance that a throw of all dice offers only keeps of every die
     hot_then_bank: float  # value of a forced throw of all dice when any keep leaving dice wins
-    slots: tuple[tuple[int, Any], ...]
-    dense: Any
+    row_start: Any
+    row_size: Any
+    row_prob: Any
 
 
 def chance_for(rules: Rules) -> Chance:
@@ -140,16 +143,11 @@ def chance_for(rules: Rules) -> Chance:
     pf_d = float(tables.pf[d])
     hot_then_bank = (1.0 - pf_d - p_only_hot) / (1.0 - p_only_hot) if p_only_hot < 1 else 0.0
     base = pts_a * d + nxt_a
-    counts = np.asarray([len(key[1]) for key in keys])
-    slots = []
-    for slot in range(int(counts.max())):
-        r0 = int(np.searchsorted(counts, slot + 1))  # counts ascend: rows r0.. have this keep
-        slots.append((r0, base[np.asarray(starts[r0:]) + slot]))
-    first = slots[0][1]
-    dense = np.stack([first, *(np.concatenate([first[:r0], idx]) for r0, idx in slots[1:])], axis=1)
+    row_size = np.asarray([key[0] for key in keys], dtype=np.int64)
     return Chance(
         d, pts_a, nxt_a, base, np.asarray(starts), np.asarray(owner), prob, tables.pf.copy(),
-        int(pts_a.max()), p_only_hot, hot_then_bank, tuple(slots), dense,
+        int(pts_a.max()), p_only_hot, hot_then_bank, np.asarray([*starts, len(pts)], dtype=np.int64),
+        row_size, prob[np.arange(len(keys)), row_size].copy(),
     )  # fmt: skip
 
 
@@ -343,8 +341,8 @@ def sweep(
     ``slopes`` off skips the derivatives in ``F`` (advice only reads values: about half the work).
 
     Scenarios sit on the last (contiguous) axis, sorted by their cap so that the
-    ones still below it at total ``t`` are a prefix: each step is a gather of
-    whole rows, a segmented max over the keeps of each roll and one matrix product.
+    ones still below it at total ``t`` are a prefix; numpy lays out the closed
+    forms and the bank values, and :func:`_sweep_kernel` runs the steps.
     """
     rules, ch = ctx.rules, ctx.chance
     d = rules.dice
@@ -355,96 +353,146 @@ def sweep(
     i2, j2, f2 = i[:, None], j[:, None], f[:, None]
     top = int(cap.max())
     width = top + ch.max_pts + 1
-    tt = np.arange(width)[None, :]
+    banks, banks_b = bank_values(ctx, i2, j2, f2, np.arange(width)[None, :])
     # closed forms from the cap on (rows below it are overwritten by the sweep)
     if rules.exact_target:
         term, termb = np.broadcast_to(f2, (k_count, width)), np.ones((k_count, width))
     elif rules.last_round:
-        term, termb = bank_values(ctx, i2, j2, f2, tt)
+        term, termb = banks, banks_b
     else:
         term, termb = np.ones((k_count, width)), np.zeros((k_count, width))
     dec = np.repeat(term.T[:, None, :], d, axis=1)
     decb = np.repeat(termb.T[:, None, :], d, axis=1) if slopes else None
     if rules.must_roll_after_hot_dice and not rules.exact_target and not rules.last_round:
         dec[:, 0, :] = ch.hot_then_bank
-    bank_v, bank_b = bank_values(ctx, i2, j2, f2, np.arange(top)[None, :])
+    bank_v, bank_b = banks[:, :top], banks_b[:, :top]
     allowed = np.arange(top)[None, :] >= np.maximum(bmin_units(rules, i), 1)[:, None]
     bank_v = np.ascontiguousarray(np.where(allowed, bank_v, NEG).T)
     bank_b = np.ascontiguousarray(bank_b.T)
     flat = dec.reshape(width * d, k_count)
-    flatb = None if decb is None else decb.reshape(width * d, k_count)
+    flatb = decb.reshape(width * d, k_count) if decb is not None else np.zeros((1, 1))
     g1, q1 = _single(ch, rules)
-    extra = rules.single_die_throws > 1
-    pf = ch.pf[:, None]
-    farkle = pf * f[None, :]
-    must_roll = rules.must_roll_after_hot_dice
-    prob_t = np.ascontiguousarray(ch.prob.T)
     start = np.zeros(k_count)
     slope = np.zeros(k_count)
-    throw = np.zeros((top, d + 1, k_count)) if keep_throw else None
+    throw = np.zeros((top, d + 1, k_count)) if keep_throw else np.zeros((1, 1, 1))
     active = np.searchsorted(-cap, -np.arange(top), side="left")  # rows with cap > t
-    for t in range(top - 1, t_min - 1, -1):
-        n = int(active[t])
-        if n == 0:
-            continue
-        best, best_b = _best_keeps(ch, flat, flatb, t * d, n)
-        w = prob_t @ best
-        if extra:
-            w[1] = w[1] * g1 + (q1 - pf[1, 0]) * f[:n]
-        w += farkle[:, :n]
-        if throw is not None:
-            throw[t, :, :n] = w
-        bank = bank_v[t, :n]
-        np.maximum(bank, w[1:d], out=dec[t, 1:, :n])  # bank or throw on
-        if must_roll:
-            dec[t, 0, :n] = w[d]
-        else:
-            np.maximum(bank, w[d], out=dec[t, 0, :n])
-        if best_b is not None and decb is not None:
-            keep_bank = bank >= w[1:d]
-            hb = np.zeros(n, dtype=bool) if must_roll else bank >= w[d]
-            wb = prob_t @ best_b
-            if extra:
-                wb[1] = wb[1] * g1 + (q1 - pf[1, 0])
-            wb += pf
-            bankb = bank_b[t, :n]
-            decb[t, 1:, :n] = np.where(keep_bank, bankb, wb[1:d])
-            decb[t, 0, :n] = np.where(hb, bankb, wb[d])
-            if t == t_min:
-                slope[:n] = wb[d]
-        if t == t_min:
-            start[:n] = w[d]
+    args = (
+        flat, flatb, bank_v, bank_b, active, ch.row_start, ch.base, ch.row_size, ch.row_prob, ch.pf, f,
+        g1, q1 - float(ch.pf[1]), rules.single_die_throws > 1, rules.must_roll_after_hot_dice, d, t_min,
+        decb is not None, keep_throw, throw, start, slope,
+    )  # fmt: skip
+    _sweep_kernel(*args)
     back = np.empty_like(order)
     back[order] = np.arange(k_count)
-    return Sweep(start[back], slope[back], dec[:, :, back], None if throw is None else throw[:, :, back])
+    return Sweep(start[back], slope[back], dec[:, :, back], throw[:, :, back] if keep_throw else None)
 
 
-def _best_keeps(ch: Chance, flat: Any, flatb: Any | None, off: int, n: int) -> tuple[Any, Any]:
-    """Each roll's best keep for the first ``n`` scenarios, ``off`` rows into ``flat``: (rows, n).
+_THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+_POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="winprob") if _THREADS > 1 else None
+_MIN_SPLIT = 4000  # turn totals (all scenarios') below which one thread sweeps alone
 
-    A running maximum over the keep slots (:attr:`Chance.slots`): each slot
-    gathers only the rows that have that many keeps, so no padding is read (a
-    padded gather reads 1.7x (the minimal rules) to 3x (boxed) more). With
-    ``flatb`` also the slope in ``F`` of the keep chosen (of tied keeps the
-    first: any one gives a valid Newton step, see :func:`_newton`); else None.
+
+def turn_starts(ctx: Context, i: Any, j: Any, f: Any, *, slopes: bool) -> tuple[Any, Any]:
+    """Turn-start values and (with ``slopes``) slopes in ``F`` of many scenarios: :func:`sweep`, on every core.
+
+    The scenarios are independent, and the compiled sweep holds no GIL, so the
+    threads take shares of about equal work (a scenario's work is its number of
+    turn totals); few states are swept by one thread, whose hand-off costs less.
     """
-    (_, idx), *rest = ch.slots
-    if flatb is None and n == 1:  # advice: a 1-d view gathers fastest
-        return flat[off:, 0][ch.dense].max(axis=1)[:, None], None
-    view = flat[off:, :n]  # a view: gathering its rows costs no index arithmetic
-    if flatb is None:
-        best = view[idx]
-        for r0, idx in rest:
-            np.maximum(best[r0:], view[idx], out=best[r0:])
-        return best, None
-    view_b = flatb[off:, :n]
-    best, best_b = view[idx], view_b[idx]
-    for r0, idx in rest:
-        vals = view[idx]
-        better = vals > best[r0:]
-        np.copyto(best[r0:], vals, where=better)
-        np.copyto(best_b[r0:], view_b[idx], where=better)
-    return best, best_b
+    steps = _caps(ctx, i, j)
+    order = np.argsort(-steps, kind="stable")
+    total = int(steps.sum())
+    if _POOL is None or total < _MIN_SPLIT:
+        found = sweep(ctx, i, j, f, slopes=slopes)
+        return found.start, found.slope
+    cuts = np.searchsorted(np.cumsum(steps[order]), total * np.arange(1, _THREADS) / _THREADS) + 1
+    parts = [part for part in np.split(order, cuts) if part.size]
+    start, slope = np.empty(i.size), np.empty(i.size)
+    swept = _POOL.map(lambda part: sweep(ctx, i[part], j[part], f[part], slopes=slopes), parts)
+    for part, found in zip(parts, swept, strict=True):
+        start[part], slope[part] = found.start, found.slope
+    return start, slope
+
+
+@numba.njit(cache=True, nogil=True)
+def _sweep_kernel(
+    flat: Any, flatb: Any, bank_v: Any, bank_b: Any, active: Any, row_start: Any, base: Any, row_size: Any,
+    row_prob: Any, pf: Any, f: Any, g1: float, q1_extra: float, extra: bool, must_roll: bool, d: int,
+    t_min: int, slopes: bool, keep_throw: bool, throw: Any, start: Any, slope: Any,
+) -> None:  # fmt: skip
+    """The turn's backward sweep, compiled: each state's best keep per roll, the throw, then bank or throw on.
+
+    Writes the states of ``flat`` (``(total * D + dice left, scenario)``; rows past each
+    scenario's cap hold its closed forms) from the top total down to ``t_min``, and
+    ``start`` (and with ``slopes`` the slopes in ``F``, from ``flatb``). Each step
+    reads only states of larger totals (a keep scores at least one unit), and
+    scenarios sit on the inner, contiguous axis, so the loops vectorise. Why
+    compiled: a step is about a thousand keeps over a few dozen scenarios, too fine
+    for numpy calls, whose fixed cost was half of the solve.
+
+    Ties between keeps go to the first (any one gives a valid Newton step, see :func:`_newton`).
+    """
+    k_all = flat.shape[1]
+    best = np.empty(k_all)
+    best_b = np.empty(k_all)
+    w = np.empty((d + 1, k_all))
+    wb = np.empty((d + 1, k_all))
+    for t in range(active.shape[0] - 1, t_min - 1, -1):
+        n = active[t]
+        if n == 0:
+            continue
+        off = t * d
+        w[:, :n] = 0.0
+        if slopes:
+            wb[:, :n] = 0.0
+        for r in range(row_start.shape[0] - 1):
+            row = off + base[row_start[r]]
+            for k in range(n):
+                best[k] = flat[row, k]
+            if slopes:
+                for k in range(n):
+                    best_b[k] = flatb[row, k]
+            for o in range(row_start[r] + 1, row_start[r + 1]):
+                row = off + base[o]
+                if slopes:
+                    for k in range(n):
+                        if flat[row, k] > best[k]:
+                            best[k] = flat[row, k]
+                            best_b[k] = flatb[row, k]
+                else:
+                    for k in range(n):
+                        best[k] = max(best[k], flat[row, k])
+            m, p = row_size[r], row_prob[r]
+            for k in range(n):
+                w[m, k] += p * best[k]
+            if slopes:
+                for k in range(n):
+                    wb[m, k] += p * best_b[k]
+        for k in range(n):
+            if extra:  # a single die may be thrown again: its farkles are rethrows first
+                w[1, k] = w[1, k] * g1 + q1_extra * f[k]
+            for m in range(d + 1):
+                w[m, k] += pf[m] * f[k]
+            if keep_throw:
+                for m in range(d + 1):
+                    throw[t, m, k] = w[m, k]
+            bank = bank_v[t, k]
+            for m in range(1, d):  # bank or throw on
+                flat[off + m, k] = max(bank, w[m, k])
+            flat[off, k] = w[d, k] if must_roll else max(bank, w[d, k])
+            if slopes:
+                if extra:
+                    wb[1, k] = wb[1, k] * g1 + q1_extra
+                for m in range(d + 1):
+                    wb[m, k] += pf[m]
+                for m in range(1, d):
+                    flatb[off + m, k] = bank_b[t, k] if bank >= w[m, k] else wb[m, k]
+                hot_bank = not must_roll and bank >= w[d, k]
+                flatb[off, k] = bank_b[t, k] if hot_bank else wb[d, k]
+            if t == t_min:
+                start[k] = w[d, k]
+                if slopes:
+                    slope[k] = wb[d, k]
 
 
 # ---------------------------------------------------------------------- the whole table
@@ -504,7 +552,7 @@ def _secant(ctx: Context, i: Any, j: Any, partner: Any, f: Any, b: Any) -> tuple
     the pair's values are the exact fixed point. Returns ``(c, b, f, todo, sweeps)``,
     ``todo`` the turns (whole pairs) still unsolved after ``_SECANT_STEPS``.
     """
-    g = sweep(ctx, i, j, f, slopes=False).start
+    g, _ = turn_starts(ctx, i, j, f, slopes=False)
     c = g - b * f
     runs = 1
     todo = np.arange(i.size)
@@ -516,7 +564,7 @@ def _secant(ctx: Context, i: Any, j: Any, partner: Any, f: Any, b: Any) -> tuple
         if todo.size == 0:
             break
         runs += 1
-        found = sweep(ctx, i[todo], j[todo], new_f[todo], slopes=False).start
+        found, _ = turn_starts(ctx, i[todo], j[todo], new_f[todo], slopes=False)
         step = new_f[todo] - f[todo]
         wide = np.abs(step) > _MIN_STEP  # too short a step gives no slope worth its rounding
         secant = np.divide(found - g[todo], step, out=b[todo].copy(), where=wide)
@@ -535,9 +583,8 @@ def _newton(ctx: Context, i: Any, j: Any, partner: Any, f: Any, c: Any, b: Any, 
     runs = 0
     for _ in range(_MAX_PASSES):
         runs += 1
-        result = sweep(ctx, i[todo], j[todo], f[todo])
-        b[todo] = result.slope
-        c[todo] = result.start - result.slope * f[todo]
+        start, b[todo] = turn_starts(ctx, i[todo], j[todo], f[todo], slopes=True)
+        c[todo] = start - b[todo] * f[todo]
         new_f = _pair_solution(c, b, partner)
         moved = np.abs(new_f - f) > _TOL
         f[:] = new_f
@@ -545,7 +592,7 @@ def _newton(ctx: Context, i: Any, j: Any, partner: Any, f: Any, c: Any, b: Any, 
             break
         check = np.nonzero(moved | moved[partner])[0]
         runs += 1
-        found = sweep(ctx, i[check], j[check], f[check], slopes=False).start
+        found, _ = turn_starts(ctx, i[check], j[check], f[check], slopes=False)
         on_line = np.ones(i.size, dtype=bool)
         on_line[check] = np.abs(found - (c[check] + b[check] * f[check])) <= _TOL
         todo = np.nonzero(~(on_line & on_line[partner]))[0]
