@@ -194,7 +194,7 @@ def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, s
     look_of = [int(rng.integers(0, n_looks)) for _ in range(n)]
     sizes = [set_size[k] for k in look_of]
     roundings = [float(rng.uniform(0.07, 0.16)) for _ in range(n)]
-    edge_px = float(rng.uniform(16, 29)) * scale
+    edge_px = float(rng.uniform(14.5, 26)) * scale
     fov = float(rng.uniform(40, 62))
     focal = height / 2 / np.tan(np.radians(fov) / 2)
     mean_size = float(np.mean(sizes))
