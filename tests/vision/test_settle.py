@@ -359,13 +359,33 @@ def test_a_die_read_uncertain_in_some_frames_is_voted_from_the_clear_ones() -> N
 def test_a_die_that_stays_unclear_is_uncertain_with_its_likeliest_face() -> None:
     script = Script()
     script.move()
-    for k in range(12):
+    for k in range(18):
         status = ["ok"] * 5 + (["ok"] if k == 3 else ["uncertain"])
         script.feed(mock_reading([1, 2, 3, 4, 5, 2], status=status))
-    ((_, reading),) = script.reported
+    ((index, reading),) = script.reported
+    config = script.detector.config
+    # it waited the patience for a clear read of that die, then latched it uncertain
+    waited = (index - 8) / FPS  # the rest began on frame 8
+    assert config.settle_seconds + config.patience_seconds - 1e-6 <= waited <= config.settle_seconds + 0.4
     assert reading.status.tolist()[-1] == DieStatus.UNCERTAIN
     assert reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.UNREAD
     assert reading.face.tolist()[-1] == 2 and reading.rethrow == 1
+
+
+@pytest.mark.parametrize("patience", [0.0, 0.3])
+def test_an_unclear_die_is_read_again_on_the_next_still_frames_before_latching(patience: float) -> None:
+    """Read unclear for the settle time, clearly after it: with patience it gets its face, without it cannot."""
+    script = Script(SettleConfig(settle_seconds=0.5, min_reads=3, patience_seconds=patience))
+    script.move()
+    for k in range(18):
+        status = ["ok"] * 5 + (["ok"] if k >= 8 else ["uncertain"])
+        script.feed(mock_reading([1, 2, 3, 4, 5, 6], status=status))
+    ((index, reading),) = script.reported
+    if patience:
+        assert reading.faces == (1, 2, 3, 4, 5, 6) and reading.rethrow == 0
+        assert index - 8 < math.ceil(0.8 * FPS)  # latched as soon as the die was told, not at the patience's end
+    else:
+        assert reading.faces == (1, 2, 3, 4, 5) and reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.UNREAD
 
 
 def test_an_empty_tray_then_a_throw_to_the_same_places_is_a_new_throw() -> None:

@@ -18,11 +18,14 @@ one missed or spurious box does not. A moving frame only pauses the window: when
 still frames return with every die in its place (a glare frame, a hand passing by)
 the time counts on (but a window never settles before a read after the motion);
 once the window has held ``settle_seconds`` with ``min_reads`` reads the throw
-latches on the next frame, without waiting for one more read. (3) The **vote** (:func:`vote`) gives each die
-the face most of its clear reads name: reads that could not tell the face abstain,
-so a glare frame or a blurred read cannot change or spoil a face, and a die whose
-clear reads disagree, or that is rarely read clearly, becomes ``uncertain`` with an
-:class:`AmbiguityReason` and its likeliest face as the hint a player confirms.
+latches on the next frame, without waiting for one more read, unless its vote so far
+leaves a die ``uncertain``: then it reads on for up to ``patience_seconds`` more, so
+a die unclear in the first still frames gets its clear reads before it is latched.
+(3) The **vote** (:func:`vote`) gives each die the face most of its clear reads name:
+reads that could not tell the face abstain, so a glare frame or a blurred read cannot
+change or spoil a face, and a die whose clear reads disagree, or that is rarely read
+clearly, becomes ``uncertain`` with an :class:`AmbiguityReason` and its likeliest face
+as the hint a player confirms.
 (4) The **latch** decides whether the settled dice are a new throw: dice that all
 sit where the last reported throw's dice sat, with the same faces, are not (a hand
 passed, glare, set-aside dice lifted out while the others stayed put); a die in a
@@ -111,6 +114,9 @@ class SettleConfig:
         pixel_threshold: grey-level change (0-255) that counts a pixel as changed.
         motion_fraction: share of changed pixels above which the frame is "moving".
         settle_seconds: how long every die must hold still, with a stable count, before the throw latches.
+        patience_seconds: how much longer a window whose vote leaves a die ``uncertain`` goes on reading
+            still frames before it latches that die uncertain (a small or glared die often reads clearly a
+            few frames later; a throw whose dice are all told latches without waiting).
         min_reads: reads the settle window needs at least (a slow stream still votes over several).
         read_every: read one still frame in this many (1: every still frame of a settle window).
         max_read_fps: at most this many reads per second of stream time (None: no cap).
@@ -129,6 +135,7 @@ class SettleConfig:
     pixel_threshold: int = 18
     motion_fraction: float = 0.002
     settle_seconds: float = 0.5
+    patience_seconds: float = 0.3
     min_reads: int = 3
     read_every: int = 1
     max_read_fps: float | None = None
@@ -156,10 +163,10 @@ class SettleConfig:
         for name in ("gate_width", "min_reads", "read_every", "max_missed"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, but got {value!r}")
-        if self.settle_seconds < 0 or self.recheck_seconds <= 0:
+        if self.settle_seconds < 0 or self.patience_seconds < 0 or self.recheck_seconds <= 0:
             raise ValueError(
-                f"settle_seconds must be >= 0 and recheck_seconds > 0, but got {self.settle_seconds!r} and "
-                f"{self.recheck_seconds!r}"
+                f"settle_seconds and patience_seconds must be >= 0 and recheck_seconds > 0, but got "
+                f"{self.settle_seconds!r}, {self.patience_seconds!r} and {self.recheck_seconds!r}"
             )
         if not 0 <= self.pixel_threshold <= 255:
             raise ValueError(f"pixel_threshold must be in 0..255, but got {self.pixel_threshold!r}")
@@ -483,7 +490,7 @@ class SettleDetector:
             phase = SettlePhase.SETTLING if self._dice else SettlePhase.IDLE
             return self._state(phase, progress=progress if self._dice else 0.0, seen=seen)
         voted = replace(
-            vote(self._reads, [d.rows for d in self._dice], self.config),
+            self._vote or vote(self._reads, [d.rows for d in self._dice], self.config),
             frame_index=frame.index,
             timestamp=frame.timestamp,
         )
@@ -510,10 +517,23 @@ class SettleDetector:
         return self._same_dice(reading, held)
 
     def _mature(self, timestamp: float) -> bool:
-        """Whether the window has held ``settle_seconds`` and ``min_reads`` reads by ``timestamp``."""
+        """Whether the window may latch by ``timestamp``.
+
+        It may once it has held ``settle_seconds`` with ``min_reads`` reads and its vote tells
+        every die, or ``patience_seconds`` later whatever the vote says.
+        """
         if self._unread_motion:  # something moved since the last read: only a read can say it was not a die
             return False
-        return len(self._reads) >= self.config.min_reads and timestamp - self._since >= self.config.settle_seconds
+        held = timestamp - self._since
+        if len(self._reads) < self.config.min_reads or held < self.config.settle_seconds:
+            return False
+        return held >= self.config.settle_seconds + self.config.patience_seconds or not self._untold()
+
+    def _untold(self) -> bool:
+        """Whether the window's vote so far leaves a die ``uncertain`` (voted once per read, then kept)."""
+        if self._vote is None:
+            self._vote = vote(self._reads, [d.rows for d in self._dice], self.config)
+        return bool(np.any(self._vote.status == DieStatus.UNCERTAIN.value))
 
     def _hold(self, reading: Reading, phase: SettlePhase) -> SettleState:
         """Keep ``reading`` as what rests in the tray; no read until the picture changes."""
@@ -531,6 +551,7 @@ class SettleDetector:
         self._reads: list[Reading] = []
         self._dice: list[_Die] = []
         self._since = since
+        self._vote: Reading | None = None  # the vote over the reads so far (None: not voted since the last read)
 
     def _add(self, reading: Reading, timestamp: float) -> None:
         """Follow the dice of a new read; restart the window when a die moved, came or went."""
@@ -555,6 +576,7 @@ class SettleDetector:
             box = reading.xyxy[row].copy()
             self._dice.append(_Die(box, box.copy(), [None] * len(self._reads) + [row], len(self._reads)))
         self._reads.append(reading)
+        self._vote = None
         # a die that came after the window began and stayed (a slow last die coming to rest)
         changed |= any(d.born > 0 and None not in d.rows[-2:] for d in self._dice)
         if changed:  # begin again from this read: its dice, where they are now
