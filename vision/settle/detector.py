@@ -413,6 +413,7 @@ class SettleDetector:
         self.config = config or SettleConfig()
         self.gate = MotionGate(self.config)
         self._expected: tuple[int, ...] = ()
+        self._vote: Reading | None = None  # the window's vote over its reads so far (None: not voted since a read)
         self.reset()
 
     def reset(self) -> None:
@@ -551,7 +552,7 @@ class SettleDetector:
         self._reads: list[Reading] = []
         self._dice: list[_Die] = []
         self._since = since
-        self._vote: Reading | None = None  # the vote over the reads so far (None: not voted since the last read)
+        self._vote = None
 
     def _add(self, reading: Reading, timestamp: float) -> None:
         """Follow the dice of a new read; restart the window when a die moved, came or went."""
