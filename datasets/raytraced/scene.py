@@ -1,8 +1,8 @@
 """One raytraced scene: draw a tray, place dice by geometry, path-trace it, label it.
 
 :func:`generate_scene` is a pure function of ``(seed, index, size, spp)`` (every draw
-comes from ``numpy.random.default_rng([seed, index])``; mitsuba's own sampler is seeded
-from the index), so a run can be resumed or split by index.
+comes from ``numpy.random.default_rng([seed, index])``; mitsuba's sampler keeps its fixed
+default seed), so a run can be resumed or split by index.
 """
 
 from __future__ import annotations

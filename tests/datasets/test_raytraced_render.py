@@ -95,4 +95,6 @@ def test_scenes_are_a_function_of_seed_and_index() -> None:
     a = generate_scene(9, 3, W, H, spp=1)
     b = generate_scene(9, 3, W, H, spp=1)
     assert json.dumps(a.sidecar["dice"]) == json.dumps(b.sidecar["dice"])
+    assert np.array_equal(a.image, b.image)
+    assert json.dumps(generate_scene(9, 4, W, H, spp=1).sidecar["dice"]) != json.dumps(a.sidecar["dice"])
     assert a.sidecar["renderer"]["spp"] == 1
