@@ -460,3 +460,27 @@ def test_the_voted_reading_is_stamped_with_the_settling_frame() -> None:
     state = detector.update(frame, mock_reading([5]), moving=False)
     assert (state.phase, state.frame_index, state.timestamp) == (SettlePhase.SETTLED, 7, 0.25)
     assert state.reading is not None and (state.reading.frame_index, state.reading.timestamp) == (7, 0.25)
+
+
+def test_dice_lifted_under_a_hand_before_they_settled_are_never_reported() -> None:
+    """Dice still for a moment, a hand, then an empty tray: the first still read after the hand says they went."""
+    script = Script()
+    script.move()
+    script.feed(SIX, 4)  # at rest for 0.27 s: not yet settled
+    script.move()  # the hand comes and takes them
+    phases = script.rest(Reading.empty(SIZE))
+    assert script.reported == [] and phases[-1] is SettlePhase.IDLE
+
+
+def test_a_die_of_the_reported_throw_read_uncertain_later_is_no_new_throw() -> None:
+    script = Script()
+    script.move()
+    script.rest(SIX)
+    script.move(0.3)  # a hand passes over the dice
+    unsure = mock_reading([5, 2, 3, 4, 5, 6], status=["uncertain"] + ["ok"] * 5)  # die 0 now unclear, guessed 5
+    script.rest(unsure, 1.5)
+    assert len(script.reported) == 1
+    changed = mock_reading([5, 2, 3, 4, 5, 6])  # but a die clearly showing another face was thrown again
+    script.move(0.3)
+    script.rest(changed, 1.5)
+    assert len(script.reported) == 2

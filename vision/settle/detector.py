@@ -471,13 +471,14 @@ class SettleDetector:
             return self._state(SettlePhase.MOVING)
         if reading is not None:
             self.reads += 1
+            after_motion = self._unread_motion
             self._last_read_time, self._unread_motion = frame.timestamp, False
             self._latest = reading
             if self._held is not None and self._still_held(reading):
                 self._held_thumb = self.gate.thumbnail  # the same dice (or fewer): this picture is the held one
             else:
                 self._held = None
-                self._add(reading, frame.timestamp)
+                self._add(reading, frame.timestamp, after_motion=after_motion)
         if self._held is not None:
             return self._state(self._held_phase, self._held, 1.0, len(self._held))
         return self._settle(frame)
@@ -554,8 +555,13 @@ class SettleDetector:
         self._since = since
         self._vote = None
 
-    def _add(self, reading: Reading, timestamp: float) -> None:
-        """Follow the dice of a new read; restart the window when a die moved, came or went."""
+    def _add(self, reading: Reading, timestamp: float, *, after_motion: bool = False) -> None:
+        """Follow the dice of a new read; restart the window when a die moved, came or went.
+
+        A die missing from the first read after motion went (a hand lifted it): one read
+        suffices, where a die merely missed by the detector among still frames needs
+        ``max_missed`` reads in a row.
+        """
         if len(reading) and not any(d.sightings for d in self._dice):
             self._restart(timestamp)  # the first dice after an empty tray: the empty reads say nothing of them
         if not self._reads:
@@ -568,7 +574,8 @@ class SettleDetector:
             die.rows.append(row)
             if row is None:
                 die.missed += 1
-                changed |= die.missed >= self.config.max_missed and die.sightings >= 2  # it left the tray
+                gone = die.missed >= self.config.max_missed or after_motion
+                changed |= gone and die.sightings >= 2  # it left the tray
                 continue
             die.missed, die.box = 0, reading.xyxy[row].copy()
             (a, size), (b, _) = _centre_size(die.anchor), _centre_size(die.box)
@@ -586,11 +593,14 @@ class SettleDetector:
             self._dice = [_Die(b.copy(), b.copy(), [row]) for row, b in enumerate(reading.xyxy)]
 
     def _same_dice(self, voted: Reading, reported: Reading) -> bool:
-        """True when nothing was thrown: every die sits where a reported die sat, with its face where both read one."""
+        """True when nothing was thrown: every die sits where a reported die sat, with its face where both read one.
+
+        A die read ``uncertain`` (or cocked) on one side says nothing against it: its face is a guess.
+        """
         pairs = _match(box_iou(voted.xyxy, reported.xyxy), self.config.match_iou)
         if len(pairs) < len(voted):
             return False
         ok = DieStatus.OK.value
         return all(
-            voted.face[v] == reported.face[r] or ok not in (voted.status[v], reported.status[r]) for v, r in pairs
+            voted.face[v] == reported.face[r] or ok != voted.status[v] or ok != reported.status[r] for v, r in pairs
         )
