@@ -361,7 +361,8 @@ def test_a_die_that_stays_unclear_is_uncertain_with_its_likeliest_face() -> None
     script.move()
     for k in range(18):
         status = ["ok"] * 5 + (["ok"] if k == 3 else ["uncertain"])
-        script.feed(mock_reading([1, 2, 3, 4, 5, 2], status=status))
+        confidence = [0.95] * 5 + [0.95 if k == 3 else 0.3]  # unsure of it but once
+        script.feed(mock_reading([1, 2, 3, 4, 5, 2], status=status, face_confidence=confidence))
     ((index, reading),) = script.reported
     config = script.detector.config
     # it waited the patience for a clear read of that die, then latched it uncertain
@@ -379,7 +380,8 @@ def test_an_unclear_die_is_read_again_on_the_next_still_frames_before_latching(p
     script.move()
     for k in range(18):
         status = ["ok"] * 5 + (["ok"] if k >= 8 else ["uncertain"])
-        script.feed(mock_reading([1, 2, 3, 4, 5, 6], status=status))
+        confidence = [0.95] * 5 + [0.95 if k >= 8 else 0.3]
+        script.feed(mock_reading([1, 2, 3, 4, 5, 6], status=status, face_confidence=confidence))
     ((index, reading),) = script.reported
     if patience:
         assert reading.faces == (1, 2, 3, 4, 5, 6) and reading.rethrow == 0
@@ -484,3 +486,34 @@ def test_a_die_of_the_reported_throw_read_uncertain_later_is_no_new_throw() -> N
     script.move(0.3)
     script.rest(changed, 1.5)
     assert len(script.reported) == 2
+
+
+def _unclear_reads(face_confidence: float, faces: list[int] | None = None, **data: list[bool]) -> list[Reading]:
+    """Eight reads of one die, each just under the reader's own bar (``uncertain``), naming ``faces``."""
+    faces = faces or [4] * 8
+    reads = []
+    for f in faces:
+        read = mock_reading([f], status=["uncertain"], face_confidence=[face_confidence])
+        reads.append(Reading(**{**read.__dict__, "data": {k: np.asarray(v) for k, v in data.items()}})
+                     if data else read)  # fmt: skip
+    return reads
+
+
+@pytest.mark.parametrize(
+    ("face_confidence", "faces", "data", "status"),
+    [
+        (0.55, None, {}, DieStatus.OK),  # eight frames agree, each just unsure: read
+        (0.35, None, {}, DieStatus.UNCERTAIN),  # agreeing, but too unsure on average
+        (0.55, [4] * 7 + [6], {}, DieStatus.UNCERTAIN),  # one frame names another face
+        (0.55, [4] * 3, {}, DieStatus.UNCERTAIN),  # too few frames to agree
+        (0.9, None, {"symbol": [True]}, DieStatus.UNCERTAIN),  # a logo face stays for a person to say
+        (0.55, None, {"cocked": [True]}, DieStatus.UNCERTAIN),  # an unconfirmed lean stays too
+    ],
+)  # fmt: skip
+def test_frames_that_all_name_one_face_read_a_die_each_frame_was_unsure_of(
+    face_confidence: float, faces: list[int] | None, data: dict[str, list[bool]], status: DieStatus
+) -> None:
+    reads = _unclear_reads(face_confidence, faces, **data)
+    voted = vote(reads, [[0] * len(reads)], SettleConfig())
+    assert voted.status.tolist() == [status.value]
+    assert voted.face.tolist() == [4] and (status is DieStatus.OK) == (voted.faces == (4,))

@@ -129,6 +129,9 @@ class SettleConfig:
         min_clear: share of a die's reads that must tell its face (or status) for a vote (else ``uncertain``).
         min_agreement: share of a die's clear reads that must agree on its face (else ``uncertain``).
         min_face_confidence: mean classifier confidence the agreeing reads need (else ``uncertain``).
+        min_unanimous: reads that must all name one face (none another face or status) for a die most of
+            whose reads fell just under the reader's own bar to be read all the same, at a mean confidence of
+            ``min_face_confidence``: one frame's doubt is the reader's, many frames agreeing are evidence.
     """
 
     gate_width: int = 160
@@ -147,6 +150,7 @@ class SettleConfig:
     min_clear: float = 0.3
     min_agreement: float = 0.75
     min_face_confidence: float = 0.5
+    min_unanimous: int = 4
 
     def __post_init__(self) -> None:
         for name in (
@@ -160,7 +164,7 @@ class SettleConfig:
         ):
             if not 0.0 <= (value := getattr(self, name)) <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, but got {value!r}")
-        for name in ("gate_width", "min_reads", "read_every", "max_missed"):
+        for name in ("gate_width", "min_reads", "read_every", "max_missed", "min_unanimous"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, but got {value!r}")
         if self.settle_seconds < 0 or self.patience_seconds < 0 or self.recheck_seconds <= 0:
@@ -309,8 +313,9 @@ def _vote_die(seen: list[tuple[Reading, int]], config: SettleConfig) -> tuple[in
 
     Reads that called the die ``uncertain`` abstain: one blurred or glared read must not
     spoil a face the other reads agree on. The winner of the clear ballots needs
-    ``min_agreement`` of them (and the clear ballots ``min_clear`` of all reads); a face
-    also ``min_face_confidence`` on average. An uncertain die keeps its likeliest face as a hint.
+    ``min_agreement`` of them (and the clear ballots ``min_clear`` of all reads, unless all
+    reads name one face: :func:`_unanimous`); a face also ``min_face_confidence`` on
+    average. An uncertain die keeps its likeliest face as a hint.
     """
     ballots = Counter(_ballot(rd, r) for rd, r in seen)
     faces = Counter(int(rd.face[r]) for rd, r in seen if rd.face[r] > 0)
@@ -318,6 +323,8 @@ def _vote_die(seen: list[tuple[Reading, int]], config: SettleConfig) -> tuple[in
     clear = Counter({k: v for k, v in ballots.items() if k != DieStatus.UNCERTAIN})
     total = sum(clear.values())
     if total == 0 or total < config.min_clear * len(seen):
+        if _unanimous(seen, ballots, hint, config):
+            return hint, DieStatus.OK, AmbiguityReason.NONE, 1.0
         return hint, DieStatus.UNCERTAIN, AmbiguityReason.UNREAD, total / len(seen)
     winner, votes = clear.most_common(1)[0]
     agree = votes / total
@@ -337,6 +344,28 @@ def _vote_die(seen: list[tuple[Reading, int]], config: SettleConfig) -> tuple[in
     if face == 0 or confidence < config.min_face_confidence:
         return face, DieStatus.UNCERTAIN, AmbiguityReason.LOW_CONFIDENCE, agree
     return face, DieStatus.OK, AmbiguityReason.NONE, agree
+
+
+def _unanimous(seen: list[tuple[Reading, int]], ballots: Counter[int | str], face: int, config: SettleConfig) -> bool:
+    """Whether every read of a die named ``face`` (clearly or just under the reader's bar), often and surely enough.
+
+    The reader's per-frame bar (``ReaderConfig.face_min_conf``) is set for a single photo.
+    A settle window has many frames of the same die under fresh sensor noise: where at least
+    ``min_unanimous`` of them all name one face, and none another face, ``cocked`` or
+    ``off_tray``, at a mean confidence of ``min_face_confidence``, the die is read. A read the
+    reader flagged for another doubt (``data["symbol"]``: a logo face; ``data["cocked"]``: a
+    lean it could not confirm) vetoes it: no number of frames makes those a number.
+    """
+    if face == 0 or len(seen) < config.min_unanimous or set(ballots) - {face, DieStatus.UNCERTAIN.value}:
+        return False
+    if any(int(rd.face[r]) != face or _flagged(rd, r) for rd, r in seen):
+        return False
+    return float(np.mean([rd.face_confidence[r] for rd, r in seen])) >= config.min_face_confidence
+
+
+def _flagged(reading: Reading, row: int) -> bool:
+    """Whether the reader doubted this die for another reason than its confidence (a symbol face, a lean)."""
+    return any(bool(reading.data[key][row]) for key in ("symbol", "cocked") if key in reading.data)
 
 
 def vote(readings: list[Reading], tracks: list[list[int | None]], config: SettleConfig) -> Reading:
