@@ -475,7 +475,8 @@ def render_game_video(
         width: frame width in pixels.
         height: frame height in pixels.
         fps: frames per second.
-        small_dice: 1.2-1.4 cm dice (the small dice sold, about 25-35 px across) instead of 1.6-2.2 cm.
+        small_dice: 1.2-1.4 cm dice (the small dice sold) in a 20-30 cm tray, about 25-40 px across, instead
+            of 1.6-2.2 cm dice in a 16-24 cm one.
         unseen: post-process every frame with :func:`unseen_look` (a look the reader did not train on).
         truths: if given, each throw's :class:`ThrowTruth` is appended when its dice come to rest.
         meta: if given, filled with what holds for the whole video: ``dice_styles`` (the set's look, name and
@@ -488,8 +489,9 @@ def render_game_video(
     rng = np.random.default_rng([seed, SEQUENCE_STREAM, 2])
     tray, floor, wall = sample_tray(rng)
     styles = [_game_style(rng)]
-    # a dice tray a webcam frames whole: 16-24 cm wide, so 1.6-2.2 cm dice span about 35-60 px at 640x480
-    tray_w = float(rng.uniform(16, 24))
+    # a dice tray a webcam frames whole: 16-24 cm wide, so 1.6-2.2 cm dice span about 35-60 px at 640x480;
+    # small dice lie in a full-size tray (20-30 cm, what players have), so 1.2-1.4 cm dice span about 25-40 px
+    tray_w = float(rng.uniform(16, 24)) * (1.25 if small_dice else 1.0)
     tray = Tray(tray_w, tray_w * float(rng.uniform(0.6, 0.9)), min(tray.wall_h, 3.5), tray.wall_t)
     sizes = [float(rng.uniform(1.2, 1.4) if small_dice else rng.uniform(1.6, 2.2))]
     light = sample_light(rng)
