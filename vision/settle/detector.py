@@ -14,9 +14,12 @@ thumbnail a frame and a read every two seconds.
 slid from where the window first saw it (by ``still_shift`` of its size), a die that
 appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
 restarts the window, so a slow last die or a changing count never latches early;
-one missed or spurious box does not. A moving frame only pauses the window: when
-still frames return with every die in its place (a glare frame, a hand passing by)
-the time counts on (but a window never settles before a read after the motion);
+one missed or spurious box does not, but while the latest read has a box where no
+die lay (a die still rolling in, too blurred and faint for the gate) the window
+does not latch. A moving frame only pauses the window: when still frames return
+with every die in its place (a glare frame, a hand passing by) the time counts on
+(but a window never settles before a read after the motion, and a die missing from
+that read has been lifted);
 once the window has held ``settle_seconds`` with ``min_reads`` reads the throw
 latches on the next frame, without waiting for one more read, unless its vote so far
 leaves a die ``uncertain``: then it reads on for up to ``patience_seconds`` more, so
@@ -443,6 +446,7 @@ class SettleDetector:
         self.gate = MotionGate(self.config)
         self._expected: tuple[int, ...] = ()
         self._vote: Reading | None = None  # the window's vote over its reads so far (None: not voted since a read)
+        self._newcomer = False  # whether the window's last read has a box matching none of its dice
         self.reset()
 
     def reset(self) -> None:
@@ -555,6 +559,8 @@ class SettleDetector:
         """
         if self._unread_motion:  # something moved since the last read: only a read can say it was not a die
             return False
+        if self._newcomer:  # the last read has a box where no die lay: a die rolling in, unless the next read
+            return False  # finds it gone (a false box) or in place (then it joined: the window begins again)
         held = timestamp - self._since
         if len(self._reads) < self.config.min_reads or held < self.config.settle_seconds:
             return False
@@ -583,6 +589,7 @@ class SettleDetector:
         self._dice: list[_Die] = []
         self._since = since
         self._vote = None
+        self._newcomer = False
 
     def _add(self, reading: Reading, timestamp: float, *, after_motion: bool = False) -> None:
         """Follow the dice of a new read; restart the window when a die moved, came or went.
@@ -609,9 +616,11 @@ class SettleDetector:
             die.missed, die.box = 0, reading.xyxy[row].copy()
             (a, size), (b, _) = _centre_size(die.anchor), _centre_size(die.box)
             changed |= float(np.hypot(*(b - a))) > self.config.still_shift * size  # it still slides
-        for row in sorted(set(range(len(reading))) - set(pairs.values())):
+        newcomers = sorted(set(range(len(reading))) - set(pairs.values()))
+        for row in newcomers:
             box = reading.xyxy[row].copy()
             self._dice.append(_Die(box, box.copy(), [None] * len(self._reads) + [row], len(self._reads)))
+        self._newcomer = bool(newcomers) and bool(self._reads)  # a box where no die of the window lies
         self._reads.append(reading)
         self._vote = None
         # a die that came after the window began and stayed (a slow last die coming to rest)
