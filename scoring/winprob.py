@@ -4,8 +4,8 @@
 player about to start a turn wins, for every pair of banked scores below the
 target, solved by value iteration in 50-point units as in Busche & Neller,
 "Optimal Play of the Farkle Dice Game" (ACG 2017); see :mod:`scoring.winprob_dp`
-for the model and its documented approximations (no farkle penalty in the state,
-piggyback offers not modelled). A "chance to win" counts a tie after the last
+for the model and its documented approximations (piggyback offers not modelled;
+with a farkle penalty, both players' streaks are in the state). A "chance to win" counts a tie after the last
 round (whatever the ``tie`` rule) as one half. It is
 computed once per rule set and cached on disk next to the turn policies
 (:mod:`scoring.policy_cache`) and in memory.
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
-WIN_VERSION = 1
+WIN_VERSION = 2
 
 STEP = winprob_dp.STEP
 _MEMORY: dict[str, WinTable] = {}
@@ -66,35 +66,63 @@ class WinTable:
 
     def __init__(self, rules: Rules, values: Any) -> None:
         goal = rules.target // STEP
-        if values.shape != (goal, goal) or not np.isfinite(values).all():
+        k = streak_states(rules)
+        if values.shape != (k, k, goal, goal) or not np.isfinite(values).all():
             raise ValueError("win table does not match these rules")
         self.rules = rules
         self._v = values
 
     @property
-    def values(self) -> Any:
-        """``V[i, j]``: the player to start a turn with ``50 i`` banked wins against ``50 j`` (numpy, read-only)."""
+    def streak_values(self) -> Any:
+        """``V[a, b, i, j]``: the mover's farkle streak ``a``, the opponent's ``b`` (numpy, read-only).
+
+        Without a farkle penalty the streaks are not in the state: both axes have length 1.
+        """
         view = self._v.view()
         view.flags.writeable = False
         return view
 
     @property
+    def values(self) -> Any:
+        """``V[i, j]``: the player to start a turn with ``50 i`` banked wins against ``50 j``, no farkles in a row."""
+        return self.streak_values[0, 0]
+
+    @property
     def first_player_win(self) -> float:
         """Chance the first player wins when both play to win from 0 to 0."""
-        return float(self._v[0, 0])
+        return float(self._v[0, 0, 0, 0])
 
-    def start_chance(self, mine: int, other: int) -> float:
-        """Chance to win for the player about to start a turn with ``mine`` against ``other`` (both below target)."""
+    def start_chance(self, mine: int, other: int, streaks: tuple[int, int] = (0, 0)) -> float:
+        """Chance to win for the player about to start a turn with ``mine`` against ``other`` (both below target).
+
+        ``streaks``: the two players' farkles in a row (read only where the rules have a penalty).
+        """
         i, j = _units(mine, self.rules), _units(other, self.rules)
-        return float(self._v[i, j])
+        a, b = _streaks(streaks, self.rules)
+        return float(self._v[a, b, i, j])
 
     def compensation(self) -> int:
         """Points given to the second player at the start that bring the game closest to even (a multiple of 50).
 
         The second player's head start counts as being on the board (the opening minimum is then waived).
         """
-        row = self._v[0]
+        row = self._v[0, 0, 0]
         return int(np.argmin(np.abs(row - 0.5))) * STEP
+
+
+def streak_states(rules: Rules) -> int:
+    """Farkle streaks a player can carry in the win state: ``farkle_penalty_streak``, or 1 without a penalty."""
+    return rules.farkle_penalty_streak if rules.farkle_penalty else 1
+
+
+def _streaks(streaks: Sequence[int], rules: Rules) -> tuple[int, int]:
+    """The mover's and the opponent's streak as table indices (0 where the rules have no penalty)."""
+    k = streak_states(rules)
+    for value in streaks:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (k > 1 and value >= k):
+            top = f"0..{k - 1}" if k > 1 else "at least 0"
+            raise IllegalActionError(f"a farkle streak (farkles in a row) is {top}, got {value!r}")
+    return (streaks[0], streaks[1]) if k > 1 else (0, 0)
 
 
 def _units(score: int, rules: Rules) -> int:
@@ -176,16 +204,22 @@ def _bare_context(rules: Rules) -> winprob_dp.Context:
 @lru_cache(maxsize=8)
 def _context(rules: Rules) -> winprob_dp.Context:
     ctx = winprob_dp.make_context(rules)
-    ctx.v = solve_win(rules).values
+    ctx.v = solve_win(rules).streak_values
     return ctx
 
 
 @lru_cache(maxsize=256)
-def _turn(rules: Rules, i: int, j: int) -> winprob_dp.Sweep:
-    """Every state of one turn from ``(i, j)`` (units), its farkle worth from the table: a few ms, memoised."""
+def _turn(rules: Rules, i: int, j: int, a: int, b: int) -> winprob_dp.Sweep:
+    """Every state of one turn from ``(i, j)`` (units), streaks ``(a, b)``: a few ms, memoised."""
     ctx = _context(rules)
-    f = np.array([1.0 - float(ctx.v[j, i])])
-    return winprob_dp.sweep(ctx, np.array([i]), np.array([j]), f, keep_throw=True, slopes=False)
+    f = _farkle_worth(ctx, i, j, a, b)
+    return winprob_dp.sweep(
+        ctx, np.array([i]), np.array([j]), np.array([f]), b=np.array([b]), keep_throw=True, slopes=False
+    )
+
+
+def _farkle_worth(ctx: winprob_dp.Context, i: int, j: int, a: int, b: int) -> float:
+    return float(winprob_dp.farkle_worth(ctx, np.array(i), np.array(j), np.array(a), np.array(b)))
 
 
 # ---------------------------------------------------------------------- advice
@@ -275,7 +309,14 @@ class WinAdvice:
         }
 
 
-def advise_win(roll: Sequence[int], rules: Rules, scores: Sequence[int], *, turn_total: int = 0) -> WinAdvice:
+def advise_win(
+    roll: Sequence[int],
+    rules: Rules,
+    scores: Sequence[int],
+    *,
+    turn_total: int = 0,
+    streaks: Sequence[int] | None = None,
+) -> WinAdvice:
     """Best keep and bank/roll by the chance to win.
 
     Args:
@@ -284,6 +325,8 @@ def advise_win(roll: Sequence[int], rules: Rules, scores: Sequence[int], *, turn
         scores: banked scores, the player to move first, then the others (at least one).
             Negative scores (after farkle penalties) are read as 0.
         turn_total: points set aside this turn before this roll.
+        streaks: farkles in a row per player, in the order of ``scores`` (default none); read only
+            where the rules have a farkle penalty. With more players, the best-placed opponent's counts.
 
     Raises:
         InvalidDiceError: a bad roll.
@@ -292,11 +335,15 @@ def advise_win(roll: Sequence[int], rules: Rules, scores: Sequence[int], *, turn
     """
     faces = validate_roll(roll, rules)
     mine, best, last = check_scores(rules, scores, turn_total)
-    options = _valued_options(faces, rules, mine, best, turn_total, last)
+    if streaks is not None and len(streaks) != len(scores):
+        raise IllegalActionError(f"give a farkle streak for each of the {len(scores)} players, got {len(streaks)}")
+    rival = 1 + max(range(len(scores) - 1), key=lambda k: scores[k + 1])  # the best-placed opponent
+    pair = _streaks((streaks[0], streaks[rival]) if streaks is not None else (0, 0), rules)
+    options = _valued_options(faces, rules, mine, best, turn_total, last, pair)
     points_keep, points_action = _points_view(faces, rules, mine, turn_total)
     approximate = len(scores) > 2 and not last
     if not options:
-        farkle = _farkle_value(rules, mine, best, last)
+        farkle = _farkle_value(rules, mine, best, last, pair)
         return WinAdvice(tuple(scores), best, last, True, (), 0, 0, None, farkle, approximate=approximate)
     options.sort(key=lambda o: (-o.win, -o.points, len(o.keep), o.keep))
     top = options[0]
@@ -350,15 +397,14 @@ def _points_view(faces: tuple[int, ...], rules: Rules, mine: int, turn_total: in
     return found.keep, found.action or ""
 
 
-def _farkle_value(rules: Rules, mine: int, best: int, last: bool) -> float:
+def _farkle_value(rules: Rules, mine: int, best: int, last: bool, streaks: tuple[int, int]) -> float:
     if last:
         return 0.0
-    table = solve_win(rules)
-    return 1.0 - table.start_chance(best, mine)
+    return _farkle_worth(_context(rules), mine // STEP, best // STEP, *streaks)
 
 
 def _valued_options(
-    faces: tuple[int, ...], rules: Rules, mine: int, best: int, turn_total: int, last: bool
+    faces: tuple[int, ...], rules: Rules, mine: int, best: int, turn_total: int, last: bool, streaks: tuple[int, int]
 ) -> list[WinOption]:
     d = rules.dice
     out = []
@@ -373,15 +419,16 @@ def _valued_options(
             bank, roll = _last_turn_values(rules, mine, best, t, m)
         else:
             i, j = mine // STEP, best // STEP
-            turn = _turn(rules, i, j)
+            turn = _turn(rules, i, j, *streaks)
             width = turn.throw.shape[0]
             if t < width:
                 roll = float(turn.throw[t, d if m == 0 else m, 0])
             else:  # past the cap: the closed form (bank, or the farkle worth past an exact target)
                 roll = float(turn.dec[min(t, turn.dec.shape[0] - 1), m, 0])
             ctx = _context(rules)
-            f = np.array([[1.0 - float(ctx.v[j, i])]])
-            bank = float(winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]))[0][0, 0])
+            f = np.array([[_farkle_worth(ctx, i, j, *streaks)]])
+            bank_at = winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]), streaks[1])
+            bank = float(bank_at[0][0, 0])
         bank_win = bank if allowed else None
         take_bank = bank_win is not None and bank_win >= roll
         out.append(

@@ -17,8 +17,9 @@ state is the turn total ``t`` and the dice to throw, exactly as in
 * a farkle is worth ``F = 1 - V[j, i]``.
 
 A bank moves the game to a larger score sum ``i + j + t``; a farkle keeps the
-sum. So the sums are solved from the largest down, and within one sum only the
-pairs ``(i, j)`` and ``(j, i)`` depend on each other, through ``F``. For a fixed
+sum (a farkle penalty is the exception: see :func:`_solve_streaks`). So the
+sums are solved from the largest down, and within one sum only the pairs
+``(i, j)`` and ``(j, i)`` depend on each other, through ``F``. For a fixed
 policy a turn's value is linear in ``F`` (the slope is the chance the turn ends
 in a farkle), and the turn's optimal value is convex and piecewise linear in
 ``F``. Each sum is solved with sweeps of values alone (:func:`_secant`): guess
@@ -37,8 +38,8 @@ are not pruned (:func:`scoring.turn_dp.build_tables` with ``prune=False``).
 
 Approximations (documented where the tables are used):
 
-* the farkle penalty and the run of farkles are not in the state (no penalty is
-  applied; scores never fall, which keeps the sums ordered);
+* with a farkle penalty a score below 0 counts as 0 (the state keeps both
+  players' streaks: :func:`_solve_streaks`);
 * "on the board" is read from the score (0: not yet);
 * with ``last_round`` on, a turn is cut at ``target + LAST_ROUND_MARGIN`` points,
   where the player must bank; ties count one half whatever the tie rule.
@@ -253,14 +254,21 @@ def exact_chance(rules: Rules, last: LastTurn, score: Any, need: Any) -> Any:
 # ---------------------------------------------------------------------- the turn, for many (i, j) at once
 @dataclass
 class Context:
-    """What every sweep needs: rules, chance node, target, the one-turn tables and ``V`` so far."""
+    """What every sweep needs: rules, chance node, target, the one-turn tables and ``V`` so far.
+
+    ``v[a, b, i, j]``: the turn-start value with the mover's farkle streak ``a``
+    and the opponent's ``b`` (both 0 where the rules have no farkle penalty:
+    ``streak`` is then 1).
+    """
 
     rules: Rules
     chance: Chance
     goal: int  # target in units
     a_max: int  # last round: the cut (units)
     last: LastTurn
-    v: Any  # (goal, goal) turn-start values, filled from the largest score sum down
+    v: Any  # (streak, streak, goal, goal) turn-start values
+    streak: int  # farkles in a row that cost the penalty (1: no penalty, the streak is not in the state)
+    penalty: int  # units the penalty costs
 
 
 def make_context(rules: Rules) -> Context:
@@ -269,7 +277,22 @@ def make_context(rules: Rules) -> Context:
     goal = rules.target // STEP
     a_max = goal + LAST_ROUND_MARGIN // STEP
     last = last_turn(rules, chance, a_max + chance.max_pts + 2)
-    return Context(rules, chance, goal, a_max, last, np.zeros((goal, goal)))
+    streak = rules.farkle_penalty_streak if rules.farkle_penalty else 1
+    penalty = -(-rules.farkle_penalty // STEP)
+    return Context(rules, chance, goal, a_max, last, np.zeros((streak, streak, goal, goal)), streak, penalty)
+
+
+def farkle_worth(ctx: Context, i: Any, j: Any, a: Any, b: Any) -> Any:
+    """``F``: the mover's chance to win after a farkle, from ``(i, j)`` with streaks ``(a, b)``.
+
+    The opponent moves next. The farkle adds one to the mover's streak; the
+    ``streak``-th costs the penalty (a score below 0 counts as 0) and starts
+    the streak again.
+    """
+    v = ctx.v
+    more = a + 1 < ctx.streak
+    fined = np.maximum(i - ctx.penalty, 0)
+    return np.where(more, 1.0 - v[b, np.minimum(a + 1, ctx.streak - 1), j, i], 1.0 - v[b, 0, j, fined])
 
 
 def _caps(ctx: Context, i: Any, j: Any) -> Any:
@@ -281,10 +304,11 @@ def _caps(ctx: Context, i: Any, j: Any) -> Any:
     return np.maximum(top - i, bmin_units(rules, i))
 
 
-def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any) -> tuple[Any, Any]:
+def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any, b: Any = 0) -> tuple[Any, Any]:
     """Worth of banking turn total ``t`` (units) for scenarios ``(i, j)``: value and slope in ``F``.
 
-    Shapes broadcast: ``i``, ``j``, ``f`` are (K, 1) and ``t`` is (1, T).
+    Shapes broadcast: ``i``, ``j``, ``f`` and the opponent's streak ``b`` are (K, 1)
+    and ``t`` is (1, T). A bank ends the mover's streak.
     """
     rules, goal, v = ctx.rules, ctx.goal, ctx.v
     a = i + t
@@ -294,7 +318,8 @@ def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any) -> tuple[Any, Any]
     jj = np.broadcast_to(j, value.shape)
     ii = np.broadcast_to(i, value.shape)
     aa = np.broadcast_to(a, value.shape)
-    value[below] = 1.0 - v[jj[below], aa[below]]
+    bb = np.broadcast_to(b, value.shape)
+    value[below] = 1.0 - v[bb[below], 0, jj[below], aa[below]]
     if not rules.exact_target:
         at = ~below
         if rules.last_round:
@@ -307,7 +332,7 @@ def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any) -> tuple[Any, Any]
     past = aa > goal
     gift = np.broadcast_to(j + t, value.shape)
     to_them = past & (gift < goal)
-    value[to_them] = 1.0 - v[gift[to_them], ii[to_them]]
+    value[to_them] = 1.0 - v[bb[to_them], 0, gift[to_them], ii[to_them]]
     they_reach = past & (gift == goal)
     value[they_reach] = (
         0.5 * exact_chance(rules, ctx.last, ii[they_reach], goal - ii[they_reach]) if (rules.last_round) else 0.0
@@ -334,9 +359,19 @@ class Sweep:
 
 
 def sweep(
-    ctx: Context, i: Any, j: Any, f: Any, *, t_min: int = 0, keep_throw: bool = False, slopes: bool = True
+    ctx: Context,
+    i: Any,
+    j: Any,
+    f: Any,
+    *,
+    b: Any = None,
+    t_min: int = 0,
+    keep_throw: bool = False,
+    slopes: bool = True,
 ) -> Sweep:
     """Solve the turns of scenarios ``(i[k], j[k])`` with farkle values ``f[k]``, down to total ``t_min``.
+
+    ``b[k]`` is the opponent's farkle streak (default 0): what a bank leaves them.
 
     ``slopes`` off skips the derivatives in ``F`` (advice only reads values: about half the work).
 
@@ -348,12 +383,13 @@ def sweep(
     d = rules.dice
     cap0 = _caps(ctx, i, j)
     order = np.argsort(-cap0, kind="stable")
-    i, j, f, cap = i[order], j[order], f[order], cap0[order]
+    b = np.zeros(i.size, dtype=np.int64) if b is None else b
+    i, j, f, b, cap = i[order], j[order], f[order], b[order], cap0[order]
     k_count = len(i)
     i2, j2, f2 = i[:, None], j[:, None], f[:, None]
     top = int(cap.max())
     width = top + ch.max_pts + 1
-    banks, banks_b = bank_values(ctx, i2, j2, f2, np.arange(width)[None, :])
+    banks, banks_b = bank_values(ctx, i2, j2, f2, np.arange(width)[None, :], b[:, None])
     # closed forms from the cap on (rows below it are overwritten by the sweep)
     if rules.exact_target:
         term, termb = np.broadcast_to(f2, (k_count, width)), np.ones((k_count, width))
@@ -392,7 +428,7 @@ _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="winprob") if _THREADS >
 _MIN_SPLIT = 4000  # turn totals (all scenarios') below which one thread sweeps alone
 
 
-def turn_starts(ctx: Context, i: Any, j: Any, f: Any, *, slopes: bool) -> tuple[Any, Any]:
+def turn_starts(ctx: Context, i: Any, j: Any, f: Any, *, slopes: bool, b: Any = None) -> tuple[Any, Any]:
     """Turn-start values and (with ``slopes``) slopes in ``F`` of many scenarios: :func:`sweep`, on every core.
 
     The scenarios are independent, and the compiled sweep holds no GIL, so the
@@ -403,12 +439,13 @@ def turn_starts(ctx: Context, i: Any, j: Any, f: Any, *, slopes: bool) -> tuple[
     order = np.argsort(-steps, kind="stable")
     total = int(steps.sum())
     if _POOL is None or total < _MIN_SPLIT:
-        found = sweep(ctx, i, j, f, slopes=slopes)
+        found = sweep(ctx, i, j, f, b=b, slopes=slopes)
         return found.start, found.slope
     cuts = np.searchsorted(np.cumsum(steps[order]), total * np.arange(1, _THREADS) / _THREADS) + 1
     parts = [part for part in np.split(order, cuts) if part.size]
     start, slope = np.empty(i.size), np.empty(i.size)
-    swept = _POOL.map(lambda part: sweep(ctx, i[part], j[part], f[part], slopes=slopes), parts)
+    b = np.zeros(i.size, dtype=np.int64) if b is None else b
+    swept = _POOL.map(lambda part: sweep(ctx, i[part], j[part], f[part], b=b[part], slopes=slopes), parts)
     for part, found in zip(parts, swept, strict=True):
         start[part], slope[part] = found.start, found.slope
     return start, slope
@@ -502,23 +539,64 @@ def solve_table(rules: Rules) -> tuple[Any, LastTurn, int]:
     Returns ``(V, last, passes)``: ``passes`` is the number of batch sweeps run.
     """
     ctx = make_context(rules)
-    goal = ctx.goal
-    slopes = np.zeros((goal, goal))  # each turn's slope in F as last found: the next level's first guess
-    passes = 0
+    passes = _solve_pairs(ctx) if ctx.streak == 1 else _solve_streaks(ctx)
+    return ctx.v, ctx.last, passes
+
+
+def _levels(goal: int) -> Any:
+    """Each score sum's ``(i, j)``, the largest sum first (a bank only ever reaches larger sums)."""
     for s in range(2 * goal - 2, -1, -1):
-        lo, hi = max(0, s - goal + 1), min(s, goal - 1)
-        i = np.arange(lo, hi + 1)
-        j = s - i
-        partner = j - lo  # index of (j, i) in this level
-        f = 1.0 - np.clip(_extrapolate(ctx.v, j, i, 0.5), 0.0, 1.0)  # F = 1 - V[j, i]
+        i = np.arange(max(0, s - goal + 1), min(s, goal - 1) + 1)
+        yield i, s - i
+
+
+def _solve_pairs(ctx: Context) -> int:
+    """No farkle penalty: within a sum, ``(i, j)`` and ``(j, i)`` hang on each other through ``F`` (secant steps)."""
+    v = ctx.v[0, 0]
+    slopes = np.zeros_like(v)  # each turn's slope in F as last found: the next level's first guess
+    passes = 0
+    for i, j in _levels(ctx.goal):
+        partner = j - i[0]  # index of (j, i) in this level
+        f = 1.0 - np.clip(_extrapolate(v, j, i, 0.5), 0.0, 1.0)  # F = 1 - V[j, i]
         b = np.clip(_extrapolate(slopes, i, j, 0.0), 0.0, _MAX_SLOPE)
         c, b, f, todo, runs = _secant(ctx, i, j, partner, f, b)
         passes += runs
         if todo.size:
             passes += _newton(ctx, i, j, partner, f, c, b, todo)
-        ctx.v[i, j] = c + b * f
+        v[i, j] = c + b * f
         slopes[i, j] = b
-    return ctx.v, ctx.last, passes
+    return passes
+
+
+def _solve_streaks(ctx: Context) -> int:
+    """With a farkle penalty: Gauss-Seidel passes over the whole table until no value moves.
+
+    Within a sum a farkle moves the state to a larger streak total ``a + b``
+    (the opponent's turn, the mover's streak one up), so the streak totals are
+    solved from the largest down, each with its ``F`` known: one sweep each, no
+    secant. Only the penalty reaches back, to a smaller sum (``i - penalty``):
+    those values are last pass's, so passes repeat until none moves by more
+    than ``_TOL``. Returns the sweeps run.
+    """
+    k, v = ctx.streak, ctx.v
+    sweeps = _solve_pairs(ctx)  # the table without the penalty: the first guess
+    v[...] = v[0, 0]
+    pairs = [(a, g - a) for g in range(2 * k - 2, -1, -1) for a in range(k) if 0 <= g - a < k]
+    groups = [[(a, b) for a, b in pairs if a + b == g] for g in range(2 * k - 2, -1, -1)]
+    for _ in range(_MAX_PASSES * 4):
+        moved = 0.0
+        for i, j in _levels(ctx.goal):
+            for group in groups:
+                a = np.repeat([p[0] for p in group], i.size)
+                b = np.repeat([p[1] for p in group], i.size)
+                ii, jj = np.tile(i, len(group)), np.tile(j, len(group))
+                start, _ = turn_starts(ctx, ii, jj, farkle_worth(ctx, ii, jj, a, b), b=b, slopes=False)
+                moved = max(moved, float(np.abs(start - v[a, b, ii, jj]).max()))
+                v[a, b, ii, jj] = start
+                sweeps += 1
+        if moved <= _TOL:
+            break
+    return sweeps
 
 
 def _extrapolate(table: Any, i: Any, j: Any, edge: float) -> Any:

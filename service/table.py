@@ -453,7 +453,15 @@ class TableSession:
         seat = game.players.index(player)
         order = game.players[seat:] + game.players[:seat]
         try:
-            return win_block(roll, self.rules, [game.scores[p] for p in order], turn_total=game.turn_total, solve=False)
+            streaks = game.farkle_streaks
+            return win_block(
+                roll,
+                self.rules,
+                [game.scores[p] for p in order],
+                turn_total=game.turn_total,
+                streaks=[streaks[p] for p in order],
+                solve=False,
+            )
         except FarkleError:  # a score past the target, say: no win advice rather than no table
             return None
 

@@ -140,7 +140,9 @@ def advice(games: Games, game_id: str) -> dict[str, Any]:
         seat = state.index(state.current)
         roll, rules, throws = state.roll, game.rules, game.single_die_throws_left if len(state.roll) == 1 else None
         n = len(state.players)
-        scores = [state.scores[(seat + k) % n] for k in range(n)]  # the player to move first, then in turn order
+        turn_order = [(seat + k) % n for k in range(n)]  # the player to move first
+        scores = [state.scores[k] for k in turn_order]
+        streaks = [state.streaks[k] for k in turn_order]
         tie_break = state.last_round is not None and state.last_round.extra_rounds > 0
         plays_to_win = n > 1 and not tie_break and scores[0] < rules.target
     return advice_for(
@@ -151,5 +153,6 @@ def advice(games: Games, game_id: str) -> dict[str, Any]:
         farkle_streak=state.streaks[seat],
         throws_left=throws,
         scores=scores if plays_to_win else None,
+        streaks=streaks,
         solve=False,
     )

@@ -32,11 +32,13 @@ def advice_for(
     farkle_streak: int = 0,
     throws_left: int | None = None,
     scores: Sequence[int] | None = None,
+    streaks: Sequence[int] | None = None,
     solve: bool = True,
 ) -> dict[str, Any]:
     """The advisor's best keep and bank-or-roll for a roll (``"farkle": true`` when nothing scores).
 
-    With ``scores`` (banked scores, the player to move first) a ``win`` block is added:
+    With ``scores`` (banked scores, the player to move first; ``streaks``, their farkles in a
+    row in the same order, default ``farkle_streak`` for the mover and none for the others) a ``win`` block is added:
     the keep and bank/roll that maximise the chance to win (:func:`scoring.winprob.advise_win`),
     that chance, and what maximising points would do where it differs. With ``solve`` off
     (a server answering a request) a rule set whose table is not solved yet gets
@@ -56,12 +58,19 @@ def advice_for(
     )
     advice: dict[str, Any] = found.to_dict()
     if scores is not None:
-        advice["win"] = win_block(faces, rules, scores, turn_total=turn_total, solve=solve)
+        streaks = streaks if streaks is not None else (farkle_streak, *(0 for _ in scores[1:]))
+        advice["win"] = win_block(faces, rules, scores, turn_total=turn_total, streaks=streaks, solve=solve)
     return advice
 
 
 def win_block(
-    faces: tuple[int, ...], rules: Rules, scores: Sequence[int], *, turn_total: int = 0, solve: bool = True
+    faces: tuple[int, ...],
+    rules: Rules,
+    scores: Sequence[int],
+    *,
+    turn_total: int = 0,
+    streaks: Sequence[int] | None = None,
+    solve: bool = True,
 ) -> dict[str, Any]:
     """The ``win`` block of advice: :func:`scoring.winprob.advise_win` plus ``available``.
 
@@ -76,7 +85,8 @@ def win_block(
 
     check_scores(rules, scores, turn_total)
     if solve or ready(rules, scores):
-        return {"available": True, **advise_win(faces, rules, scores, turn_total=turn_total).to_dict()}
+        found = advise_win(faces, rules, scores, turn_total=turn_total, streaks=streaks)
+        return {"available": True, **found.to_dict()}
     return {
         "available": False,
         "why": "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "

@@ -15,7 +15,7 @@ from scoring import winprob, winprob_dp
 from scoring.presets import get_rules
 from scoring.rules import Rules
 from scoring.setasides import legal_set_asides
-from tests.scoring.winprob_brute import brute_table
+from tests.scoring.winprob_brute import brute_streak_table, brute_table
 
 #: The cardgames.io table as domsleee/farkle plays it (first to 10,000 wins at once).
 CARDGAMES = get_rules("boxed").with_options(
@@ -49,7 +49,30 @@ def test_table_equals_naive_value_iteration(
     rules = get_rules(preset).with_options(options)
     values, _, _ = winprob_dp.solve_table(rules)
     expected = np.array(brute_table(rules, 150 // 50))
+    assert values.shape[:2] == (1, 1)  # no penalty: the streaks are not in the state
+    assert np.abs(values[0, 0] - expected).max() < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        ("zilch", {"target": 300, "last_round": False, "turn_minimum": 0, "farkle_penalty": 100, "no_score_bonus": 0}),
+        ("boxed", {"target": 250, "opening_minimum": 100, "farkle_penalty": 150, "farkle_penalty_streak": 2}),
+    ],
+)
+def test_streak_table_equals_naive_value_iteration(
+    preset: str, options: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With a farkle penalty both players' streaks are in the state, and the penalty reaches back to smaller sums.
+    monkeypatch.setattr(winprob_dp, "LAST_ROUND_MARGIN", 150)
+    rules = get_rules(preset).with_options(options)
+    values, _, _ = winprob_dp.solve_table(rules)
+    expected = np.array(brute_streak_table(rules, 150 // 50, tol=1e-15))  # its Gauss-Seidel creeps there
+    assert values.shape == expected.shape == (rules.farkle_penalty_streak,) * 2 + (rules.target // 50,) * 2
     assert np.abs(values - expected).max() < 1e-9
+    free, _, _ = winprob_dp.solve_table(rules.with_options({"farkle_penalty": 0}))
+    last = rules.farkle_penalty_streak - 1
+    assert np.abs(values[last, 0] - free[0, 0]).max() > 1e-4  # one farkle from the penalty: it matters
 
 
 @pytest.mark.parametrize(
@@ -73,7 +96,7 @@ def test_newton_alone_equals_naive_value_iteration(
     rules = get_rules(preset).with_options(options)
     values, _, _ = winprob_dp.solve_table(rules)
     assert calls
-    assert np.abs(values - np.array(brute_table(rules, 150 // 50))).max() < 1e-9
+    assert np.abs(values[0, 0] - np.array(brute_table(rules, 150 // 50))).max() < 1e-9
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +104,7 @@ def table() -> np.ndarray:
     values, _, _ = winprob_dp.solve_table(
         get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
     )
-    return values
+    return values[0, 0]
 
 
 scores = st.integers(0, 19)
@@ -219,3 +242,21 @@ def test_last_turn_on_an_exact_target_can_only_tie() -> None:
     assert landing.last_turn and (landing.keep, landing.action, landing.win) == ((1,), "bank", 0.5)
     short = winprob.advise_win((5, 2, 3, 3, 4, 6), rules, (900, 1000))
     assert (short.keep, short.action) == ((5,), "roll") and 0.0 < short.win < 0.5
+
+
+def test_advice_reads_the_streaks_where_a_penalty_is_played() -> None:
+    rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False, "farkle_penalty": 500})
+    # nothing scores: the advice is the chance to win after the farkle, the third in a row costing 500
+    calm = winprob.advise_win((2, 3, 4, 6, 2, 3), rules, (600, 400), streaks=(0, 0))
+    fined = winprob.advise_win((2, 3, 4, 6, 2, 3), rules, (600, 400), streaks=(2, 0))
+    assert calm.farkle and fined.farkle
+    table = winprob.solve_win(rules)
+    assert fined.win == pytest.approx(1.0 - table.start_chance(400, 100, (0, 0)))
+    assert calm.win == pytest.approx(1.0 - table.start_chance(400, 600, (0, 1)))
+    assert fined.win < calm.win
+    with pytest.raises(IllegalActionError, match="farkle streak"):
+        winprob.advise_win((1, 2, 3, 4, 6, 6), rules, (600, 400), streaks=(3, 0))
+    free = rules.with_options({"farkle_penalty": 0})  # no penalty: any streak, and it changes nothing
+    assert winprob.advise_win((1, 5, 2, 3, 4, 6), free, (600, 400), streaks=(7, 1)) == winprob.advise_win(
+        (1, 5, 2, 3, 4, 6), free, (600, 400)
+    )

@@ -4,8 +4,9 @@ Plain recursion over (my score, their score, turn total, dice) on the set-aside
 enumerator itself (no merged tables, no numpy), and Jacobi value iteration on the
 turn-start table until it stops moving. Only small targets are practical.
 Supports the opening and turn minimums, ``last_round``, ``exact_target``, the
-Elizabethan single-die throws and (without a last round or exact target)
-must-roll-after-hot-dice; not penalties.
+Elizabethan single-die throws, (without a last round or exact target)
+must-roll-after-hot-dice, and the farkle penalty with both players' streaks
+(a score below 0 counts as 0).
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ def _throws(rules: Rules, n: int) -> list[tuple[float, list[tuple[int, int, bool
 
 
 def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int = 500) -> list[list[float]]:
-    """``V[i][j]`` (units): chance the player starting a turn with ``i`` beats ``j`` (ties count 1/2).
+    """``V[i][j]`` (units): chance the player starting a turn with ``i`` beats ``j`` (ties count 1/2), no streaks."""
+    return brute_streak_table(rules, margin, tol=tol, max_iter=max_iter)[0][0]
+
+
+def brute_streak_table(
+    rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int = 500
+) -> list[list[list[list[float]]]]:
+    """``V[a][b][i][j]``: as :func:`brute_table` with the mover's farkle streak ``a`` and the opponent's ``b``.
 
     With ``last_round`` a turn must bank once ``margin`` units past the target (as the solver does).
     Gauss-Seidel sweeps, largest score sums first.
@@ -69,15 +77,22 @@ def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int 
             return bank
         return max(bank, one_turn(score, need, t, left, exact))
 
-    v = [[0.5] * goal for _ in range(goal)]
+    k = rules.farkle_penalty_streak if rules.farkle_penalty else 1
+    fine = rules.farkle_penalty // STEP
+    vs = [[[[0.5] * goal for _ in range(goal)] for _ in range(k)] for _ in range(k)]
+    states = [(i, j, s, r) for i in range(goal) for j in range(goal) for s in range(k) for r in range(k)]
     for _ in range(max_iter):
         change = 0.0
-        for i, j in sorted(((i, j) for i in range(goal) for j in range(goal)), key=lambda p: -sum(p)):
+        for i, j, s, r in sorted(states, key=lambda p: (-p[0] - p[1], -p[2] - p[3])):
+            v = vs[r][0]  # a bank: the opponent moves with streak r, the mover's streak is gone
             if True:
                 memo: dict[tuple[int, int], float] = {}
-                farkle = 1.0 - v[j][i]
+                # the streak's last farkle costs the penalty and starts the streak again
+                farkle = 1.0 - (vs[r][s + 1][j][i] if s + 1 < k else vs[r][0][j][max(i - fine, 0)])
 
-                def bank_value(t: int, i: int = i, j: int = j, farkle: float = farkle) -> float:
+                def bank_value(
+                    t: int, i: int = i, j: int = j, farkle: float = farkle, v: list[list[float]] = v
+                ) -> float:
                     a = i + t
                     if a < goal:
                         return 1.0 - v[j][a]
@@ -127,8 +142,8 @@ def brute_table(rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int 
                     return value
 
                 value = throw(0, rules.dice)
-                change = max(change, abs(value - v[i][j]))
-                v[i][j] = value
+                change = max(change, abs(value - vs[s][r][i][j]))
+                vs[s][r][i][j] = value
         if change < tol:
             break
-    return v
+    return vs
