@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scoring import winprob
+from scoring import winprob, winprob_dp
 from scoring.presets import get_rules
 
 
@@ -65,6 +65,7 @@ def main() -> None:
                 "advice_first_ms_median": round(1000 * first[len(first) // 2], 2),
                 "advice_first_ms_max": round(1000 * first[-1], 2),
                 "advice_again_ms_median": round(1000 * again[len(again) // 2], 3),
+                "threads": winprob_dp._THREADS,
                 "load_average": os.getloadavg()[0],
             }
         )
