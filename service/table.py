@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from farklecam.errors import FarkleError, IllegalActionError
 from scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
 from scoring.advisor import Advice, advise
@@ -34,7 +36,7 @@ from scoring.setasides import SetAside, legal_set_asides
 from scoring.solver import solve
 from service.usecases.scoring import win_block
 from vision.camera.sources import Frame
-from vision.reading import Reading
+from vision.reading import DieStatus, Reading
 from vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
 
 __all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
@@ -260,7 +262,9 @@ class TableSession:
             self._message = "keep dice from the last roll first (Enter takes the suggestion)"
             return
         if reading.rethrow:
-            self._message = f"RETHROW {reading.rethrow}: throw the marked dice again"
+            unclear = int(np.count_nonzero(reading.status == DieStatus.UNCERTAIN))
+            tell = f" (or say what the {unclear} unclear {'die shows' if unclear == 1 else 'dice show'})"
+            self._message = f"RETHROW {reading.rethrow}: throw the marked dice again{tell if unclear else ''}"
             return
         faces = reading.faces
         if game.phase is Phase.ROLL_OFF:
@@ -342,6 +346,28 @@ class TableSession:
         with self._lock:
             who, total = self.game.current_player, self.game.turn_total
             self._apply(Bank(), f"{who} banked {total}")
+            return self.view()
+
+    def confirm_face(self, index: int, face: int) -> TableView:
+        """The player says what the settled throw's unread die ``index`` shows; the throw is offered again.
+
+        The one-click fix for a die the camera could not tell (``settle.uncertain`` lists them):
+        once no die is left to rethrow, the throw is scored as if the camera had read it.
+
+        Raises:
+            IllegalActionError: no settled throw waiting, or a die or face it does not have.
+        """
+        with self._lock:
+            held = self._throw
+            waiting = self.game.phase in (Phase.AWAITING_ROLL, Phase.CAN_BANK_OR_ROLL, Phase.ROLL_OFF)
+            moved = self.reader is not None and self._state.reading is not held  # the camera's dice moved on since
+            if held is None or not waiting or moved:
+                raise IllegalActionError("no settled throw is waiting for its dice to be told")
+            try:
+                told = held.with_face(index, face)
+            except ValueError as exc:
+                raise IllegalActionError(str(exc)) from exc
+            self._offer(told)
             return self.view()
 
     def roll_again(self) -> TableView:

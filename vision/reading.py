@@ -207,6 +207,24 @@ class Reading:
             data={k: v[index] for k, v in self.data.items()},
         )
 
+    def with_face(self, index: int, face: int) -> Reading:
+        """A copy where the ``uncertain`` die ``index`` reads ``face``: a player said what it shows.
+
+        The die becomes ``ok`` with face confidence 1 (a person looked); nothing else changes.
+
+        Raises:
+            ValueError: no such die, a die that is not ``uncertain``, or a face outside 1-6.
+        """
+        if not 0 <= index < len(self):
+            raise ValueError(f"no die {index}: this throw has dice 0..{len(self) - 1}")
+        if self.status[index] != DieStatus.UNCERTAIN:
+            raise ValueError(f"die {index} is read {self.status[index]}, not uncertain: only an unread die is told")
+        if not 1 <= face <= 6:
+            raise ValueError(f"a face is 1-6, got {face}")
+        faces, sure, status = self.face.copy(), self.face_confidence.copy(), self.status.copy()
+        faces[index], sure[index], status[index] = face, 1.0, DieStatus.OK.value
+        return dataclasses.replace(self, face=faces, face_confidence=sure, status=status)
+
     def dice(self) -> tuple[Die, ...]:
         """The dice as :class:`Die` values, in array order."""
         out = []

@@ -120,6 +120,11 @@ def _uncertain(reading: Reading | None) -> list[dict[str, Any]]:
     ]
 
 
+def _small_int(value: object) -> bool:
+    """A JSON integer of sensible size (a die's index or a face; the callee checks the range)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -1000 <= value <= 1000
+
+
 class TableStream:
     """One WebSocket's work: turn a frame into the answer the page draws.
 
@@ -247,9 +252,16 @@ class TableStream:
             with self.games.lock(self.game_id):
                 view = self.tables.session(self.game_id, self.reader).roll_again()
             return {"type": "message", "message": view.message}
+        if kind == "face" and self.game_id is not None:
+            index, face = message.get("index"), message.get("face")
+            if not (_small_int(index) and _small_int(face)):
+                return {"type": "error", "detail": 'tell a die as {"type": "face", "index": 0, "face": 5}'}
+            with self.games.lock(self.game_id):
+                view = self.tables.session(self.game_id, self.reader).confirm_face(index, face)
+            return {"type": "message", "message": view.message}
         return {
             "type": "error",
-            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again, tray or "
+            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again, face, tray or "
             "straight_down",
         }
 

@@ -210,6 +210,7 @@ function onAnswer(msg) {
   // else the server's default.
   $("straight-down").checked = state.straightDown === null ? !!msg.straight_down : state.straightDown;
   showReading(msg.reading, msg.settle);
+  showUnclear(msg.settle);
   showOptions(msg.score);
   if (!state.game) {
     showAdvice(msg.advice);
@@ -236,6 +237,38 @@ function showReading(reading, settle) {
   else if (settle) { el.textContent = settle.label; el.dataset.state = settle.phase; }
   else if (reading && reading.dice.length) { el.textContent = "Dice read"; el.dataset.state = "ok"; }
   else { el.textContent = "Waiting for dice"; el.dataset.state = "none"; }
+}
+
+// The one-click fix: each die of the settled throw the camera could not tell, with a button per face
+// (the faces it was read as first); a click tells the table what it shows, and the throw is scored.
+function showUnclear(settle) {
+  const box = $("tell-dice");
+  const phase = state.game && state.game.state.phase;
+  const throwing = ["awaiting_roll", "can_bank_or_roll", "roll_off"].includes(phase);
+  const dice = throwing && settle && settle.uncertain ? settle.uncertain : [];
+  const key = JSON.stringify(dice);
+  if (key === box.dataset.key) { return; }
+  box.dataset.key = key; box.replaceChildren(); box.hidden = !dice.length;
+  for (const die of dice) {
+    const seen = (die.faces_seen || "").split(" ").filter(Boolean).map((part) => Number(part.split(":")[0]));
+    const faces = [...new Set([...(die.face ? [die.face] : []), ...seen, 1, 2, 3, 4, 5, 6])];
+    const line = document.createElement("div");
+    line.append(`Die ${die.index + 1} is unclear${die.face ? ` (looks like a ${die.face})` : ""}: it shows `);
+    for (const face of faces) {
+      const button = document.createElement("button");
+      button.type = "button"; button.className = "small"; button.textContent = face;
+      button.dataset.die = die.index; button.dataset.face = face;
+      button.onclick = () => tellFace(die.index, face);
+      line.append(button, " ");
+    }
+    box.append(line);
+  }
+}
+
+function tellFace(index, face) {
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+    state.socket.send(JSON.stringify({ type: "face", index, face }));
+  }
 }
 
 function showOptions(score) {

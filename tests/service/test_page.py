@@ -678,3 +678,45 @@ def test_page_shows_the_play_to_win_when_the_advice_carries_it(browser_kit: Any,
             browser.close()
     events = httpx.get(f"{served.url}/api/games/{game_id}/events").json()
     assert [e["text"] for e in events["data"]] == ["roll 1,1,2,3,4,6", "keep 1,1", "bank"]
+
+
+class UnclearReader(ExampleReader):
+    """The example's dice with its 3 unread: the camera cannot tell that die."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dice = [
+            {**d, "face": 0, "status": "uncertain"} if d["face"] == 3 else d for d in self.dice
+        ]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_page_offers_a_face_for_an_unclear_die_and_scores_the_throw_told(browser_kit: Any, tmp_path: Path) -> None:
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
+    with serve_with(UnclearReader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server.url)
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            game_id = page.inner_text("#game-id")
+            page.fill("#manual-action", "roll 1,2,3,4,6,6")
+            page.press("#manual-action", "Enter")
+            page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
+            page.click("#accept")  # keep the 1: five dice to throw, the five in the camera's view
+            page.wait_for_selector('#turn[data-phase="can_bank_or_roll"]')
+            page.click("#roll-again")
+            # The throw settles with one die unread: nothing is scored, and the page asks what it shows.
+            page.wait_for_selector('#tell-dice:not([hidden]) button[data-face="3"]', timeout=90_000)
+            events = httpx.get(f"{server.url}/api/games/{game_id}/events").json()["data"]
+            assert [e["text"] for e in events] == ["roll 1,2,3,4,6,6", "keep 1"]
+            assert "unclear" in page.inner_text("#tell-dice")
+            page.click('#tell-dice button[data-face="3"]')
+            page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
+            assert httpx.get(f"{server.url}/api/games/{game_id}").json()["state"]["roll"] == [3, 4, 5, 5, 5]
+            page.wait_for_selector("#tell-dice[hidden]", state="attached")  # told: the question is gone
+        finally:
+            browser.close()

@@ -239,3 +239,19 @@ def test_a_throw_read_with_its_marked_tray_set_aside_asks_for_the_corners_again(
     quiet = [still.on_frame(frame) for frame in demo]
     assert still.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)  # the same throw, read again
     assert "mark its corners" not in quiet[-1].message
+
+
+def test_the_player_tells_an_unread_die_and_the_throw_is_scored(table: TableSession) -> None:
+    # The one-click fix: the camera could not tell die 2; the player says it shows a 5.
+    table.throw(reading([1, 1, 0, 2, 3, 4], ["ok", "ok", "uncertain", "uncertain", "ok", "ok"]))
+    assert table.game.actions_in_force == () and table.view().message.startswith("RETHROW 2")
+    with pytest.raises(IllegalActionError, match="not uncertain"):
+        table.confirm_face(0, 5)  # a die the camera read is not the player's to tell
+    with pytest.raises(IllegalActionError, match="a face is 1-6"):
+        table.confirm_face(2, 7)
+    assert table.confirm_face(2, 5).message.startswith("RETHROW 1")  # one die still unread: nothing scored
+    assert table.game.actions_in_force == ()
+    table.confirm_face(3, 2)
+    assert table.game.actions_in_force == (Roll((1, 1, 2, 3, 4, 5)),)
+    with pytest.raises(IllegalActionError, match="no settled throw"):
+        table.confirm_face(3, 2)  # scored already: a keep is awaited

@@ -101,3 +101,16 @@ def test_to_dict_is_json() -> None:
     assert d["dice"][0] == {"face": 5, "box": [0.0, 0.0, 10.0, 10.0], "confidence": 0.9, "status": "ok"}
     assert d["dice"][2]["face"] is None
     assert d["rethrow"] == 2 and d["faces"] == [1, 5]
+
+
+def test_a_told_face_changes_only_that_unread_die() -> None:
+    unread = Reading(
+        xyxy=[[0, 0, 10, 10], [20, 0, 30, 10]], confidence=[0.9, 0.9], face=[4, 0], face_confidence=[0.9, 0.2],
+        status=["ok", "uncertain"],
+    )  # fmt: skip
+    told = unread.with_face(1, 6)
+    assert told.faces == (4, 6) and told.rethrow == 0 and float(told.face_confidence[1]) == 1.0
+    assert unread.faces == (4,) and unread.rethrow == 1  # frozen: the original is untouched
+    for index, face, message in [(2, 6, "no die 2"), (0, 6, "not uncertain"), (1, 0, "a face is 1-6")]:
+        with pytest.raises(ValueError, match=message):
+            unread.with_face(index, face)
