@@ -7,7 +7,9 @@ flight and never floods a slow server). A server with a table code wants it as
 
 * page -> server, binary: one JPEG (or PNG) frame.
 * page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``),
-  ``{"type": "roll_again"}`` (the players throw on: the table says how many dice), or
+  ``{"type": "roll_again"}`` (the players throw on: the table says how many dice),
+  ``{"type": "face", "index", "face"}`` (the player tells an unclear die of the settled throw:
+  ``settle.uncertain`` lists them; answered like ``roll_again``), or
   ``{"type": "tray", "corners": [[x, y] x 4] | null}``: the tray floor's corners in
   the pixels of the frames sent (the page's calibration), or null to find the tray
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
