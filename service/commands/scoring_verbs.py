@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from farklecam.errors import IllegalActionError
 from scoring.presets import PRESETS
 from service.commands.base import (
     Command,
@@ -60,6 +61,20 @@ def _configure_advise(parser: argparse.ArgumentParser) -> None:
         help="banked scores, the player to move first: advise by the chance to win (a score at or past the "
         "target among the others means this is the last turn)",
     )
+    parser.add_argument(
+        "--streaks",
+        type=_streaks,
+        metavar="MINE,OTHER[,...]",
+        help="with --scores and a farkle penalty: each player's farkles in a row, in the same order (default 0s)",
+    )
+
+
+def _streaks(text: str) -> list[int]:
+    """``--streaks 2,0``: whole numbers, one per score."""
+    try:
+        return [int(part.strip()) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects whole numbers separated by commas, e.g. 2,0; got {text!r}") from None
 
 
 def _scores(text: str) -> list[int]:
@@ -129,7 +144,17 @@ def _render_advice(data: dict[str, Any]) -> str:
 def _run_advise(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
     on_board = args.on_board if args.scores is None else args.scores[0] > 0
-    advice = advice_for(parse_dice(args.dice), rules, turn_total=args.turn_total, on_board=on_board, scores=args.scores)
+    if args.streaks is not None and args.scores is None:
+        raise IllegalActionError("--streaks goes with --scores (the players' farkles in a row, in the same order)")
+    advice = advice_for(
+        parse_dice(args.dice),
+        rules,
+        turn_total=args.turn_total,
+        on_board=on_board,
+        farkle_streak=args.streaks[0] if args.streaks else 0,
+        scores=args.scores,
+        streaks=args.streaks,
+    )
     emit(advice, args.json, _render_advice)
     return 0
 

@@ -125,6 +125,22 @@ def test_advise_with_scores_banks_on_an_exact_target(
     assert "to win: keep 1 for 100 and BANK (chance to win 100.0%)" in capsys.readouterr().out
 
 
+def test_advise_with_streaks_weighs_the_farkle_penalty(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path))
+    settings = ["--rules", "busche-neller", "--set", "target=1000", "--set", "last_round=false"]
+    penalty = [*settings, "--set", "farkle_penalty=500"]
+    calm = run_json(capsys, "advise", *penalty, "--scores", "600,400", "--streaks", "0,0", "2,3,4,6,2,3")["win"]
+    fined = run_json(capsys, "advise", *penalty, "--scores", "600,400", "--streaks", "2,0", "2,3,4,6,2,3")["win"]
+    assert calm["farkle"] and fined["win_probability"] < calm["win_probability"]  # the third farkle costs 500
+    free = run_json(capsys, "advise", *settings, "--scores", "600,400", "--streaks", "2,0", "2,3,4,6,2,3")["win"]
+    assert (
+        free["win_probability"]
+        == run_json(capsys, "advise", *settings, "--scores", "600,400", "2,3,4,6,2,3")["win"]["win_probability"]
+    )  # no penalty: the streak changes nothing
+
+
 def test_solve_two_players(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path))
     argv = ["solve", "--rules", "busche-neller", "--set", "target=500", "--set", "last_round=false", "--players", "2"]
@@ -143,6 +159,9 @@ def test_solve_two_players(capsys: pytest.CaptureFixture[str], tmp_path: Path, m
         (["advise", "--scores", "500,x", "1,2"], "whole numbers"),
         (["advise", "--scores", "525,100", "1,2"], "multiples of 50"),
         (["advise", "--scores", "10000,100", "1,2"], "at or past the target"),
+        (["advise", "--streaks", "2,0", "1,2"], "--streaks goes with --scores"),
+        (["advise", "--scores", "500,100", "--streaks", "2", "1,2"], "a farkle streak for each"),
+        (["advise", "--scores", "500,100", "--streaks", "2,x", "1,2"], "whole numbers"),
     ],
 )
 def test_advise_bad_scores(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
