@@ -142,6 +142,12 @@ class AdviceIn(DiceIn):
         max_length=40,
         description="banked scores, the player to move first: adds a `win` block (advice by the chance to win)",
     )
+    streaks: list[Annotated[StrictInt, Field(ge=0, le=10)]] | None = Field(
+        default=None,
+        max_length=40,
+        description="with `scores` under a farkle penalty: each player's farkles in a row, in the same order "
+        "(default: `farkle_streak` for the player to move, 0 for the others)",
+    )
 
 
 class SetAsidePublic(BaseModel):

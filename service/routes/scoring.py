@@ -38,5 +38,6 @@ def advise(body: AdviceIn, settings: SettingsDep) -> dict[str, Any]:
         on_board=body.on_board,
         farkle_streak=body.farkle_streak,
         scores=body.scores,
+        streaks=body.streaks,
         solve=False,
     )

@@ -61,3 +61,17 @@ def test_bad_scores_are_a_4xx(client: TestClient, scores: list[int]) -> None:
     response = client.post("/api/advise", json={"dice": [5, 5, 5, 2, 3, 4], "scores": scores})
     assert 400 <= response.status_code < 500
     assert response.json()["detail"]
+
+
+def test_streaks_weigh_the_penalty_and_a_wrong_count_is_a_4xx(client: TestClient) -> None:
+    options = {"target": 1000, "last_round": False, "farkle_penalty": 500}
+    winprob.solve_win(get_rules("busche-neller").with_options(options))
+    body = {"dice": [2, 3, 4, 6, 2, 3], "scores": [600, 400], "preset": "busche-neller", "options": options}
+    calm = client.post("/api/advise", json={**body, "streaks": [0, 0]}).json()["win"]
+    fined = client.post("/api/advise", json={**body, "streaks": [2, 0]}).json()["win"]
+    assert calm["available"] and fined["win_probability"] < calm["win_probability"]
+    by_default = client.post("/api/advise", json={**body, "farkle_streak": 2}).json()["win"]  # the mover's streak
+    assert by_default["win_probability"] == fined["win_probability"]
+    for streaks, message in [([2], "a farkle streak for each"), ([3, 0], "farkle streak")]:
+        response = client.post("/api/advise", json={**body, "streaks": streaks})
+        assert 400 <= response.status_code < 500 and message in response.json()["detail"]
