@@ -1,7 +1,8 @@
 """How good is the two-player win table with more than two players? Simulated games say.
 
-With three or more players :func:`scoring.winprob.advise_win` plays against the
-best-placed opponent as if they were the only one. This bench plays seeded games
+With three or more players :func:`scoring.winprob.advise_win` values each keep
+against each opponent alone and combines the chances
+(:func:`scoring.winprob.combine_opponents`). This bench plays seeded games
 of ``--players`` players and measures that approximation two ways:
 
 * calibration: at the start of every turn, the chance to win the approximation
@@ -31,7 +32,7 @@ from scoring.gamestate import Phase
 from scoring.presets import get_rules
 from scoring.rules import Rules
 from scoring.simulate import RandomDice
-from scoring.winprob import advise_win, solve_win
+from scoring.winprob import advise_win, combine_opponents, solve_win
 
 
 def play(rules: Rules, players: int, to_win: set[int], seed: int) -> tuple[int, list[tuple[int, float]]]:
@@ -50,7 +51,9 @@ def play(rules: Rules, players: int, to_win: set[int], seed: int) -> tuple[int, 
         scores = [state.scores[(seat + k) % players] for k in range(players)]
         if state.phase is Phase.AWAITING_ROLL:
             if state.turn_total == 0 and seat in to_win and max(scores) < rules.target:
-                predictions.append((seat, table.start_chance(max(scores[0], 0), max(max(scores[1:]), 0))))
+                mine = max(scores[0], 0)
+                alone = [table.start_chance(mine, max(other, 0)) for other in scores[1:]]
+                predictions.append((seat, combine_opponents(alone)))
             game.apply(Roll(dice.throw(state.dice_to_throw)))
             continue
         roll = state.roll or ()

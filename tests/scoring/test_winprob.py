@@ -201,11 +201,11 @@ def test_advice_agrees_with_the_table_at_the_start_of_a_turn() -> None:
     assert total == pytest.approx(found.start_chance(300, 450), abs=1e-9)
 
 
-def test_more_players_use_the_best_opponent() -> None:
-    rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
-    three = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 200, 700))
-    two = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 700))
-    assert three.approximate and not two.approximate
+def test_the_last_turn_plays_to_beat_the_best_score_alone() -> None:
+    rules = get_rules("busche-neller").with_options({"target": 1000})
+    three = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 200, 1100))
+    two = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 1100))
+    assert three.last_turn and not three.approximate and not two.approximate
     assert (three.keep, three.action, three.win) == (two.keep, two.action, two.win)
 
 
@@ -260,3 +260,32 @@ def test_advice_reads_the_streaks_where_a_penalty_is_played() -> None:
     assert winprob.advise_win((1, 5, 2, 3, 4, 6), free, (600, 400), streaks=(7, 1)) == winprob.advise_win(
         (1, 5, 2, 3, 4, 6), free, (600, 400)
     )
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(0.001, 0.999), min_size=1, max_size=5), st.integers(0, 4), st.floats(0.0, 0.5))
+def test_opponents_combine_as_strengths(chances: list[float], which: int, better: float) -> None:
+    combined = winprob.combine_opponents(chances)
+    assert 0.0 < combined <= min(chances) + 1e-12  # beating the field is no easier than beating any one
+    k = which % len(chances)
+    stronger = [*chances[:k], min(0.999, chances[k] + better), *chances[k + 1 :]]
+    assert winprob.combine_opponents(stronger) >= combined - 1e-12  # a better chance against one helps
+    assert winprob.combine_opponents(chances[:1]) == chances[0]
+    n = len(chances) + 1
+    assert winprob.combine_opponents([0.5] * (n - 1)) == pytest.approx(1 / n)  # equals share evenly
+    assert winprob.combine_opponents([*chances, 0.0]) == 0.0
+
+
+def test_three_players_are_valued_against_each_opponent() -> None:
+    rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
+    table = winprob.solve_win(rules)
+    alone = [table.start_chance(300, 200), table.start_chance(300, 600)]
+    field = winprob.advise_win((2, 3, 4, 6, 2, 3), rules, (300, 200, 600))  # a farkle: the chance after it
+    assert field.farkle and field.approximate
+    expected = winprob.combine_opponents([1 - table.start_chance(200, 300), 1 - table.start_chance(600, 300)])
+    assert field.win == pytest.approx(expected)
+    assert winprob.combine_opponents(alone) < min(alone)
+    two = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 600))
+    three = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 200, 600))
+    assert three.approximate and not two.approximate
+    assert three.win < two.win  # one more opponent never raises the chance to win
