@@ -6,7 +6,9 @@ on random positions: the first roll of a turn (its states swept once) and again
 (memoised).
 
 Run: ``python bench/winprob_speed.py --rules busche-neller --set last_round=false``
-(``--cache-dir DIR`` reuses a table solved there before: then only the advice is timed).
+(``--cache-dir DIR`` reuses a table solved there before: then only the advice is timed;
+``--against REV`` also solves it with ``scoring/winprob_dp.py`` as of git revision REV, the
+last build, in the same run, and prints the ratio of the two solve times).
 """
 
 from __future__ import annotations
@@ -15,15 +17,33 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scoring import winprob, winprob_dp
 from scoring.presets import get_rules
+from scoring.rules import Rules
+
+
+def _against(rev: str, rules: Rules, wall: float) -> dict[str, object]:
+    """Solve the same table with the solver core of git revision ``rev``: its wall seconds and the ratio."""
+    repo = Path(__file__).resolve().parents[1]
+    source = subprocess.run(
+        ["git", "show", f"{rev}:scoring/winprob_dp.py"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    then = types.ModuleType("winprob_dp_then")
+    sys.modules[then.__name__] = then  # its dataclasses look their module up
+    exec(compile(source, f"{rev}:scoring/winprob_dp.py", "exec"), then.__dict__)
+    start = time.perf_counter()
+    then.solve_table(rules)
+    seconds = time.perf_counter() - start
+    return {"rev": rev, "solve_wall_s": round(seconds, 1), "ratio_then_to_now": round(seconds / wall, 2)}
 
 
 def main() -> None:
@@ -33,6 +53,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--positions", type=int, default=30)
     parser.add_argument("--cache-dir", help="cache directory to reuse (default: a fresh one, so the table is solved)")
+    parser.add_argument("--against", metavar="REV", help="also solve with winprob_dp.py of git revision REV")
     args = parser.parse_args()
     rules = get_rules(args.rules).with_settings(args.set)
     os.environ["FARKLECAM_CACHE_DIR"] = args.cache_dir or tempfile.mkdtemp(prefix="winprob-speed-")
@@ -53,9 +74,11 @@ def main() -> None:
         again.append(time.perf_counter() - start)
     first.sort()
     again.sort()
+    against = _against(args.against, rules, wall) if args.against else None
     print(
         json.dumps(
             {
+                "against": against,
                 "rules": rules.to_dict(),
                 "table_from_cache": args.cache_dir is not None and cpu < 1,
                 "solve_cpu_s": round(cpu, 1),
