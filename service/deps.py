@@ -53,7 +53,9 @@ __all__ = [
 #: Reads the server runs at once, across all tables and requests: two where there are two cores. One read
 #: leaves a core idle while the other read's Python steps (crops, tray, vote) run; more than the cores
 #: only thrash them. Ten threads reading game-video frames through one slot (2 cores, load average 11 from
-#: other work, 2026-12-03): 3.1-3.9 reads a second one at a time, 4.2-5.3 two at a time.
+#: other work, 2026-12-03): 3.1-3.9 reads a second one at a time, 4.2-5.3 two at a time. Ten tables
+#: through the WebSocket (``bench/tables.py 10``, one and two alternated, load average 3-7) could not tell
+#: them apart: median lag 0.67-1.24 s with one, 0.90-1.28 s with two; the machine's other work swung more.
 READS_AT_ONCE = max(1, min(2, default_threads()))
 
 
