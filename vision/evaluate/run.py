@@ -8,7 +8,9 @@ flagged), the accuracy of the dice given status ok and the share flagged
 uncertain (what the pip second opinion trades), detection recall and precision (matched by box centre, so
 whole-die and pip-pattern boxes both work), cocked and off-tray recall and
 precision where labelled, median read latency, and a 7x7 confusion matrix (as
-text, and as a PNG with ``--confusion-png``).
+text, and as a PNG with ``--confusion-png``). With ``--pose-model`` it also reads the
+dice the reader found with that pose network and reports its tilt error on flat and on
+leaning dice where the sidecars give each die's tilt (:mod:`vision.evaluate.tilt_error`).
 
 A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
 writes) adds each die's ``status`` (for off-tray metrics), whether it is
@@ -38,7 +40,10 @@ from datasets.yolo import find_images, label_file, read_labels, read_sidecar
 from farklecam.errors import FarkleError, ImageError
 from vision.evaluate.error_cases import ErrorCases
 from vision.evaluate.metrics import FolderStats, ImageLabels
+from vision.evaluate.tilt_error import TiltErrors
 from vision.images import load_image
+from vision.pose.net import PoseNet
+from vision.pose.upright import upright_view
 from vision.reader import DiceReader, ReaderConfig, config_override
 from vision.reading import DieStatus, Reading
 from vision.tray.outline import TrayOutline
@@ -69,7 +74,11 @@ _COLUMNS = (
     ("off_tray_recall", "off R", "{:.3f}"),
     ("off_tray_precision", "off P", "{:.3f}"),
     ("median_ms", "median ms", "{:.1f}"),
+    ("tilt_mae_flat", "tilt flat", "{:.2f}"),
+    ("tilt_mae_leaning", "tilt lean", "{:.2f}"),
 )
+#: Columns shown only where some row has them (``--pose-model``).
+_OPTIONAL_COLUMNS = frozenset({"tilt_mae_flat", "tilt_mae_leaning"})
 
 
 def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
@@ -130,6 +139,8 @@ def evaluate_folder(
     errors: ErrorCases | None = None,
     count_occluded: bool = False,
     corner_noise_px: float = 0.0,
+    pose: PoseNet | None = None,
+    tilt: TiltErrors | None = None,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -144,6 +155,9 @@ def evaluate_folder(
         corner_noise_px: move each sidecar tray corner at random by this much (standard
             deviation, pixels; the same moves every run) and treat the corners as clicked:
             how the calibrated path reads for a person who clicks the corners.
+        pose: a pose network to measure on the dice the reader found (with ``tilt``).
+        tilt: where to add the pose network's tilt errors; the tray's vertical is the
+            sidecar tray's where the reader is given it, else the dice's consensus.
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -161,13 +175,24 @@ def evaluate_folder(
             problems.append(str(exc))
             continue
         image_reader = reader
+        outline = None
         if sidecar_tray and labels.tray is not None and len(labels.tray) >= 3:
-            image_reader = reader.with_tray(sidecar_outline(labels.tray, corner_noise_px, path.name))
+            outline = sidecar_outline(labels.tray, corner_noise_px, path.name)
+            image_reader = reader.with_tray(outline)
         if oracle:
             image_reader = image_reader.with_detector(oracle_detector(labels, frame.shape[1], frame.shape[0]))
         t0 = time.perf_counter()
         reading = image_reader.read(frame)
         exact = stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
+        if pose is not None and tilt is not None and labels.tilt_deg is not None and len(reading):
+            size = (frame.shape[1], frame.shape[0])
+            corners = outline.vertical_corners if outline is not None else None
+            view = (
+                upright_view(corners, size, outline.corner_sigma_px)
+                if outline is not None and corners is not None and len(corners) == 4
+                else None
+            )
+            tilt.add(pose(frame, reading.xyxy, view).tilt_deg, reading.xyxy, labels)
         if errors is not None and not exact:
             errors.record(path, frame, reading, labels)
     return stats, problems
@@ -175,11 +200,12 @@ def evaluate_folder(
 
 def format_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
     """Metrics as a plain table, one row per folder ("-" where a metric does not apply)."""
-    headers = ["folder", *(title for _, title, _ in _COLUMNS)]
+    columns = [c for c in _COLUMNS if c[0] not in _OPTIONAL_COLUMNS or any(m.get(c[0]) is not None for _, m in rows)]
+    headers = ["folder", *(title for _, title, _ in columns)]
     body = []
     for name, metrics in rows:
         cells = [name]
-        for key, _, fmt in _COLUMNS:
+        for key, _, fmt in columns:
             value = metrics.get(key)
             cells.append("-" if value is None else fmt.format(value))
         body.append(cells)
@@ -272,6 +298,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="score dice a sidecar marks occluded like any other (default: ignored, as VOC's 'difficult')",
     )
     parser.add_argument(
+        "--pose-model",
+        type=Path,
+        default=None,
+        metavar="ONNX",
+        help="also measure this pose network's tilt on the dice found (tilt MAE, flat / leaning; generated scenes)",
+    )
+    parser.add_argument(
         "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
     )
     return parser.parse_args(argv)
@@ -291,6 +324,11 @@ def _offsets(text: str) -> tuple[float, ...]:
         return tuple(float(x) for x in text.split(","))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from exc
+
+
+def _metrics(stats: FolderStats, tilt: TiltErrors | None) -> dict[str, Any]:
+    """A folder's reader metrics, with the pose network's tilt figures where one was measured."""
+    return {**stats.metrics(), **(tilt.metrics() if tilt is not None else {})}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,15 +361,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         reader = DiceReader(args.models, config=config)
+        pose = PoseNet(args.pose_model) if args.pose_model is not None else None
     except FarkleError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     many = len(args.dirs) > 1
     total = FolderStats()
-    results: list[tuple[Path, FolderStats]] = []
+    total_tilt = TiltErrors()
+    results: list[tuple[Path, FolderStats, TiltErrors]] = []
     report: dict[str, Any] = {"folders": {}}
     for folder in args.dirs:
         errors = ErrorCases(args.errors / folder.resolve().name) if args.errors else None
+        tilt = TiltErrors()
         stats, problems = evaluate_folder(
             reader,
             folder,
@@ -341,13 +382,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors=errors,
             count_occluded=args.count_occluded,
             corner_noise_px=args.corner_noise,
+            pose=pose,
+            tilt=tilt,
         )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")
         total.merge(stats)
-        results.append((folder, stats))
+        total_tilt.merge(tilt)
+        results.append((folder, stats, tilt))
         entry: dict[str, Any] = {
-            **stats.metrics(),
+            **_metrics(stats, tilt if pose is not None else None),
             "cocked_recall_by_lean": stats.cocked_recall_by_lean(),
             "confusion": stats.confusion.to_dict(),
             "problems": problems,
@@ -357,13 +401,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             entry["confusion_png"] = str(stats.confusion.write_png(png_path, title=str(folder)))
         report["folders"][str(folder)] = entry
     if many:
-        report["all"] = {**total.metrics(), "cocked_recall_by_lean": total.cocked_recall_by_lean()}
+        report["all"] = {
+            **_metrics(total, total_tilt if pose is not None else None),
+            "cocked_recall_by_lean": total.cocked_recall_by_lean(),
+        }
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return 0
-    rows = [(folder.resolve().name, stats.metrics()) for folder, stats in results]
-    out = [format_table([*rows, ("all", total.metrics())] if many else rows), ""]
-    for folder, stats in results:
+    rows = [
+        (folder.resolve().name, _metrics(stats, tilt if pose is not None else None)) for folder, stats, tilt in results
+    ]
+    all_row = ("all", _metrics(total, total_tilt if pose is not None else None))
+    out = [format_table([*rows, all_row] if many else rows), ""]
+    for folder, stats, _tilt in results:
         out += [f"confusion ({folder}): rows = label, columns = predicted", stats.confusion.text(), ""]
         if by_lean := stats.cocked_recall_by_lean():
             bands = ", ".join(f"{band} deg {v['found']}/{v['dice']}" for band, v in by_lean.items())
