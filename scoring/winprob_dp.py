@@ -312,7 +312,12 @@ def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any, b: Any = 0) -> tup
     """
     rules, goal, v = ctx.rules, ctx.goal, ctx.v
     a = i + t
-    value = np.zeros(np.broadcast_shapes(a.shape, j.shape))
+    shape = np.broadcast_shapes(a.shape, np.shape(j))
+    if not rules.exact_target:  # whole arrays and one choice: no masks (this runs for every sweep)
+        inside = 1.0 - v[b, 0, j, np.minimum(a, goal - 1)]
+        past = 1.0 - beat_chance(rules, ctx.last, j, np.maximum(a - j, 1)) if rules.last_round else 1.0
+        return np.where(a < goal, inside, past), np.zeros(shape)
+    value = np.zeros(shape)
     slope = np.zeros_like(value)
     below = a < goal
     jj = np.broadcast_to(j, value.shape)
@@ -320,13 +325,6 @@ def bank_values(ctx: Context, i: Any, j: Any, f: Any, t: Any, b: Any = 0) -> tup
     aa = np.broadcast_to(a, value.shape)
     bb = np.broadcast_to(b, value.shape)
     value[below] = 1.0 - v[bb[below], 0, jj[below], aa[below]]
-    if not rules.exact_target:
-        at = ~below
-        if rules.last_round:
-            value[at] = 1.0 - beat_chance(rules, ctx.last, jj[at], aa[at] - jj[at])
-        else:
-            value[at] = 1.0
-        return value, slope
     on = aa == goal
     value[on] = 1.0 - 0.5 * exact_chance(rules, ctx.last, jj[on], goal - jj[on]) if rules.last_round else 1.0
     past = aa > goal
