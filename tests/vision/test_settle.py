@@ -532,3 +532,16 @@ def test_a_die_still_rolling_in_where_no_die_lay_holds_the_latch_until_it_rests(
     script.rest(rested)
     ((_, reading),) = script.reported
     assert reading.faces == (1, 2, 3, 4, 5, 6)
+
+
+def test_reading_on_for_an_unclear_die_leaves_the_dice_told_at_the_settle_time_as_they_were() -> None:
+    """Die 0 is read 1 until the settle time, then now and then misread; die 1 stays unclear throughout."""
+    script = Script()
+    script.move()
+    for k in range(18):
+        misread = k >= 8
+        faces = [5 if misread else 1, 3]
+        script.feed(mock_reading(faces, status=["ok", "uncertain"], face_confidence=[0.95, 0.3]))
+    ((_, reading),) = script.reported
+    assert reading.face.tolist() == [1, 3] and reading.status.tolist() == ["ok", "uncertain"]
+    assert reading.data["agreement"].tolist()[0] >= 0.75  # the verdict, and what it was drawn from, at the time

@@ -23,7 +23,8 @@ that read has been lifted);
 once the window has held ``settle_seconds`` with ``min_reads`` reads the throw
 latches on the next frame, without waiting for one more read, unless its vote so far
 leaves a die ``uncertain``: then it reads on for up to ``patience_seconds`` more, so
-a die unclear in the first still frames gets its clear reads before it is latched.
+a die unclear in the first still frames gets its clear reads before it is latched
+(the dice told at the settle time keep their verdicts).
 (3) The **vote** (:func:`vote`) gives each die the face most of its clear reads name:
 reads that could not tell the face abstain, so a glare frame or a blurred read cannot
 change or spoil a face, and a die whose clear reads disagree, or that is rarely read
@@ -415,6 +416,33 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
     )  # fmt: skip
 
 
+def _keep_told(final: Reading, told: Reading | None, match_iou: float) -> Reading:
+    """The final vote of a window, but a die the vote at the settle time told keeps that verdict.
+
+    Reading on for an unclear die (``patience_seconds``) must not cost the others: more
+    reads of a die already told can only add a stray misread that spoils its agreement.
+    """
+    uncertain = DieStatus.UNCERTAIN.value
+    unsure = np.flatnonzero(final.status == uncertain)
+    if told is None or told is final or not len(unsure):
+        return final
+    pairs = _match(box_iou(final.xyxy[unsure], told.xyxy), match_iou)
+    rows = {int(unsure[i]): j for i, j in pairs if told.status[j] != uncertain}
+    if not rows:
+        return final
+    face, conf = final.face.copy(), final.face_confidence.copy()
+    status, data = list(final.status), {k: list(v) for k, v in final.data.items()}
+    for row, j in rows.items():
+        face[row], conf[row], status[row] = told.face[j], told.face_confidence[j], told.status[j]
+        for key, column in data.items():
+            if key in told.data:
+                column[row] = told.data[key][j]
+    return replace(
+        final, face=face, face_confidence=conf, status=np.asarray(status, np.str_),
+        data={k: np.asarray(v) for k, v in data.items()},
+    )  # fmt: skip
+
+
 def _centre_size(box: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float32], float]:
     return np.asarray((box[:2] + box[2:]) / 2, np.float32), float(max(box[2] - box[0], box[3] - box[1], 1.0))
 
@@ -447,6 +475,7 @@ class SettleDetector:
         self._expected: tuple[int, ...] = ()
         self._vote: Reading | None = None  # the window's vote over its reads so far (None: not voted since a read)
         self._newcomer = False  # whether the window's last read has a box matching none of its dice
+        self._told: Reading | None = None  # the vote when the window first held the settle time
         self.reset()
 
     def reset(self) -> None:
@@ -524,10 +553,9 @@ class SettleDetector:
         if not self._mature(frame.timestamp):
             phase = SettlePhase.SETTLING if self._dice else SettlePhase.IDLE
             return self._state(phase, progress=progress if self._dice else 0.0, seen=seen)
+        final = self._vote or vote(self._reads, [d.rows for d in self._dice], self.config)
         voted = replace(
-            self._vote or vote(self._reads, [d.rows for d in self._dice], self.config),
-            frame_index=frame.index,
-            timestamp=frame.timestamp,
+            _keep_told(final, self._told, self.config.match_iou), frame_index=frame.index, timestamp=frame.timestamp
         )
         self._restart(frame.timestamp)
         if len(voted) == 0:
@@ -564,7 +592,10 @@ class SettleDetector:
         held = timestamp - self._since
         if len(self._reads) < self.config.min_reads or held < self.config.settle_seconds:
             return False
-        return held >= self.config.settle_seconds + self.config.patience_seconds or not self._untold()
+        untold = self._untold()
+        if self._told is None:
+            self._told = self._vote  # the verdicts at the settle time: patience serves only the dice untold then
+        return held >= self.config.settle_seconds + self.config.patience_seconds or not untold
 
     def _untold(self) -> bool:
         """Whether the window's vote so far leaves a die ``uncertain`` (voted once per read, then kept)."""
@@ -589,6 +620,7 @@ class SettleDetector:
         self._dice: list[_Die] = []
         self._since = since
         self._vote = None
+        self._told = None
         self._newcomer = False
 
     def _add(self, reading: Reading, timestamp: float, *, after_motion: bool = False) -> None:
