@@ -17,7 +17,10 @@ from typing import Any
 __all__ = [
     "CLASS_NAMES",
     "COCKED_CLASS",
+    "HIDDEN_BELOW",
     "IMAGE_SUFFIXES",
+    "OCCLUDED_BELOW",
+    "DieLabel",
     "YoloBox",
     "find_images",
     "label_file",
@@ -61,6 +64,20 @@ class YoloBox:
         x1, x2 = max(0.0, min(x1, width)), max(0.0, min(x2, width))
         y1, y2 = max(0.0, min(y1, height)), max(0.0, min(y2, height))
         return cls(class_id, (x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height)
+
+
+#: A die showing less than this share of itself to the camera is left out of the labels (every generator).
+HIDDEN_BELOW = 0.12
+#: A die showing less than this share (or clipped to less of its box) is marked ``occluded`` in its sidecar.
+OCCLUDED_BELOW = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class DieLabel:
+    """One labelled die, as a generator writes it: its YOLO box and its sidecar entry."""
+
+    box: YoloBox
+    entry: dict[str, Any]
 
 
 def label_path_for(image_path: Path) -> Path:

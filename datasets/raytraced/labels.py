@@ -9,7 +9,6 @@ the bounding box of its projected mesh (the whole die), clipped to the picture.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,22 +16,9 @@ import numpy as np
 from datasets.raytraced.camera import PinholeCamera
 from datasets.raytraced.dice import COCKED_TILT_DEG
 from datasets.raytraced.placement import TOUCH_CM, Placed, Tray
-from datasets.yolo import COCKED_CLASS, YoloBox
+from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
 
-__all__ = ["HIDDEN_BELOW", "OCCLUDED_BELOW", "DieLabel", "camera_fields", "label_dice", "tray_corners_px"]
-
-#: Dice showing less than this share of their camera-facing surface are left out of the labels.
-HIDDEN_BELOW = 0.12
-#: Dice showing less than this share (or clipped to less of their box) are marked ``occluded``.
-OCCLUDED_BELOW = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class DieLabel:
-    """One labelled die: its YOLO box and its sidecar entry."""
-
-    box: YoloBox
-    entry: dict[str, Any]
+__all__ = ["camera_fields", "label_dice", "tray_corners_px"]
 
 
 def tray_corners_px(camera: PinholeCamera, tray: Tray) -> list[list[float]]:

@@ -11,31 +11,15 @@ silhouette, so dice hidden behind a wall, another die or a hand are known.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import cv2
 import numpy as np
 
 from datasets.synthetic.camera import Camera
 from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, top_face
 from datasets.synthetic.world import DiePose, Tray
-from datasets.yolo import COCKED_CLASS, YoloBox
+from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
 
-__all__ = ["HIDDEN_BELOW", "OCCLUDED_BELOW", "DieLabel", "label_dice", "tray_outline"]
-
-#: Dice showing less than this fraction of their silhouette are left out of the labels.
-HIDDEN_BELOW = 0.12
-#: Dice showing less than this fraction (or clipped to less of their box) are marked ``occluded``.
-OCCLUDED_BELOW = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class DieLabel:
-    """One labelled die: its YOLO box and its sidecar entry."""
-
-    box: YoloBox
-    entry: dict[str, Any]
+__all__ = ["label_dice", "tray_outline"]
 
 
 def tray_outline(camera: Camera, tray: Tray) -> list[list[float]]:
