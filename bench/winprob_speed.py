@@ -52,6 +52,7 @@ def main() -> None:
     parser.add_argument("--rules", default="boxed")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--positions", type=int, default=30)
+    parser.add_argument("--players", type=int, default=2, help="players in the advised positions (2-8)")
     parser.add_argument("--cache-dir", help="cache directory to reuse (default: a fresh one, so the table is solved)")
     parser.add_argument("--against", metavar="REV", help="also solve with winprob_dp.py of git revision REV")
     args = parser.parse_args()
@@ -64,7 +65,7 @@ def main() -> None:
     goal = rules.target // 50
     first, again = [], []
     for _ in range(args.positions):
-        scores = (rng.randrange(goal) * 50, rng.randrange(goal) * 50)
+        scores = tuple(rng.randrange(goal) * 50 for _ in range(args.players))
         roll = tuple(rng.randint(1, 6) for _ in range(rules.dice))
         start = time.perf_counter()
         winprob.advise_win(roll, rules, scores)
@@ -89,6 +90,7 @@ def main() -> None:
                 "advice_first_ms_max": round(1000 * first[-1], 2),
                 "advice_again_ms_median": round(1000 * again[len(again) // 2], 3),
                 "threads": winprob_dp._THREADS,
+                "players": args.players,
                 "load_average": os.getloadavg()[0],
             }
         )
