@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets.cli_args import share, width_scale
+from models.training.classifier_config import ClassifierConfig
 from models.training.offline import go_offline
 
 __all__ = ["main"]
@@ -210,7 +211,7 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
     from datasets.real import SOURCES, split
     from datasets.training_sets import Frame, synthetic_frames
     from models.bank.crop_bank import CLASSIFIER_NAMES, MINING_CONF, build_bank, detect_boxes, prune_unlabelled_dice
-    from models.training.classifier import ClassifierConfig, evaluate, train_classifier
+    from models.training.classifier import evaluate, train_classifier
     from models.training.facenet import export_facenet
 
     overrides = {
@@ -273,7 +274,6 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
 
 
 def _train_cocked(args: argparse.Namespace, record: dict[str, Any]) -> None:
-    from models.training.classifier import ClassifierConfig
     from models.training.cocked import train_cocked
 
     if not args.synthetic:

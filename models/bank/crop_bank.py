@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import cv2
 import numpy as np
@@ -29,12 +29,10 @@ import numpy.typing as npt
 
 from datasets.training_sets import Frame
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS
+from models.training.classifier_config import ClassifierConfig
 from vision.crops import CROP_CONTEXT, CROP_SIZE, centre_distances, extract_crops, turn_and_squeeze
 from vision.faces.classifier import NOT_DIE_NAME
 from vision.settle.detector import paired_iou
-
-if TYPE_CHECKING:
-    from models.training.classifier import ClassifierConfig
 
 __all__ = [
     "BANK_CONTEXT",

@@ -13,7 +13,6 @@ the classifier calls "not_die" (see :mod:`vision.faces.classifier`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -23,57 +22,10 @@ from torch import nn
 from models.bank.crop_bank import CLASSIFIER_NAMES, CropBank, centre_crops, turned_centres
 from models.bank.marbling import add_streaks
 from models.bank.motion_blur import add_motion_blur
+from models.training.classifier_config import ClassifierConfig
 from models.training.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
 
-__all__ = ["ClassifierConfig", "config_dict", "evaluate", "train_classifier"]
-
-
-@dataclass(frozen=True)
-class ClassifierConfig:
-    """Everything that decides a classifier training run.
-
-    Attributes:
-        epochs: passes over the crop bank (each with fresh augmentation).
-        batch: crops per step.
-        lr: peak learning rate of the one-cycle schedule (AdamW).
-        weight_decay: AdamW weight decay.
-        mixup: alpha of mixup's Beta(alpha, alpha) blend of each batch with itself shuffled (0: off).
-        real_jitters: jittered crops banked per real die (the real photos are few).
-        synth_jitters: jittered crops banked per generated die.
-        cocked_jitters: jittered crops banked per cocked die (rare in generated scenes, absent from real).
-        negative_jitters: jittered crops banked per mined detector false alarm ("not_die").
-        background_boxes: die-sized patches clear of every die banked per frame ("not_die").
-        shift: box centre jitter, fraction of the box side (standard deviation).
-        scale: box size jitter, log-normal standard deviation.
-        streaks: share of training crops given marble streaks (:mod:`models.bank.marbling`).
-        motion_blur: share of training crops smeared along a line (:mod:`models.bank.motion_blur`).
-        width: factor on the network's channel widths (:func:`models.training.facenet.scaled_widths`).
-        head_grid: side of the grid the last feature map is pooled to before the linear head
-            (:class:`models.training.facenet.FaceNet`; 1 is a global average pool).
-        seed: seed for jitter, augmentation, initialisation and batch order.
-        max_steps: stop after this many steps (smoke tests); None trains every epoch.
-        threads: torch CPU threads.
-    """
-
-    epochs: int = 12
-    batch: int = 128
-    lr: float = 3e-3
-    weight_decay: float = 1e-4
-    mixup: float = 0.0
-    real_jitters: int = 8
-    synth_jitters: int = 2
-    cocked_jitters: int = 10
-    negative_jitters: int = 4
-    background_boxes: int = 1
-    shift: float = 0.06
-    scale: float = 0.1
-    streaks: float = 0.0
-    motion_blur: float = 0.0
-    width: float = 1.0
-    head_grid: int = 1
-    seed: int = 0
-    max_steps: int | None = None
-    threads: int = 1
+__all__ = ["evaluate", "train_classifier"]
 
 
 def _turn_some(crops: npt.NDArray[np.uint8], rng: np.random.Generator, p: float) -> npt.NDArray[np.uint8]:
@@ -123,8 +75,3 @@ def evaluate(model: nn.Module, bank: CropBank) -> dict[str, dict[str, float]]:
         mask = sources == source
         out[source] = {"accuracy": float((pred[mask] == bank.labels[mask]).mean()), "crops": float(mask.sum())}
     return out
-
-
-def config_dict(config: ClassifierConfig) -> dict[str, object]:
-    """The config as a plain dict (for training.json)."""
-    return asdict(config)

@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import cv2
 import numpy as np
@@ -64,6 +64,7 @@ from models.bank.crop_bank import (
     misplaced_boxes,
     turned_centres,
 )
+from models.training.classifier_config import ClassifierConfig
 from models.training.onnx_metadata import set_metadata
 from vision.crops import CROP_CONTEXT, CROP_SIZE
 from vision.evaluate.metrics import f1
@@ -76,9 +77,6 @@ from vision.pose.cocked import (
     upright_angles,
 )
 from vision.pose.upright import UprightView, straight_down_view, upright_view
-
-if TYPE_CHECKING:
-    from models.training.classifier import ClassifierConfig
 
 __all__ = [
     "BankRecipe",
@@ -702,7 +700,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.command == "calibrate":
         return calibrate(args)
-    from models.training.classifier import ClassifierConfig
     from models.training.facenet import grid_problem
     from models.training.offline import go_offline
 

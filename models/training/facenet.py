@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,10 +24,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from models.training.classifier_config import ClassifierConfig
 from vision.crops import CROP_CONTEXT, CROP_SIZE
-
-if TYPE_CHECKING:
-    from models.training.classifier import ClassifierConfig
 
 __all__ = [
     "FACENET_WIDTHS",

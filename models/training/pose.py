@@ -36,14 +36,13 @@ import numpy.typing as npt
 from datasets.training_sets import Frame, read_synthetic_frame, synthetic_frames
 from datasets.yolo import find_images, read_sidecar
 from models.bank.crop_bank import BANK_CONTEXT, BANK_SIZE, detect_boxes, jitter_boxes, match_detections, turned_centres
+from models.training.classifier_config import ClassifierConfig
 from vision.crops import extract_crops
 from vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame
 from vision.pose.upright import upright_view
 
 if TYPE_CHECKING:
     import torch
-
-    from models.training.classifier import ClassifierConfig
 
 __all__ = [
     "PoseBank",
@@ -397,7 +396,6 @@ def _train(args: argparse.Namespace) -> int:
     import torch
 
     from farklecam import __version__
-    from models.training.classifier import ClassifierConfig
     from models.training.facenet import export_facenet
     from vision.pose.net import POSE_NAMES
 

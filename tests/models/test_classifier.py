@@ -20,7 +20,7 @@ from models.bank.crop_bank import (  # noqa: E402
     match_detections,
     negative_boxes,
 )
-from models.training.classifier import ClassifierConfig  # noqa: E402
+from models.training.classifier_config import ClassifierConfig  # noqa: E402
 from models.training.facenet import FACENET_WIDTHS, FaceNet, export_facenet, feature_side, grid_problem, scaled_widths  # noqa: E402
 
 

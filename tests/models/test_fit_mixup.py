@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from models.training.classifier import ClassifierConfig  # noqa: E402
+from models.training.classifier_config import ClassifierConfig  # noqa: E402
 from models.training.facenet import FaceNet, _mixup_loss, class_loss, fit  # noqa: E402
 
 
