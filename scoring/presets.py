@@ -8,12 +8,14 @@ python-chess's variants: ``get_rules("bar")`` is the ``house`` preset.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 from farklecam.errors import InvalidRulesError
 from scoring.rules import KindScoring, Rules
 
-__all__ = ["PRESETS", "Citation", "Preset", "get_preset", "get_rules", "preset_names"]
+__all__ = ["PRESETS", "Citation", "Preset", "get_preset", "get_rules", "preset_names", "rules_from_file"]
 
 BOXED_TEXT = "boxed-set-rules-and-house-variants.txt"
 HOUSE_TEXT = "mayor-house-rules-progressive-and-tournament.txt"
@@ -193,3 +195,27 @@ def get_preset(name: str) -> Preset:
 def get_rules(name: str = "boxed") -> Rules:
     """The :class:`Rules` of a preset."""
     return get_preset(name).rules
+
+
+def rules_from_file(path: Path) -> Rules:
+    """Load a rules file: an optional ``preset = "name"`` (default boxed) and any option keys.
+
+    Example::
+
+        preset = "house"
+        three_ones = 1000
+        farkle_penalty = 500
+
+    Raises:
+        InvalidRulesError: an unreadable file, bad TOML, an unknown preset or option, or a value out of range.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidRulesError(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidRulesError(f"rules file {path} is not valid TOML: {exc}") from exc
+    preset = data.pop("preset", "boxed")
+    if not isinstance(preset, str):
+        raise InvalidRulesError(f"rules file {path}: 'preset' must be a preset name")
+    return get_rules(preset).with_options(data)

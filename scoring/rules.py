@@ -26,11 +26,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from farklecam.errors import InvalidRulesError
@@ -275,29 +273,6 @@ class Rules:
                 raise InvalidRulesError(f"--set expects key=value, got {item!r}")
             options[key.strip()] = value.strip()
         return self.with_options(options)
-
-    @classmethod
-    def from_toml(cls, path: Path) -> Rules:
-        """Load a rules file: an optional ``preset = "name"`` and any option keys.
-
-        Example::
-
-            preset = "house"
-            three_ones = 1000
-            farkle_penalty = 500
-        """
-        from scoring.presets import get_rules  # presets import this module
-
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InvalidRulesError(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise InvalidRulesError(f"rules file {path} is not valid TOML: {exc}") from exc
-        preset = data.pop("preset", "boxed")
-        if not isinstance(preset, str):
-            raise InvalidRulesError(f"rules file {path}: 'preset' must be a preset name")
-        return get_rules(preset).with_options(data)
 
 
 _SPECS: dict[str, OptionSpec] = {f.name: f.metadata["option"] for f in fields(Rules) if "option" in f.metadata}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from farklecam.errors import ImageError, InvalidDiceError
-from scoring.presets import get_rules, preset_names
+from scoring.presets import get_rules, preset_names, rules_from_file
 from scoring.rules import Rules
 
 __all__ = [
@@ -93,7 +93,7 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
     """The rules the user asked for: file or preset, then every ``--set`` on top."""
-    base = Rules.from_toml(args.rules_file) if args.rules_file else get_rules(args.rules)
+    base = rules_from_file(args.rules_file) if args.rules_file else get_rules(args.rules)
     return base.with_settings(args.settings)
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from farklecam.errors import InvalidRulesError
-from scoring.presets import PRESETS, get_preset, get_rules, preset_names
+from scoring.presets import PRESETS, get_preset, get_rules, preset_names, rules_from_file
 from scoring.rules import KindScoring, Rules, TieRule, option_names, option_spec
 
 SHARED_RULES = Path(__file__).resolve().parents[3] / "shared" / "rules"
@@ -118,7 +118,7 @@ def test_kind_scoring_modes() -> None:
 def test_toml_file(tmp_path: Path) -> None:
     path = tmp_path / "table.toml"
     path.write_text('preset = "house"\nfarkle_penalty = 500\nmust_roll_after_hot_dice = true\n')
-    rules = Rules.from_toml(path)
+    rules = rules_from_file(path)
     assert (rules.name, rules.three_ones, rules.farkle_penalty, rules.must_roll_after_hot_dice) == (
         "house",
         1000,
@@ -139,12 +139,12 @@ def test_bad_toml_file(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(content)
     with pytest.raises(InvalidRulesError, match=message):
-        Rules.from_toml(path)
+        rules_from_file(path)
 
 
 def test_missing_toml_file(tmp_path: Path) -> None:
     with pytest.raises(InvalidRulesError, match="cannot read rules file"):
-        Rules.from_toml(tmp_path / "missing.toml")
+        rules_from_file(tmp_path / "missing.toml")
 
 
 def test_preset_names_order() -> None:
