@@ -1,4 +1,4 @@
-"""The numeric core of the win-probability solver: two-player Farkle as value iteration, in numpy.
+"""The numeric core of the win-probability solver: two-player Farkle as value iteration (numpy, one numba kernel).
 
 Everything here is internal to :mod:`scoring.winprob` (which wraps it in a typed
 :class:`~scoring.winprob.WinTable`).
@@ -45,13 +45,15 @@ Approximations (documented where the tables are used):
   where the player must bank; ties count one half whatever the tie rule.
 * piggyback offers are not modelled (every turn starts with all dice).
 
-Speed (``python bench/winprob_speed.py --rules busche-neller --set last_round=false``
-on a 2-core machine, load average under 1): the 10,000-point table takes 8.6 s of
-CPU (40.7 s before the values-only secant sweeps, the keeps gathered slot by slot
-and the guesses from solved neighbours); ``--rules boxed`` (their last round, keeps
-not pruned) 31.6 s (297.9 s before). Advice from a solved table, median of 30
-positions for a turn's first roll: 1.3 ms (3.0 ms before) and on the boxed rules
-4.2 ms (6.7 ms); the first call in a process builds the chance node (35 to 70 ms).
+Speed (``python bench/winprob_speed.py --rules R [--set ...]``, 2 cores, load average
+1.6, 2026-12-03): a 10,000-point table takes 6.2 s on the boxed rules (their last
+round; 31.9 s with the last build's numpy sweep in the same run: ``--against
+8409f6f``), 6.1 on house, 6.3 on elizabethan, 2.6 on busche-neller without a last
+round, and 116 s on zilch, whose farkle penalty puts both streaks in the state
+(:func:`_solve_streaks`: about nine Gauss-Seidel passes over nine streak pairs).
+Advice from a solved table, median of 30 positions for a turn's first roll: 0.75 ms
+(2.0 ms with four players, ``--players 4``); the first call in a process builds the
+chance node (about 50 ms).
 """
 
 from __future__ import annotations
