@@ -90,5 +90,5 @@ def win_block(
     return {
         "available": False,
         "why": "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "
-        "with the same rules once (it takes minutes, then it is cached)",
+        "with the same rules once (seconds; about two minutes with a farkle penalty; then it is cached)",
     }
