@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
     "CLASS_NAMES",
     "COCKED_CLASS",
@@ -27,6 +31,7 @@ __all__ = [
     "label_path_for",
     "read_labels",
     "read_sidecar",
+    "write_example",
     "write_labels",
 ]
 
@@ -130,6 +135,23 @@ def write_labels(path: Path, boxes: Iterable[YoloBox]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{b.cls} {b.cx:.6f} {b.cy:.6f} {b.w:.6f} {b.h:.6f}" for b in boxes]
     path.write_text("\n".join(lines) + ("\n" if lines else ""))
+
+
+def write_example(
+    out: Path, name: str, image: npt.NDArray[np.uint8], boxes: Iterable[YoloBox], sidecar: dict[str, Any]
+) -> Path:
+    """Write one labelled picture under ``out``: ``images/NAME.jpg``, its YOLO labels and its sidecar.
+
+    The JPEG quality is the sidecar's ``post.jpeg_quality`` (default 90). The sidecar is
+    written last, so it marks a finished example (generators resume by it). Returns the image path.
+    """
+    path = out / "images" / f"{name}.jpg"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    quality = int(sidecar.get("post", {}).get("jpeg_quality", 90))
+    cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    write_labels(out / "labels" / f"{name}.txt", boxes)
+    (out / "labels" / f"{name}.json").write_text(json.dumps(sidecar, indent=1))
+    return path
 
 
 def find_images(root: Path) -> list[Path]:

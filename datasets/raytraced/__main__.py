@@ -9,34 +9,20 @@ once every scene of the run is there.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import cv2
+from datasets.raytraced.scene import generate_scene
+from datasets.yolo import write_example
 
-from datasets.raytraced.scene import RayScene, generate_scene
-from datasets.yolo import write_labels
-
-__all__ = ["main", "scene_name", "write_scene"]
+__all__ = ["main", "scene_name"]
 
 
 def scene_name(seed: int, index: int) -> str:
     """File base name of a scene (``r`` for raytraced, so names never clash with the pybullet ``s`` scenes)."""
     return f"r{seed}_{index:06d}"
-
-
-def write_scene(out: Path, name: str, scene: RayScene) -> Path:
-    """Write one scene's JPEG, YOLO labels and sidecar (the sidecar last: it marks the scene done)."""
-    image = out / "images" / f"{name}.jpg"
-    image.parent.mkdir(parents=True, exist_ok=True)
-    quality = int(scene.sidecar.get("post", {}).get("jpeg_quality", 90))
-    cv2.imwrite(str(image), scene.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    write_labels(out / "labels" / f"{name}.txt", scene.boxes)
-    (out / "labels" / f"{name}.json").write_text(json.dumps(scene.sidecar, indent=1))
-    return image
 
 
 def _positive(text: str) -> int:
@@ -68,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.out / "labels" / f"{name}.json").exists():
             continue
         start = time.perf_counter()
-        write_scene(args.out, name, generate_scene(args.seed, i, args.width, args.height, args.spp))
+        scene = generate_scene(args.seed, i, args.width, args.height, args.spp)
+        write_example(args.out, name, scene.image, scene.boxes, scene.sidecar)  # the sidecar last marks it done
         seconds += time.perf_counter() - start
         written += 1
         sys.stderr.write(f"{name}: {written} written, {seconds / written:.1f} s per scene\n")

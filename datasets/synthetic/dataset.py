@@ -7,16 +7,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
-
 from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, Scene, generate_scene
 from datasets.training_sets import is_synthetic_holdout
-from datasets.yolo import CLASS_NAMES, write_labels
+from datasets.yolo import CLASS_NAMES, write_example
 
 __all__ = ["READY_FILE", "SceneRun", "scene_name", "write_dataset_yaml", "write_scene", "write_scenes"]
 
@@ -39,14 +36,8 @@ def write_dataset_yaml(out: Path) -> Path:
 
 
 def write_scene(out: Path, name: str, scene: Scene) -> Path:
-    """Write one scene's JPEG, YOLO labels and sidecar; returns the image path."""
-    image = out / "images" / f"{name}.jpg"
-    image.parent.mkdir(parents=True, exist_ok=True)
-    quality = int(scene.sidecar.get("post", {}).get("jpeg_quality", 90))
-    cv2.imwrite(str(image), scene.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    write_labels(out / "labels" / f"{name}.txt", scene.boxes)
-    (out / "labels" / f"{name}.json").write_text(json.dumps(scene.sidecar, indent=1))
-    return image
+    """Write one scene's JPEG, YOLO labels and sidecar (:func:`datasets.yolo.write_example`); returns the image path."""
+    return write_example(out, name, scene.image, scene.boxes, scene.sidecar)
 
 
 @dataclass(frozen=True, slots=True)
