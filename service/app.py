@@ -18,6 +18,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -26,7 +27,7 @@ from farklecam import __version__
 from service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from service.errors import BodySizeLimit, install_error_handlers
 from service.routes import games, health, readings, rules, scoring, session, tournament, ws
-from service.security import SiteGuard, SitePolicy
+from service.security import SiteGuard, SitePolicy, declare_table_code
 from service.settings import Settings, get_settings
 from service.storage import Games, GameStore
 from service.tournament_store import TournamentStore
@@ -91,4 +92,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(tournament.router, prefix="/api")
     app.include_router(ws.router)
     app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="page")
+    _declare_security(app, required=settings.table_code is not None)
     return app
+
+
+def _declare_security(app: FastAPI, required: bool) -> None:
+    """Let ``/openapi.json`` name the table code, which the middleware (not a route) checks."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = declare_table_code(build(), required)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -36,6 +36,7 @@ import math
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, QueryParams
@@ -54,6 +55,7 @@ __all__ = [
     "Refusal",
     "SiteGuard",
     "SitePolicy",
+    "declare_table_code",
     "lan_addresses",
     "needs_code",
     "served_names",
@@ -101,6 +103,34 @@ def needs_code(path: str) -> bool:
     if path in PUBLIC_API_PATHS:
         return False
     return path == "/api" or path.startswith(("/api/", "/ws/")) or path == "/ws"
+
+
+#: The OpenAPI name of the table-code scheme.
+CODE_SCHEME = "TableCode"
+
+
+def declare_table_code(schema: dict[str, Any], required: bool) -> dict[str, Any]:
+    """Say in an OpenAPI ``schema`` (changed in place and returned) how the table code is sent.
+
+    The code is checked by :class:`SiteGuard`, not by route dependencies, so FastAPI cannot
+    see it: without this a generated client would not know to send ``X-Table-Code``. The
+    scheme is always declared; the operations that need the code name it where this server
+    has one (``required``), as one alternative beside none where it has not.
+    """
+    schemes = schema.setdefault("components", {}).setdefault("securitySchemes", {})
+    schemes[CODE_SCHEME] = {
+        "type": "apiKey",
+        "in": "header",
+        "name": CODE_HEADER,
+        "description": "The table code the server printed when it started (needed beyond loopback). "
+        f"A WebSocket sends it as ?{CODE_QUERY}=.",
+    }
+    needed: list[dict[str, list[str]]] = [{CODE_SCHEME: []}] if required else [{}, {CODE_SCHEME: []}]
+    for path, operations in schema.get("paths", {}).items():
+        if needs_code(path):
+            for operation in operations.values():
+                operation["security"] = needed
+    return schema
 
 
 def lan_addresses() -> list[str]:

@@ -21,7 +21,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from service.app import create_app
 from service.code_attempts import WrongCodeLimit
-from service.security import SitePolicy, needs_code, served_names
+from service.security import CODE_HEADER, SitePolicy, needs_code, served_names
 from service.settings import Settings
 from service.table_code import CODE_ALPHABET, generate_code, normalize_code, same_code, validate_code
 from service.tls import TlsError, check_pair, self_signed
@@ -315,3 +315,21 @@ def test_a_server_with_a_generated_certificate_answers_over_https(tmp_path: Path
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("table_code", [CODE, None])
+def test_openapi_names_the_table_code_on_every_route_that_needs_it(tmp_path: Path, table_code: str | None) -> None:
+    """A generated client learns from /openapi.json to send X-Table-Code (the middleware checks it, not a route)."""
+    with client_for(tmp_path, table_code=table_code) as client:
+        spec = client.get("/openapi.json").json()
+    scheme = spec["components"]["securitySchemes"]["TableCode"]
+    assert (scheme["type"], scheme["in"], scheme["name"]) == ("apiKey", "header", CODE_HEADER)
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            security = operation.get("security")
+            if path == "/api/session":
+                assert security is None, (method, path)
+            elif table_code is None:
+                assert security == [{}, {"TableCode": []}], (method, path)
+            else:
+                assert security == [{"TableCode": []}], (method, path)
