@@ -188,6 +188,9 @@ class DiePublic(BaseModel):
     box: list[float]
     confidence: float
     status: str
+    tilt_deg: float | None = Field(
+        default=None, description="degrees between the die's top face and the table; null where not measured"
+    )
 
 
 class ReadingPublic(BaseModel):

@@ -5,7 +5,8 @@ than a read) and then runs, per frame: detection, crops from the full
 resolution frame, face classification (which also vetoes detections that are
 no die), the tray outline (one found in the picture calls no die off where the
 picture speaks against it: :mod:`vision.tray.trust`), the cocked test on crops turned upright (where the
-tray is known and the model folder has ``cocked_test.onnx``), the pip
+tray is known and the model folder has ``cocked_test.onnx``) or, with a pose network
+(:attr:`ReaderConfig.pose_model`), each die's measured tilt in its place, the pip
 counter's second opinion, and finally one status per die.
 
 Example:
@@ -37,7 +38,10 @@ from vision.images import decode_image, load_image
 from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pose.cocked import CockedFusion, CockedTest
 from vision.pose.cocked_call import CockedJudge
+from vision.pose.net import DicePose, PoseNet
 from vision.pose.support import may_lean, near_picture_edge
+from vision.pose.tilt import TiltCall
+from vision.pose.tilt_scores import tilt_scores
 from vision.pose.upright import UprightView, straight_down_view, upright_view
 from vision.pose.view_search import VerticalMemory
 from vision.reader_config import ReaderConfig, config_override
@@ -57,12 +61,23 @@ __all__ = [
     "config_override",
     "default_model_dir",
     "fusion_for",
+    "pose_model_path",
 ]
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
 CLASSIFIER_FILE = "face_classifier.onnx"
 COCKED_TEST_FILE = "cocked_test.onnx"
+
+
+#: The pose network's seam: frame, boxes and the marked tray's vertical (or None) to the dice's pose.
+PoseReader = Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32], UprightView | None], DicePose]
+
+
+def pose_model_path(root: Path, name: str) -> Path:
+    """Where :attr:`ReaderConfig.pose_model` points: a file in the model folder, else a path as given."""
+    inside = root / name
+    return inside if not Path(name).is_absolute() and inside.is_file() else Path(name)
 
 
 @functools.lru_cache(maxsize=16)
@@ -131,6 +146,8 @@ class DiceReader:
         classifier: a face classifier to use instead of the model file.
         cocked_test: a cocked test to use instead of the model file (None: the file's,
             if the folder has one and ``config.cocked_test`` is on).
+        pose: a pose network to use instead of ``config.pose_model``'s (tests inject fakes
+            here); with one, each die's measured tilt replaces the cocked test.
 
     Raises:
         ModelLoadError: a model file is missing, corrupt or breaks the model contract.
@@ -145,6 +162,7 @@ class DiceReader:
         detector: Callable[[npt.NDArray[np.uint8]], Reading] | None = None,
         classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] | None = None,
         cocked_test: CockedTest | None = None,
+        pose: PoseReader | None = None,
     ) -> None:
         self.config = config or ReaderConfig()
         root = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -172,6 +190,11 @@ class DiceReader:
             cocked_test = CockedTest(open_model(COCKED_TEST_FILE))
         self.cocked_test = cocked_test if cfg.cocked_test else None
         self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
+        if pose is None and cfg.pose_model is not None:
+            pose = PoseNet(load_onnx(pose_model_path(root, cfg.pose_model), threads=cfg.threads, spin=cfg.ort_spin))
+        #: The pose network whose tilts decide which dice are cocked; None: the cocked test does.
+        self.pose: PoseReader | None = pose
+        self.tilt_call = TiltCall()
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         #: Marked trays' snaps to the picture's edges and watches for a moved camera, shared by this reader's copies.
         self._marked = MarkedTrays()
@@ -293,11 +316,16 @@ class DiceReader:
         if tray is not None and corners is not None:
             sigma = tray.corner_sigma_px if self.config.corner_sigma_px is None else self.config.corner_sigma_px
             view = _tray_view(corners.tobytes(), size, sigma)
-        straight_down = view is None and self.config.straight_down
+        tilt = np.full(len(found), np.nan, np.float32)
+        measured = self.pose(frame, found.xyxy, view) if self.pose is not None and len(found) else None
+        if measured is not None:
+            tilt = measured.tilt_deg.astype(np.float32)
+            view = measured.view  # the marked tray's, else the dice's consensus: places the bases
+        straight_down = view is None and self.config.straight_down and self.pose is None
         if straight_down:
             view = straight_down_view(size)
         cocked_min_conf = self.config.cocked_min_conf
-        judge = self.cocked_judge
+        judge = self.cocked_judge if self.pose is None else None
         judged = judge.call(frame, found.xyxy, view, scores, self.vertical_memory) if judge and len(found) else None
         doubted = False
         if judge is not None and straight_down and judged is not None and judged.cocked.any():
@@ -316,6 +344,9 @@ class DiceReader:
             # Under a vertical the dice do not clearly agree on, the test only vetoes: a die the
             # classifier calls cocked and the test does not back is read as lying flat.
             scores = scores.flat(scores.cocked & ~judged.cocked)
+        in_band = np.zeros(len(found), bool)
+        if measured is not None:
+            scores, in_band = tilt_scores(scores, tilt, self.tilt_call)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = ~off
@@ -323,7 +354,10 @@ class DiceReader:
         cut = None
         if self.config.cut_die_margin_px is not None:
             cut = near_picture_edge(found.xyxy, size, self.config.cut_die_margin_px)
-        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, off, cocked_min_conf, cut=cut)
+        face, face_conf, status, data = self._decide(
+            frame, found.xyxy, scores, inside, off, cocked_min_conf, cut=cut, in_band=in_band
+        )
+        data["tilt_deg"] = tilt
         return dataclasses.replace(
             found,
             face=face,
@@ -347,6 +381,7 @@ class DiceReader:
         off: npt.NDArray[np.bool_],
         cocked_min_conf: float,
         cut: npt.NDArray[np.bool_] | None = None,
+        in_band: npt.NDArray[np.bool_] | None = None,
     ) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
     ]:
@@ -357,6 +392,8 @@ class DiceReader:
 
         ``cut`` marks the dice the picture's edge cuts (``ReaderConfig.cut_die_margin_px``):
         where one would be called cocked, it reads ``uncertain`` with its best face instead.
+        ``in_band`` marks the dice whose measured tilt lies in the :class:`TiltCall`'s band:
+        they read ``uncertain`` (on the tray) whatever their face's confidence.
         """
         cfg = self.config
         n = len(xyxy)
@@ -389,6 +426,8 @@ class DiceReader:
         status[cocked] = DieStatus.COCKED.value
         status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
         status[doubted] = DieStatus.UNCERTAIN.value
+        if in_band is not None:
+            status[in_band] = DieStatus.UNCERTAIN.value
         status[off] = DieStatus.OFF_TRAY.value
         # A symbol face (a logo 6, a skull 1) is no number: a person must look at it.
         symbol = np.zeros(n, bool)

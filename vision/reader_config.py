@@ -136,6 +136,13 @@ class ReaderConfig:
         view_search: where the tray's corners are not known, find the camera's vertical
             from the dice themselves (:mod:`vision.pose.view_search`) and run the cocked test
             under it; None keeps the face classifier's own cocked call there.
+        pose_model: the pose network (an ONNX file in the model folder, or a path) whose
+            measured tilt decides which dice are cocked in place of the cocked test, the
+            vertical search and ``straight_down`` (:mod:`vision.pose.tilt_scores`): the table's
+            normal is the marked tray's, else the one the frame's dice agree on
+            (:func:`vision.pose.tilt.consensus`), and every die's ``tilt_deg`` is reported.
+            None (the default) keeps the cocked test, until the tilt path is measured to beat it
+            in worlds its network never trained in (``models/README.md``, the pose network's card).
     """
 
     det_conf: float | None = None
@@ -166,6 +173,7 @@ class ReaderConfig:
     straight_down: bool = False
     straight_down_check_deg: float | None = 10.0
     view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
+    pose_model: str | None = None
 
     def __post_init__(self) -> None:
         for name in (

@@ -16,6 +16,7 @@ from vision.pose.tilt import (
     table_normal,
     tilt_degrees,
     to_ray_frame,
+    view_from_normal,
 )
 from vision.pose.upright import straight_down_view
 
@@ -95,7 +96,10 @@ def test_without_a_focal_length_the_dice_pick_the_one_that_makes_them_agree() ->
     ray_up = to_ray_frame(ups, ray_rotations(centres, focal, principal))
     found = consensus(ray_up, centres, size)
     assert found is not None
-    got, up, members = found
+    got, up, members = found.normal, found.up_axes, found.agreed
+    assert found.focal == pytest.approx(focal)
+    # The vertical it gives is the normal's, turned down, under the focal length kept.
+    assert view_from_normal(got, found.focal, principal).angle_to(-got) < 1e-6
     assert tilt_degrees([got], normal)[0] < 1.0
     tilt = tilt_degrees(up, got)
     assert tilt[:5].max() < 1.0 and tilt[5] == pytest.approx(33, abs=1.0)
@@ -103,6 +107,16 @@ def test_without_a_focal_length_the_dice_pick_the_one_that_makes_them_agree() ->
     # Under the default field of view the same outputs disagree: the focal length matters.
     wrong = tilt_degrees(from_ray_frame(ray_up, ray_rotations(centres, 0.9 * 640, principal)), normal)
     assert wrong[:5].max() > 5.0
+
+
+@given(st.floats(-0.9, 0.9), st.floats(-0.9, 0.9), st.floats(100, 3000), _pixels)
+def test_a_normal_facing_the_camera_round_trips_through_its_vertical(
+    x: float, y: float, focal: float, principal: tuple[float, float]
+) -> None:
+    normal = _unit(np.array([x, y, -1.0]))
+    view = view_from_normal(normal, focal, principal)
+    np.testing.assert_allclose(normal_from_view(view), normal, atol=1e-9)
+    assert view.focal == focal
 
 
 def test_a_marked_vertical_gives_the_normal_away_from_the_nadir() -> None:

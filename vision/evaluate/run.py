@@ -8,9 +8,10 @@ flagged), the accuracy of the dice given status ok and the share flagged
 uncertain (what the pip second opinion trades), detection recall and precision (matched by box centre, so
 whole-die and pip-pattern boxes both work), cocked and off-tray recall and
 precision where labelled, median read latency, and a 7x7 confusion matrix (as
-text, and as a PNG with ``--confusion-png``). With ``--pose-model`` it also reads the
-dice the reader found with that pose network and reports its tilt error on flat and on
-leaning dice where the sidecars give each die's tilt (:mod:`vision.evaluate.tilt_error`).
+text, and as a PNG with ``--confusion-png``). With ``--pose-model`` the reader decides
+which dice are cocked by that pose network's measured tilt (:attr:`ReaderConfig.pose_model`)
+and the tilt error its readings report is given for flat and for leaning dice, where the
+sidecars give each die's tilt (:mod:`vision.evaluate.tilt_error`).
 
 A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
 writes) adds each die's ``status`` (for off-tray metrics), whether it is
@@ -42,8 +43,6 @@ from vision.evaluate.error_cases import ErrorCases
 from vision.evaluate.metrics import FolderStats, ImageLabels
 from vision.evaluate.tilt_error import TiltErrors
 from vision.images import load_image
-from vision.pose.net import PoseNet
-from vision.pose.upright import upright_view
 from vision.reader import DiceReader, ReaderConfig, config_override
 from vision.reading import DieStatus, Reading
 from vision.tray.outline import TrayOutline
@@ -139,7 +138,6 @@ def evaluate_folder(
     errors: ErrorCases | None = None,
     count_occluded: bool = False,
     corner_noise_px: float = 0.0,
-    pose: PoseNet | None = None,
     tilt: TiltErrors | None = None,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
@@ -155,9 +153,9 @@ def evaluate_folder(
         corner_noise_px: move each sidecar tray corner at random by this much (standard
             deviation, pixels; the same moves every run) and treat the corners as clicked:
             how the calibrated path reads for a person who clicks the corners.
-        pose: a pose network to measure on the dice the reader found (with ``tilt``).
-        tilt: where to add the pose network's tilt errors; the tray's vertical is the
-            sidecar tray's where the reader is given it, else the dice's consensus.
+        tilt: where to add the tilt errors of the readings (``data["tilt_deg"]``, which a
+            reader with a pose network measures: under the sidecar tray's vertical where the
+            reader is given it, else the dice's consensus).
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -184,15 +182,8 @@ def evaluate_folder(
         t0 = time.perf_counter()
         reading = image_reader.read(frame)
         exact = stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
-        if pose is not None and tilt is not None and labels.tilt_deg is not None and len(reading):
-            size = (frame.shape[1], frame.shape[0])
-            corners = outline.vertical_corners if outline is not None else None
-            view = (
-                upright_view(corners, size, outline.corner_sigma_px)
-                if outline is not None and corners is not None and len(corners) == 4
-                else None
-            )
-            tilt.add(pose(frame, reading.xyxy, view).tilt_deg, reading.xyxy, labels)
+        if tilt is not None and "tilt_deg" in reading.data:
+            tilt.add(reading.data["tilt_deg"], reading.xyxy, labels)
         if errors is not None and not exact:
             errors.record(path, frame, reading, labels)
     return stats, problems
@@ -302,7 +293,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         type=Path,
         default=None,
         metavar="ONNX",
-        help="also measure this pose network's tilt on the dice found (tilt MAE, flat / leaning; generated scenes)",
+        help="read with this pose network's tilt deciding cocked (ReaderConfig.pose_model); reports tilt MAE, "
+        "flat / leaning, on generated scenes",
     )
     parser.add_argument(
         "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
@@ -353,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, corner_sigma_px=args.corner_sigma)
     if args.context_offsets is not None:
         config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
+    if args.pose_model is not None:
+        config = dataclasses.replace(config, pose_model=str(args.pose_model))
     if args.set:
         config = dataclasses.replace(config, **dict(args.set))
     missing = [str(d) for d in args.dirs if not d.is_dir()]
@@ -361,7 +355,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         reader = DiceReader(args.models, config=config)
-        pose = PoseNet(args.pose_model) if args.pose_model is not None else None
     except FarkleError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -382,7 +375,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors=errors,
             count_occluded=args.count_occluded,
             corner_noise_px=args.corner_noise,
-            pose=pose,
             tilt=tilt,
         )
         for problem in problems:
@@ -391,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         total_tilt.merge(tilt)
         results.append((folder, stats, tilt))
         entry: dict[str, Any] = {
-            **_metrics(stats, tilt if pose is not None else None),
+            **_metrics(stats, tilt if reader.pose is not None else None),
             "cocked_recall_by_lean": stats.cocked_recall_by_lean(),
             "confusion": stats.confusion.to_dict(),
             "problems": problems,
@@ -402,16 +394,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["folders"][str(folder)] = entry
     if many:
         report["all"] = {
-            **_metrics(total, total_tilt if pose is not None else None),
+            **_metrics(total, total_tilt if reader.pose is not None else None),
             "cocked_recall_by_lean": total.cocked_recall_by_lean(),
         }
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return 0
     rows = [
-        (folder.resolve().name, _metrics(stats, tilt if pose is not None else None)) for folder, stats, tilt in results
+        (folder.resolve().name, _metrics(stats, tilt if reader.pose is not None else None))
+        for folder, stats, tilt in results
     ]
-    all_row = ("all", _metrics(total, total_tilt if pose is not None else None))
+    all_row = ("all", _metrics(total, total_tilt if reader.pose is not None else None))
     out = [format_table([*rows, all_row] if many else rows), ""]
     for folder, stats, _tilt in results:
         out += [f"confusion ({folder}): rows = label, columns = predicted", stats.confusion.text(), ""]

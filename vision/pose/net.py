@@ -24,6 +24,7 @@ from vision.pose.tilt import (
     normal_from_view,
     ray_rotations,
     tilt_degrees,
+    view_from_normal,
 )
 from vision.pose.upright import UprightView
 
@@ -43,12 +44,16 @@ class DicePose:
             tray nor the dice could give it.
         agreed: which dice the normal was found from (all False for a marked tray's).
         tilt_deg: each die's tilt (n,), NaN where the normal is unknown.
+        view: the vertical the tilts were measured under: the marked tray's, else the one the
+            dice's consensus gives (its normal and focal length); None where neither is known.
+            The off-tray test places the dice's bases along it.
     """
 
     up_axes: npt.NDArray[np.float64]
     normal: npt.NDArray[np.float64] | None
     agreed: npt.NDArray[np.bool_]
     tilt_deg: npt.NDArray[np.float64]
+    view: UprightView | None = None
 
 
 class PoseNet:
@@ -101,6 +106,7 @@ class PoseNet:
                 focal, principal = default_intrinsics(size)
                 up, normal = from_ray_frame(ray_up, ray_rotations(centres, focal, principal)), None
             else:
-                normal, up, agreed = found
+                normal, up, agreed = found.normal, found.up_axes, found.agreed
+                view = view_from_normal(normal, found.focal, default_intrinsics(size)[1])
         tilt = tilt_degrees(up, normal) if normal is not None else np.full(len(up), np.nan)
-        return DicePose(up, normal, agreed, tilt)
+        return DicePose(up, normal, agreed, tilt, view)

@@ -29,6 +29,7 @@ __all__ = [
     "COCKED_TILT_DEG",
     "FOCAL_CANDIDATES",
     "TILT_BAND_DEG",
+    "Consensus",
     "TiltCall",
     "consensus",
     "default_intrinsics",
@@ -38,6 +39,7 @@ __all__ = [
     "table_normal",
     "tilt_degrees",
     "to_ray_frame",
+    "view_from_normal",
 ]
 
 #: A die is cocked past this tilt. A die on a flat floor rests within a few degrees of it; one
@@ -108,6 +110,20 @@ def normal_from_view(view: UprightView) -> npt.NDArray[np.float64]:
     return -view.direction()
 
 
+def view_from_normal(normal: npt.ArrayLike, focal: float, principal: npt.ArrayLike) -> UprightView:
+    """The vertical a table's normal gives (the inverse of :func:`normal_from_view`).
+
+    The off-tray test places each die's base along the vertical
+    (:func:`vision.tray.outline.footprint_inside`); the dice's own consensus gives one where no
+    tray is marked. A normal lying in the picture's plane (a camera looking level) puts the
+    nadir far off, never at infinity.
+    """
+    down = -np.asarray(normal, np.float64).reshape(3)
+    depth = max(float(down[2]), 1e-6)
+    p = np.asarray(principal, np.float64)
+    return UprightView(p + float(focal) * down[:2] / depth, float(focal), p)
+
+
 def tilt_degrees(up_axes: npt.ArrayLike, normal: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Degrees between each unit up-axis (n, 3) and the table's unit normal (3,)."""
     up = np.asarray(up_axes, np.float64).reshape(-1, 3)
@@ -147,13 +163,30 @@ def table_normal(
     return mean / np.linalg.norm(mean), members
 
 
+@dataclass(frozen=True)
+class Consensus:
+    """What the dice agreed on, the focal length unknown (:func:`consensus`).
+
+    Attributes:
+        normal: the table's normal in the camera's frame (3,).
+        up_axes: each die's up-axis in the camera's frame (n, 3), under the focal length kept.
+        agreed: which dice the normal was found from (n,).
+        focal: the focal length kept, in pixels.
+    """
+
+    normal: npt.NDArray[np.float64]
+    up_axes: npt.NDArray[np.float64]
+    agreed: npt.NDArray[np.bool_]
+    focal: float
+
+
 def consensus(
     ray_up: npt.ArrayLike,
     centres: npt.ArrayLike,
     image_size: tuple[int, int],
     focals: tuple[float, ...] = FOCAL_CANDIDATES,
     agree_deg: float = AGREE_DEG,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]] | None:
+) -> Consensus | None:
     """The table's normal and the dice's up-axes in the camera's frame, the focal length unknown.
 
     A wrong focal length turns each die's ray frame by a different amount, so flat dice in
@@ -169,22 +202,23 @@ def consensus(
         agree_deg: as :func:`table_normal`.
 
     Returns:
-        ``(normal (3,), up-axes (n, 3), which dice agreed (n,))``, or None where no candidate
-        gives a consensus.
+        The normal, the up-axes, which dice agreed and the focal length kept; None where no
+        candidate gives a consensus.
     """
     w, h = image_size
     principal = np.array([w / 2.0, h / 2.0])
-    best: tuple[int, float, npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]] | None = None
+    best: tuple[int, float, Consensus] | None = None
     for f in focals:
-        up = from_ray_frame(ray_up, ray_rotations(centres, f * float(max(w, h)), principal))
+        focal = f * float(max(w, h))
+        up = from_ray_frame(ray_up, ray_rotations(centres, focal, principal))
         found = table_normal(up, agree_deg)
         if found is None:
             continue
         normal, members = found
         spread = float(tilt_degrees(up[members], normal).mean())
         if best is None or (int(members.sum()), -spread) > (best[0], -best[1]):
-            best = (int(members.sum()), spread, normal, up, members)
-    return None if best is None else (best[2], best[3], best[4])
+            best = (int(members.sum()), spread, Consensus(normal, up, members, focal))
+    return None if best is None else best[2]
 
 
 @dataclass(frozen=True)
