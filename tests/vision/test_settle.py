@@ -145,7 +145,8 @@ def test_one_glare_frame_is_outvoted() -> None:
         ([3, 4, 3, 4, 3], ["ok"] * 5, 0.95, DieStatus.UNCERTAIN, AmbiguityReason.DISAGREEING_READS),
         ([3] * 5, ["ok"] * 5, 0.3, DieStatus.UNCERTAIN, AmbiguityReason.LOW_CONFIDENCE),
         ([0] * 5, ["cocked"] * 5, 0.9, DieStatus.COCKED, AmbiguityReason.NONE),
-        ([2] * 5, ["uncertain"] * 5, 0.4, DieStatus.UNCERTAIN, AmbiguityReason.UNREAD),
+        ([2] * 5, ["uncertain"] * 5, 0.25, DieStatus.UNCERTAIN, AmbiguityReason.LOW_CONFIDENCE),
+        ([0] * 5, ["uncertain"] * 5, 0.4, DieStatus.UNCERTAIN, AmbiguityReason.UNREAD),
         ([0, 0, 5, 0, 5], ["cocked", "cocked", "ok", "cocked", "ok"], 0.9, DieStatus.UNCERTAIN,
          AmbiguityReason.DISAGREEING_READS),
         ([4, 4, 4, 4, 4], ["off_tray"] * 5, 0.9, DieStatus.OFF_TRAY, AmbiguityReason.NONE),
@@ -350,7 +351,8 @@ def test_a_die_read_uncertain_in_some_frames_is_voted_from_the_clear_ones() -> N
     script.move()
     for k in range(12):  # a small die: unreadable in every other frame
         status = ["ok"] * 5 + (["uncertain"] if k % 2 else ["ok"])
-        script.feed(mock_reading([1, 2, 3, 4, 5, 6 if k % 2 == 0 else 3], status=status))
+        confidence = [0.95] * 5 + [0.2 if k % 2 else 0.95]  # the unreadable frames guess another face, unsure
+        script.feed(mock_reading([1, 2, 3, 4, 5, 6 if k % 2 == 0 else 3], status=status, face_confidence=confidence))
     ((_, reading),) = script.reported
     assert reading.faces == (1, 2, 3, 4, 5, 6)
     assert reading.data["faces_seen"].tolist()[-1].startswith("6:")
@@ -361,7 +363,7 @@ def test_a_die_that_stays_unclear_is_uncertain_with_its_likeliest_face() -> None
     script.move()
     for k in range(18):
         status = ["ok"] * 5 + (["ok"] if k == 3 else ["uncertain"])
-        confidence = [0.95] * 5 + [0.95 if k == 3 else 0.3]  # unsure of it but once
+        confidence = [0.95] * 5 + [0.95 if k == 3 else 0.2]  # unsure of it but once
         script.feed(mock_reading([1, 2, 3, 4, 5, 2], status=status, face_confidence=confidence))
     ((index, reading),) = script.reported
     config = script.detector.config
@@ -369,7 +371,7 @@ def test_a_die_that_stays_unclear_is_uncertain_with_its_likeliest_face() -> None
     waited = (index - 8) / FPS  # the rest began on frame 8
     assert config.settle_seconds + config.patience_seconds - 1e-6 <= waited <= config.settle_seconds + 0.4
     assert reading.status.tolist()[-1] == DieStatus.UNCERTAIN
-    assert reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.UNREAD
+    assert reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.LOW_CONFIDENCE  # read, but not surely
     assert reading.face.tolist()[-1] == 2 and reading.rethrow == 1
 
 
@@ -380,14 +382,15 @@ def test_an_unclear_die_is_read_again_on_the_next_still_frames_before_latching(p
     script.move()
     for k in range(18):
         status = ["ok"] * 5 + (["ok"] if k >= 8 else ["uncertain"])
-        confidence = [0.95] * 5 + [0.95 if k >= 8 else 0.3]
+        confidence = [0.95] * 5 + [0.95 if k >= 8 else 0.2]
         script.feed(mock_reading([1, 2, 3, 4, 5, 6], status=status, face_confidence=confidence))
     ((index, reading),) = script.reported
     if patience:
         assert reading.faces == (1, 2, 3, 4, 5, 6) and reading.rethrow == 0
         assert index - 8 < math.ceil(0.8 * FPS)  # latched as soon as the die was told, not at the patience's end
     else:
-        assert reading.faces == (1, 2, 3, 4, 5) and reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.UNREAD
+        assert reading.faces == (1, 2, 3, 4, 5)
+        assert reading.data["ambiguity"].tolist()[-1] == AmbiguityReason.LOW_CONFIDENCE
 
 
 def test_an_empty_tray_then_a_throw_to_the_same_places_is_a_new_throw() -> None:
@@ -502,15 +505,18 @@ def _unclear_reads(face_confidence: float, faces: list[int] | None = None, **dat
 @pytest.mark.parametrize(
     ("face_confidence", "faces", "data", "status"),
     [
-        (0.55, None, {}, DieStatus.OK),  # eight frames agree, each just unsure: read
-        (0.35, None, {}, DieStatus.UNCERTAIN),  # agreeing, but too unsure on average
-        (0.55, [4] * 7 + [6], {}, DieStatus.UNCERTAIN),  # one frame names another face
-        (0.55, [4] * 3, {}, DieStatus.UNCERTAIN),  # too few frames to agree
+        (0.45, None, {}, DieStatus.OK),  # eight frames agree, each unsure: read
+        (0.55, [4], {}, DieStatus.UNCERTAIN),  # one frame alone is no surer than it is
+        (0.5, [4] * 2, {}, DieStatus.UNCERTAIN),  # two frames at 0.5 are not sure enough yet
+        (0.45, [4] * 3, {}, DieStatus.OK),  # three are (evidence_reads)
+        (0.35, None, {}, DieStatus.UNCERTAIN),  # agreeing, but too unsure each
+        (0.55, [4] * 7 + [6], {}, DieStatus.OK),  # one frame naming another face is outweighed
+        (0.55, [4] * 5 + [6] * 3, {}, DieStatus.UNCERTAIN),  # three are not
         (0.9, None, {"symbol": [True]}, DieStatus.UNCERTAIN),  # a logo face stays for a person to say
         (0.55, None, {"cocked": [True]}, DieStatus.UNCERTAIN),  # an unconfirmed lean stays too
     ],
 )  # fmt: skip
-def test_frames_that_all_name_one_face_read_a_die_each_frame_was_unsure_of(
+def test_frames_naming_one_face_add_up_to_read_a_die_each_frame_was_unsure_of(
     face_confidence: float, faces: list[int] | None, data: dict[str, list[bool]], status: DieStatus
 ) -> None:
     reads = _unclear_reads(face_confidence, faces, **data)

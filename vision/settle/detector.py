@@ -25,11 +25,14 @@ latches on the next frame, without waiting for one more read, unless its vote so
 leaves a die ``uncertain``: then it reads on for up to ``patience_seconds`` more, so
 a die unclear in the first still frames gets its clear reads before it is latched
 (the dice told at the settle time keep their verdicts).
-(3) The **vote** (:func:`vote`) gives each die the face most of its clear reads name:
-reads that could not tell the face abstain, so a glare frame or a blurred read cannot
-change or spoil a face, and a die whose clear reads disagree, or that is rarely read
-clearly, becomes ``uncertain`` with an :class:`AmbiguityReason` and its likeliest face
-as the hint a player confirms.
+(3) The **vote** (:func:`vote`) gives each die the status most of its reads tell (flat, cocked,
+off the tray) and a flat die the face its reads' evidence, summed over the settled frames,
+makes likeliest (:mod:`vision.settle.evidence`): a read the reader was unsure of counts for
+what it is worth, so several frames agreeing at 0.45 read a die no single frame could, while
+reads doubted for another reason (a symbol face, an unconfirmed lean) abstain, so a glare
+frame or a blurred read cannot spoil a face. A die whose reads disagree, or of whose face the
+window is not ``min_posterior`` sure, or that is rarely read at all, becomes ``uncertain``
+with an :class:`AmbiguityReason` and its likeliest face as the hint a player confirms.
 (4) The **latch** decides whether the settled dice are a new throw: dice that all
 sit where the last reported throw's dice sat, with the same faces, are not (a hand
 passed, glare, set-aside dice lifted out while the others stayed put); a die in a
@@ -56,6 +59,7 @@ import numpy.typing as npt
 
 from vision.camera.sources import Frame
 from vision.reading import DieStatus, Reading
+from vision.settle.evidence import OTHER, face_posterior
 
 __all__ = [
     "AmbiguityReason",
@@ -130,12 +134,15 @@ class SettleConfig:
         recheck_seconds: resting dice (or an empty tray) are read again after this long even if the picture
             seems unchanged: a small die can roll in under even the faint change test.
         min_presence: share of the reads a die must appear in to count (drops flickering false boxes).
-        min_clear: share of a die's reads that must tell its face (or status) for a vote (else ``uncertain``).
-        min_agreement: share of a die's clear reads that must agree on its face (else ``uncertain``).
-        min_face_confidence: mean classifier confidence the agreeing reads need (else ``uncertain``).
-        min_unanimous: reads that must all name one face (none another face or status) for a die most of
-            whose reads fell just under the reader's own bar to be read all the same, at a mean confidence of
-            ``min_face_confidence``: one frame's doubt is the reader's, many frames agreeing are evidence.
+        min_clear: share of a die's reads that must tell something of it (a face, however unsure, ``cocked`` or
+            ``off_tray``; not a read the reader doubted for another reason than its confidence) for a vote.
+        min_agreement: share of a die's telling reads that must agree on its status (flat, cocked, off the
+            tray), and of a flat die's face reads, weighted by their confidence, on its face (else ``uncertain``).
+        min_posterior: how sure the window must be of a flat die's face, its reads' evidence summed
+            (:func:`vision.settle.evidence.face_posterior`), to score it (else ``uncertain``): 0.9, nine to one.
+        evidence_reads: how many reads' worth of evidence a window holds at most: frames of a die at rest are
+            not independent. With 3 (``min_reads``) and 0.9, reads that all name one face need a confidence of
+            0.39 each (:func:`vision.settle.evidence.unanimous_bar`); two reads 0.55; one read alone 0.9.
     """
 
     gate_width: int = 160
@@ -153,8 +160,8 @@ class SettleConfig:
     min_presence: float = 0.6
     min_clear: float = 0.3
     min_agreement: float = 0.75
-    min_face_confidence: float = 0.5
-    min_unanimous: int = 4
+    min_posterior: float = 0.9
+    evidence_reads: int = 3
 
     def __post_init__(self) -> None:
         for name in (
@@ -164,11 +171,11 @@ class SettleConfig:
             "min_presence",
             "min_clear",
             "min_agreement",
-            "min_face_confidence",
+            "min_posterior",
         ):
             if not 0.0 <= (value := getattr(self, name)) <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, but got {value!r}")
-        for name in ("gate_width", "min_reads", "read_every", "max_missed", "min_unanimous"):
+        for name in ("gate_width", "min_reads", "read_every", "max_missed", "evidence_reads"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, but got {value!r}")
         if self.settle_seconds < 0 or self.patience_seconds < 0 or self.recheck_seconds <= 0:
@@ -307,68 +314,67 @@ def _match(iou: npt.NDArray[np.float32], threshold: float) -> list[tuple[int, in
     return pairs
 
 
-def _ballot(reading: Reading, row: int) -> int | str:
-    """One read's word on one die: its face if read flat, else its status."""
-    return int(reading.face[row]) if reading.status[row] == DieStatus.OK else str(reading.status[row])
+def _kind(reading: Reading, row: int) -> DieStatus:
+    """What one read tells of one die: a face (``OK``, however unsure), ``COCKED``, ``OFF_TRAY``, or nothing.
 
-
-def _vote_die(seen: list[tuple[Reading, int]], config: SettleConfig) -> tuple[int, DieStatus, AmbiguityReason, float]:
-    """Face, status, ambiguity and agreement of one die over its reads.
-
-    Reads that called the die ``uncertain`` abstain: one blurred or glared read must not
-    spoil a face the other reads agree on. The winner of the clear ballots needs
-    ``min_agreement`` of them (and the clear ballots ``min_clear`` of all reads, unless all
-    reads name one face: :func:`_unanimous`); a face also ``min_face_confidence`` on
-    average. An uncertain die keeps its likeliest face as a hint.
+    A read the reader doubted for another reason than its confidence (:func:`_flagged`), or
+    that named no face, tells nothing (``UNCERTAIN``): it abstains.
     """
-    ballots = Counter(_ballot(rd, r) for rd, r in seen)
-    faces = Counter(int(rd.face[r]) for rd, r in seen if rd.face[r] > 0)
-    hint = faces.most_common(1)[0][0] if faces else 0
-    clear = Counter({k: v for k, v in ballots.items() if k != DieStatus.UNCERTAIN})
-    total = sum(clear.values())
+    status = DieStatus(str(reading.status[row]))
+    if status in (DieStatus.COCKED, DieStatus.OFF_TRAY):
+        return status
+    if _flagged(reading, row) or not 1 <= int(reading.face[row]) <= 6:
+        return DieStatus.UNCERTAIN
+    return DieStatus.OK
+
+
+def _vote_die(
+    seen: list[tuple[Reading, int]], config: SettleConfig
+) -> tuple[int, DieStatus, AmbiguityReason, float, float | None]:
+    """Face, status, ambiguity, agreement and sureness of one die over its reads.
+
+    First its status: the reads that tell something (:func:`_kind`) vote flat, cocked or
+    off the tray, and the winner needs ``min_agreement`` of them (they ``min_clear`` of all
+    reads). A flat die's face is then the evidence of its face reads summed
+    (:func:`vision.settle.evidence.face_posterior`): a read the reader was unsure of counts
+    for what it is worth rather than abstaining, so frames agreeing at 0.45 read a die
+    that no single frame could. It scores when the window is ``min_posterior`` sure of it and
+    its reads, weighted by confidence, ``min_agreement`` agree; else it is ``uncertain`` with
+    that face as the hint a player confirms. The sureness is that posterior for a flat die
+    (None for a cocked or off-tray one).
+    """
+    kinds = [_kind(rd, r) for rd, r in seen]
+    reads = [(int(rd.face[r]), float(rd.face_confidence[r])) for (rd, r), k in zip(seen, kinds, strict=True)
+             if k is DieStatus.OK]  # fmt: skip
+    everything = [(int(rd.face[r]), float(rd.face_confidence[r])) for rd, r in seen]
+    post = face_posterior(reads or everything, config.evidence_reads)
+    hint = int(np.argmax(post[:OTHER])) + 1
+    sure = float(post[hint - 1])
+    told = Counter(k for k in kinds if k is not DieStatus.UNCERTAIN)
+    total = sum(told.values())
     if total == 0 or total < config.min_clear * len(seen):
-        if _unanimous(seen, ballots, hint, config):
-            return hint, DieStatus.OK, AmbiguityReason.NONE, 1.0
-        return hint, DieStatus.UNCERTAIN, AmbiguityReason.UNREAD, total / len(seen)
-    winner, votes = clear.most_common(1)[0]
-    agree = votes / total
+        return hint, DieStatus.UNCERTAIN, AmbiguityReason.UNREAD, total / len(seen), sure
+    winner, votes = told.most_common(1)[0]
+    if votes / total < config.min_agreement:
+        return hint, DieStatus.UNCERTAIN, AmbiguityReason.DISAGREEING_READS, votes / total, sure
+    if winner is DieStatus.COCKED:
+        return 0, DieStatus.COCKED, AmbiguityReason.NONE, votes / total, None
+    if winner is DieStatus.OFF_TRAY:
+        return hint, DieStatus.OFF_TRAY, AmbiguityReason.NONE, votes / total, None
+    weight = sum(c for _, c in reads)
+    agree = sum(c for f, c in reads if f == hint) / weight if weight > 0 else 0.0
     if agree < config.min_agreement:
-        return (
-            (winner if isinstance(winner, int) else hint),
-            DieStatus.UNCERTAIN,
-            AmbiguityReason.DISAGREEING_READS,
-            agree,
-        )
-    if winner == DieStatus.COCKED:
-        return 0, DieStatus.COCKED, AmbiguityReason.NONE, agree
-    if winner == DieStatus.OFF_TRAY:
-        return hint, DieStatus.OFF_TRAY, AmbiguityReason.NONE, agree
-    face = int(winner)
-    confidence = np.mean([rd.face_confidence[r] for rd, r in seen if _ballot(rd, r) == face])
-    if face == 0 or confidence < config.min_face_confidence:
-        return face, DieStatus.UNCERTAIN, AmbiguityReason.LOW_CONFIDENCE, agree
-    return face, DieStatus.OK, AmbiguityReason.NONE, agree
-
-
-def _unanimous(seen: list[tuple[Reading, int]], ballots: Counter[int | str], face: int, config: SettleConfig) -> bool:
-    """Whether every read of a die named ``face`` (clearly or just under the reader's bar), often and surely enough.
-
-    The reader's per-frame bar (``ReaderConfig.face_min_conf``) is set for a single photo.
-    A settle window has many frames of the same die under fresh sensor noise: where at least
-    ``min_unanimous`` of them all name one face, and none another face, ``cocked`` or
-    ``off_tray``, at a mean confidence of ``min_face_confidence``, the die is read. A read the
-    reader flagged for another doubt (``data["symbol"]``: a logo face; ``data["cocked"]``: a
-    lean it could not confirm) vetoes it: no number of frames makes those a number.
-    """
-    if face == 0 or len(seen) < config.min_unanimous or set(ballots) - {face, DieStatus.UNCERTAIN.value}:
-        return False
-    if any(int(rd.face[r]) != face or _flagged(rd, r) for rd, r in seen):
-        return False
-    return float(np.mean([rd.face_confidence[r] for rd, r in seen])) >= config.min_face_confidence
+        return hint, DieStatus.UNCERTAIN, AmbiguityReason.DISAGREEING_READS, agree, sure
+    if sure < config.min_posterior:
+        return hint, DieStatus.UNCERTAIN, AmbiguityReason.LOW_CONFIDENCE, agree, sure
+    return hint, DieStatus.OK, AmbiguityReason.NONE, agree, sure
 
 
 def _flagged(reading: Reading, row: int) -> bool:
-    """Whether the reader doubted this die for another reason than its confidence (a symbol face, a lean)."""
+    """Whether the reader doubted this die for another reason than its confidence (a symbol face, a lean).
+
+    No number of frames makes a logo face or an unconfirmed lean a number.
+    """
     return any(bool(reading.data[key][row]) for key in ("symbol", "cocked") if key in reading.data)
 
 
@@ -378,11 +384,12 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
     Args:
         readings: the reads of the settle window, oldest first.
         tracks: per die, its row in each read (None where that read missed it).
-        config: ``min_presence``, ``min_clear``, ``min_agreement`` and ``min_face_confidence``.
+        config: ``min_presence``, ``min_clear``, ``min_agreement``, ``min_posterior`` and ``evidence_reads``.
 
     Returns:
         One row per die seen in ``min_presence`` of the reads (a box seen once is dropped): median
-        box, mean confidences, ``data["ambiguity"]`` (an :class:`AmbiguityReason` value),
+        box, mean detector confidence, as face confidence the window's posterior of a flat die's face
+        (a cocked or off-tray die: its reads' mean), ``data["ambiguity"]`` (an :class:`AmbiguityReason` value),
         ``data["agreement"]`` (the winning ballot's share) and ``data["faces_seen"]`` (how often
         each face was read, like ``"5:6 3:1"``: what a player confirming an uncertain die is offered).
         A flag on how the frame was read (``tray_set_aside``, ``straight_down_doubted``) holds if it
@@ -393,12 +400,12 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
         seen = [(readings[i], r) for i, r in enumerate(track) if r is not None]
         if not seen or len(seen) < config.min_presence * len(readings):
             continue
-        face, status, why, agree = _vote_die(seen, config)
-        same = [rd.face_confidence[r] for rd, r in seen if face and rd.face[r] == face]
+        face, status, why, agree, sure = _vote_die(seen, config)
+        same = [rd.face_confidence[r] for rd, r in seen if rd.face[r] == face]
         counts = Counter(int(rd.face[r]) for rd, r in seen if rd.face[r] > 0)
         cols["xyxy"].append(np.median(np.stack([rd.xyxy[r] for rd, r in seen]), axis=0))
         cols["confidence"].append(float(np.mean([rd.confidence[r] for rd, r in seen])))
-        cols["face_confidence"].append(float(np.mean(same)) if same else 0.0)
+        cols["face_confidence"].append(sure if sure is not None else float(np.mean(same)) if same else 0.0)
         cols["face"].append(face)
         cols["status"].append(status.value)
         cols["ambiguity"].append(why.value)
