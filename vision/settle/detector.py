@@ -41,6 +41,11 @@ new place is (the dice moved). Where the game expects a number of dice
 says so (``SettlePhase.WRONG_COUNT``, ``dice_seen``, ``dice_expected``) and nothing is
 reported until the count is right.
 
+Each read passes through the stream's :class:`~vision.tray.memory.TrayMemory` first: a
+read that found no tray, or doubted the one it found, gets the off-tray calls of the tray
+earlier reads of the stream found (a lone die thrown off the tray leaves the finder
+nothing to see the tray by).
+
 Call ``detector.step(frame, reader)`` on every frame; ``read_every`` and ``max_read_fps``
 thin the reads of a settle window further on slow machines.
 """
@@ -60,6 +65,7 @@ import numpy.typing as npt
 from vision.camera.sources import Frame
 from vision.reading import DieStatus, Reading
 from vision.settle.evidence import OTHER, face_posterior
+from vision.tray.memory import TrayMemory
 
 __all__ = [
     "AmbiguityReason",
@@ -479,6 +485,8 @@ class SettleDetector:
     def __init__(self, config: SettleConfig | None = None) -> None:
         self.config = config or SettleConfig()
         self.gate = MotionGate(self.config)
+        #: The camera's tray as its reads found it, for the reads that cannot find it (a die alone off the tray).
+        self.trays = TrayMemory()
         self._expected: tuple[int, ...] = ()
         self._vote: Reading | None = None  # the window's vote over its reads so far (None: not voted since a read)
         self._newcomer = False  # whether the window's last read has a box matching none of its dice
@@ -539,6 +547,7 @@ class SettleDetector:
             self._still_frames, self._unread_motion = 0, True
             return self._state(SettlePhase.MOVING)
         if reading is not None:
+            reading = self.trays.apply(frame.image, reading)
             self.reads += 1
             after_motion = self._unread_motion
             self._last_read_time, self._unread_motion = frame.timestamp, False

@@ -9,7 +9,8 @@ where the picture backs it. It is ``"unsure"``, and calls nothing off, where the
 picture speaks against the outline itself:
 
 * most dice would be off it: a throw lands mostly in the tray, so the outline is
-  more likely wrong than most dice thrown out (it holds fewer than half of them);
+  more likely wrong than most dice thrown out (it holds fewer than half of them),
+  unless earlier frames of the stream confirmed it (:mod:`vision.tray.memory`);
 * the floor goes on past it where a die would be off: the ground around that die,
   outside the outline, has the floor's own colour, so the die lies on the floor (or
   the "floor" is a table) and the outline stops short of it.
@@ -44,7 +45,12 @@ _MIN_GROUND_PX = 4
 
 
 def tray_state(
-    frame: npt.NDArray[np.uint8], outline: TrayOutline | None, xyxy: npt.ArrayLike, off: npt.NDArray[np.bool_]
+    frame: npt.NDArray[np.uint8],
+    outline: TrayOutline | None,
+    xyxy: npt.ArrayLike,
+    off: npt.NDArray[np.bool_],
+    *,
+    confirmed: bool = False,
 ) -> TrayState:
     """The outline's :class:`TrayState`, given the dice it would call off the tray.
 
@@ -53,6 +59,8 @@ def tray_state(
         outline: the tray, or None.
         xyxy: the dice's boxes, shape (n, 4), frame pixels.
         off: which dice the outline would call off the tray, shape (n,).
+        confirmed: the outline was found, undoubted, in earlier frames of the stream
+            (:class:`vision.tray.memory.TrayMemory`): it is not doubted for holding few of this frame's dice.
 
     Returns:
         ``NONE`` without an outline, ``MARKED`` for one given, else ``UNSURE`` where the
@@ -65,7 +73,7 @@ def tray_state(
     off = np.asarray(off, bool).reshape(-1)
     if not off.any():
         return TrayState.FOUND
-    if _most(off):
+    if _most(off) and not confirmed:
         return TrayState.UNSURE
     return TrayState.UNSURE if floor_goes_on(frame, outline, xyxy, off).any() else TrayState.FOUND
 
@@ -149,6 +157,8 @@ def off_tray_calls(
     xyxy: npt.ArrayLike,
     inside: npt.NDArray[np.float32],
     min_inside: float,
+    *,
+    confirmed: bool = False,
 ) -> tuple[TrayState, npt.NDArray[np.bool_]]:
     """The outline's :class:`TrayState` and the dice it calls off the tray.
 
@@ -158,6 +168,7 @@ def off_tray_calls(
         xyxy: the dice's boxes, shape (n, 4), frame pixels.
         inside: each die's footprint inside the outline (:func:`vision.tray.outline.footprint_inside`), shape (n,).
         min_inside: a die with less of its footprint inside is off the tray, where the outline may say so.
+        confirmed: see :func:`tray_state`.
 
     Returns:
         The state, and shape (n,) booleans: none for no outline or an unsure one; for a
@@ -166,10 +177,10 @@ def off_tray_calls(
     boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
     off = np.asarray(inside, np.float32).reshape(-1) < min_inside
     if outline is not None and not outline.has_true_corners and off.any():
-        if _most(off):  # judged on every footprint outside: whether the outline holds the throw
+        if _most(off) and not confirmed:  # judged on every footprint outside: whether the outline holds the throw
             return TrayState.UNSURE, np.zeros(len(boxes), bool)
         off &= reach_into(boxes, outline) < REACH_ON_TRAY
-    state = tray_state(frame, outline, boxes, off)
+    state = tray_state(frame, outline, boxes, off, confirmed=confirmed)
     if state in (TrayState.NONE, TrayState.UNSURE):
         return state, np.zeros(len(boxes), bool)
     return state, off
