@@ -3,6 +3,7 @@
     python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
     python bench/read_speed.py --against OTHER_DIR [--models DIR] [--image PATH] [--runs 60] [--rounds 6]
     python bench/read_speed.py --compare-config FIELD=VALUE [--image PATH] [--runs 60] [--rounds 6]
+    python bench/read_speed.py --pose-model ONNX [--models DIR] [--image PATH] [--runs 100]
 
 Stages: the detector (letterbox + ONNX + decode), and the detector as one camera's
 stream reads it (a frame of small dice read once, at the size the last frame
@@ -11,7 +12,9 @@ found (crops + ONNX), the tray search, the pip counter, the search for the
 camera's vertical (:mod:`vision.pose.view_search`), and the whole ``DiceReader.read``
 with the tray found in the frame: as configured by default (the vertical
 searched for in each frame), without that search, and for a fixed camera whose
-vertical is learned. Where the model folder has a cocked test and the image a
+vertical is learned; with ``--pose-model``, also the whole read with the tray found where
+that pose network's tilt decides cocked instead of the search
+(:attr:`vision.reader.ReaderConfig.pose_model`). Where the model folder has a cocked test and the image a
 labelled tray: the cocked test, and the whole read with that tray calibrated (as
 at a table). The target (issue 3) is a whole read in a median of <= 15 ms on 2
 cores. A benchmark, not a test: the numbers depend on the machine and on what
@@ -125,6 +128,7 @@ def main() -> int:
         help="compare the whole read with one ReaderConfig field changed, e.g. face_views_sure=0.9",
     )
     ap.add_argument("--rounds", type=int, default=6, help="alternating blocks per setup, with --against")
+    ap.add_argument("--pose-model", default=None, metavar="ONNX", help="also time the whole read with this pose net")
     args = ap.parse_args()
 
     frame, corners = frame_640x480(args.image)
@@ -163,6 +167,11 @@ def main() -> int:
     stages.append((f"whole read, tray found (pips {pips})", lambda: reader.read(frame)))
     plain = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views, view_search=None))
     stages.append(("whole read, tray found, no search", lambda: plain.read(frame)))
+    if args.pose_model is not None:
+        tilted = DiceReader(
+            args.models, config=ReaderConfig(threads=args.threads, face_views=args.views, pose_model=args.pose_model)
+        )
+        stages.append(("whole read, tray found, tilt measured", lambda: tilted.read(frame)))
     memory = VerticalMemory()
     fixed = reader.with_vertical_memory(memory)
     for _ in range(memory.needed):
