@@ -55,6 +55,7 @@ class FakeReader:
             face_confidence=[0.95, 0.9, 0.7],
             status=["ok", "ok", "cocked"],
             image_size=(frame.shape[1], frame.shape[0]),
+            data={"tilt_deg": np.array([2.04, np.nan, 31.0], np.float32)},  # the middle one's not measured
         )
 
 
@@ -172,6 +173,7 @@ def test_read_returns_reading_keeps_and_advice(client: TestClient, fake_reader: 
     assert data["reading"]["faces"] == [1, 5]
     assert data["reading"]["rethrow"] == 1
     assert [d["status"] for d in data["reading"]["dice"]] == ["ok", "ok", "cocked"]
+    assert [d["tilt_deg"] for d in data["reading"]["dice"]] == [2.0, None, 31.0]
     assert data["score"] == score_roll((1, 5), get_rules("boxed"))
     assert fake_reader.calls == 1
 

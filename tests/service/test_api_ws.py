@@ -97,6 +97,7 @@ def test_frames_without_a_game_settle_and_are_scored_and_advised(client: TestCli
         last = answers[-1]
         assert last["type"] == "frame" and last["image_size"] == [64, 48]
         assert last["reading"]["faces"] == [1, 5] and last["throw"]["faces"] == [1, 5]
+        assert all("tilt_deg" in d for d in last["reading"]["dice"])  # a number, or null where not measured
         assert last["score"] == score_roll((1, 5), get_rules("boxed"))
         assert last["advice"]["keep"] in ([1, 5], [1])
         assert last["game"] is None and last["ms"] >= 0
