@@ -40,7 +40,6 @@ from vision.pose.cocked import CockedFusion, CockedTest
 from vision.pose.cocked_call import CockedJudge
 from vision.pose.net import DicePose, PoseNet
 from vision.pose.support import may_lean, near_picture_edge
-from vision.pose.tilt import TiltCall
 from vision.pose.tilt_scores import tilt_scores
 from vision.pose.upright import UprightView, straight_down_view, upright_view
 from vision.pose.view_search import VerticalMemory
@@ -194,7 +193,6 @@ class DiceReader:
             pose = PoseNet(load_onnx(pose_model_path(root, cfg.pose_model), threads=cfg.threads, spin=cfg.ort_spin))
         #: The pose network whose tilts decide which dice are cocked; None: the cocked test does.
         self.pose: PoseReader | None = pose
-        self.tilt_call = TiltCall()
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         #: Marked trays' snaps to the picture's edges and watches for a moved camera, shared by this reader's copies.
         self._marked = MarkedTrays()
@@ -346,7 +344,7 @@ class DiceReader:
             scores = scores.flat(scores.cocked & ~judged.cocked)
         in_band = np.zeros(len(found), bool)
         if measured is not None:
-            scores, in_band = tilt_scores(scores, tilt, self.tilt_call)
+            scores, in_band = tilt_scores(scores, tilt, self.config.tilt_call)
         if self.config.cocked_needs_support and scores.cocked.any():
             # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
             on_floor = ~off

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from vision.detection.detector import SmallDiceLook
+from vision.pose.tilt import COCKED_TILT_DEG, TILT_BAND_DEG, TiltCall
 from vision.pose.view_search import ViewSearchConfig
 
 __all__ = ["ReaderConfig", "config_override"]
@@ -143,6 +144,9 @@ class ReaderConfig:
             (:func:`vision.pose.tilt.consensus`), and every die's ``tilt_deg`` is reported.
             None (the default) keeps the cocked test, until the tilt path is measured to beat it
             in worlds its network never trained in (``models/README.md``, the pose network's card).
+        tilt_cocked_deg: with ``pose_model``, a die is cocked past this tilt plus ``tilt_band_deg``
+            (:class:`vision.pose.tilt.TiltCall`; why 12: :data:`vision.pose.tilt.COCKED_TILT_DEG`).
+        tilt_band_deg: half-width of the band around ``tilt_cocked_deg`` read ``uncertain``.
     """
 
     det_conf: float | None = None
@@ -174,6 +178,8 @@ class ReaderConfig:
     straight_down_check_deg: float | None = 10.0
     view_search: ViewSearchConfig | None = dataclasses.field(default_factory=ViewSearchConfig)
     pose_model: str | None = None
+    tilt_cocked_deg: float = COCKED_TILT_DEG
+    tilt_band_deg: float = TILT_BAND_DEG
 
     def __post_init__(self) -> None:
         for name in (
@@ -196,6 +202,12 @@ class ReaderConfig:
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
         _ = self.small_dice_look  # raises ValueError when out of range
+        _ = self.tilt_call  # raises ValueError when out of range
+
+    @property
+    def tilt_call(self) -> TiltCall:
+        """The call from a measured tilt these settings ask for (used with ``pose_model``)."""
+        return TiltCall(self.tilt_cocked_deg, self.tilt_band_deg)
 
     @property
     def small_dice_look(self) -> SmallDiceLook | None:

@@ -153,6 +153,20 @@ def test_a_measured_die_follows_its_tilt_and_an_unmeasured_one_the_classifier(
     assert (after.face[after.cocked] == 0).all() and (after.face[~after.cocked] == 3).all()
 
 
-def test_the_tilt_path_config_is_off_by_default() -> None:
+def test_the_tilt_path_config_is_off_by_default_and_its_call_is_validated() -> None:
     assert ReaderConfig().pose_model is None
     assert dataclasses.replace(ReaderConfig(), pose_model="pose_net.onnx").pose_model == "pose_net.onnx"
+    assert ReaderConfig(tilt_cocked_deg=18.0, tilt_band_deg=2.0).tilt_call == TiltCall(18.0, 2.0)
+    with pytest.raises(ValueError, match="tilt band"):
+        ReaderConfig(tilt_cocked_deg=5.0, tilt_band_deg=6.0)
+
+
+def test_the_threshold_comes_from_the_config() -> None:
+    frame, _ = _pip_scene()
+    # At 25 +/- 4 degrees a die at 27 lies in the band (uncertain) and one at 13 is flat.
+    strict = _reader(ScriptedPose([27.0, 2.0, 13.0]), tilt_cocked_deg=25.0).read(frame)
+    assert strict.data["cocked"].tolist() == [False, False, False]
+    assert strict.status.tolist()[0] == "uncertain" and strict.status.tolist()[2] == "ok"
+    # At 8 +/- 2 both are past the band.
+    looser = _reader(ScriptedPose([27.0, 2.0, 13.0]), tilt_cocked_deg=8.0, tilt_band_deg=2.0).read(frame)
+    assert looser.data["cocked"].tolist() == [True, False, True]

@@ -235,7 +235,9 @@ class TiltCall:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.band_deg < self.threshold_deg:
-            raise ValueError(f"the band must lie within 0..threshold, not {self.band_deg} around {self.threshold_deg}")
+            raise ValueError(
+                f"the tilt band must lie within 0..threshold, not {self.band_deg} around {self.threshold_deg}"
+            )
 
     def cocked(self, tilt_deg: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Which tilts are past the band: called cocked."""
