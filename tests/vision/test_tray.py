@@ -140,3 +140,35 @@ def test_tray_from_aruco() -> None:
     assert outline is not None and outline.source == "aruco"
     assert outline.area == pytest.approx((650 - 130) * (450 - 130), rel=0.02)
     assert tray_from_aruco(canvas[:, :400]) is None  # two markers are not a tray
+
+
+def _felt_rim_scene(lit_wall: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """A tray whose rim is the floor's felt, running out of the frame left, top and right; dark walls but the left."""
+    rng = np.random.default_rng(2)
+    img = np.clip(cv2.GaussianBlur(rng.integers(0, 255, (480, 640, 3)).astype(np.uint8), (0, 0), 3) + 40.0, 0, 255)
+    img = img.astype(np.uint8)
+    floor = (150, 170, 165)
+    cv2.rectangle(img, (0, 0), (639, 420), floor, -1)  # the rim, past the frame on three sides
+    cv2.rectangle(img, (60, 40), (580, 380), (90, 100, 100), -1)  # the walls' inner faces, in shade
+    cv2.rectangle(img, (60, 40), (100, 380), lit_wall, -1)  # but the left one, lit
+    cv2.rectangle(img, (100, 70), (550, 350), floor, -1)  # the floor
+    img = cv2.add(img, rng.integers(0, 6, img.shape).astype(np.uint8))
+    boxes = np.array([[250, 150, 290, 190], [380, 230, 420, 270]], np.float32)
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(img, (x1, y1), (x2, y2), (240, 240, 240), -1)
+    return img, boxes
+
+
+def test_a_floor_joined_to_a_felt_rim_through_a_lit_wall_is_cut_loose() -> None:
+    from vision.tray.detect import FLOOR_TOLERANCE, lab_distance
+
+    lit = (190, 205, 200)
+    pair = cv2.cvtColor(np.array([[lit, (150, 170, 165)]], np.uint8), cv2.COLOR_BGR2LAB).astype(np.float32)[0]
+    assert 2 / 3 * FLOOR_TOLERANCE < lab_distance(pair[0] - pair[1]) < FLOOR_TOLERANCE  # joined at the first bar only
+    img, boxes = _felt_rim_scene(lit)
+    outline = detect_tray(img, boxes)
+    assert outline is not None
+    x, y, w, h = cv2.boundingRect(outline.polygon.astype(np.int32))
+    assert 50 <= x <= 110 and 60 <= y <= 80 and 540 <= x + w <= 560 and 340 <= y + h <= 360  # the floor and lit wall
+    shaded, _ = _felt_rim_scene((90, 100, 100))
+    assert detect_tray(shaded, boxes) is not None  # walls all in shade: found at the first bar, as before

@@ -7,7 +7,7 @@ ever called off the tray.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -32,6 +32,7 @@ _WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, det
 _MIN_SIDE = 16  # pixels at that width: a thinner strip of picture cannot show a tray
 #: Lab distance (:func:`lab_distance`) from the floor's colour still counted as floor.
 FLOOR_TOLERANCE = 18.0
+_MERGE = 12.0  # dice whose surroundings' colours lie closer than this vote for one floor colour
 
 
 def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIONARY) -> TrayOutline | None:
@@ -100,7 +101,7 @@ def _ring_masks(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> list[
 
 
 def _floor_candidates(
-    lab: npt.NDArray[np.float32], boxes: npt.NDArray[np.float32], merge: float = 12.0, most: int = 3
+    lab: npt.NDArray[np.float32], boxes: npt.NDArray[np.float32], merge: float = _MERGE, most: int = 3
 ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]]:
     """Candidate floor colours with the pixels that voted for them, most dice first.
 
@@ -233,7 +234,7 @@ def detect_tray(
     centres = (dice[:, :2] + dice[:, 2:]) / 2
     best: tuple[int, float, npt.NDArray[np.float32]] | None = None
     for colour, seeds in _floor_candidates(lab, dice):
-        poly = _floor_outline(lab, dice, colour, seeds, limits)
+        poly = _tightening_outline(lab, dice, colour, seeds, limits)
         if poly is None:
             continue
         inside = int(points_in_polygon(centres, poly).sum()) if len(dice) else 0
@@ -254,6 +255,54 @@ class _Limits:
     min_area: float
     max_area: float
     min_solidity: float
+
+
+#: Colour bars tried after the first, as shares of it, where the region found is no tray (see _tightening_outline).
+TIGHTER = (2 / 3, 1 / 2)
+
+
+def _tightening_outline(
+    lab: npt.NDArray[np.float32],
+    dice: npt.NDArray[np.float32],
+    colour: npt.NDArray[np.float32],
+    seeds: npt.NDArray[np.bool_],
+    limits: _Limits,
+) -> npt.NDArray[np.float32] | None:
+    """:func:`_floor_outline` at the tolerance, else at the :data:`TIGHTER` ones, the first that finds a tray.
+
+    A tray whose rim is covered in the floor's felt has the floor's colour on its rim too;
+    where a wall between them is lit as brightly, the floor's region runs up that wall onto
+    the rim, and floor and rim together are too ragged to be a tray (not convex enough,
+    or out of the frame). The floor itself differs from the lit wall by a little more than
+    from itself: a tighter colour bar cuts it loose. A floor found at the first bar is kept
+    as it is. The tighter bars only try where it found none, and they must find a whole
+    tray: a quadrilateral clear of the frame's edges, holding every die the floor's colour
+    surrounds (a die that voted for it). A tighter bar may cut a rim off the floor, but on
+    a floor that merely failed the first bar's tests it also finds pieces of floors and
+    tables; those run out of the frame, have more than four sides, or leave dice out.
+    """
+    poly = _floor_outline(lab, dice, colour, seeds, limits)
+    if poly is not None or not len(dice):  # an empty tray has no dice to hold: the first bar alone decides
+        return poly
+    voters = np.array([lab_distance(np.median(lab[ring], axis=0) - colour) < _MERGE if ring.sum() >= 8 else False
+                       for ring in _ring_masks(lab.shape[:2], dice)], bool)  # fmt: skip
+    centres = (dice[voters, :2] + dice[voters, 2:]) / 2
+    for share in TIGHTER:
+        poly = _floor_outline(lab, dice, colour, seeds, replace(limits, tolerance=limits.tolerance * share))
+        if poly is None or len(poly) != 4 or not _clear_of_edges(poly, lab.shape[:2]):
+            continue
+        if points_in_polygon(centres, poly).all():
+            return poly
+    return None
+
+
+def _clear_of_edges(poly: npt.NDArray[np.float32], shape: tuple[int, ...], margin: float = 2.0) -> bool:
+    """Whether every corner lies inside the frame of ``shape`` (h, w), ``margin`` pixels clear of its edges."""
+    h, w = shape[:2]
+    x, y = poly[:, 0], poly[:, 1]
+    return bool(
+        (x >= margin).all() and (y >= margin).all() and (x <= w - 1 - margin).all() and (y <= h - 1 - margin).all()
+    )
 
 
 def _floor_outline(
