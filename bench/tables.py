@@ -1,6 +1,6 @@
 """Many camera tables on one server: frames answered per table, throws right, and the lag after rest.
 
-    python bench/tables.py N VIDEO... [--url ws://HOST:PORT] [--jpeg-quality 80] [--seed 0]
+    python bench/tables.py N VIDEO... [--url ws://HOST:PORT] [--jpeg-quality 80] [--seed 0] [--why]
 
 Starts ``farklecam serve`` on a free loopback port (or uses ``--url``) and streams N
 tables at once through ``/ws/table/-``, as the page does: each table is a camera
@@ -16,7 +16,9 @@ report of a throw, or one outside any), and the lag from the moment the dice cam
 rest to the answer that reported them; then the totals and the median lag. The
 tables stream without a game (the ``-`` table: settle, read and advise), so no
 count of dice is expected. A benchmark, not a test: its numbers depend on the
-machine and its load (``os.getloadavg`` is printed with them).
+machine and its load (``os.getloadavg`` is printed with them). With ``--why`` it prints,
+for every throw a table did not read right, the truth and what the table reported
+(each die's face or status, and why a die was ``uncertain``), or that nothing came.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class TableResult:
     answered: int = 0
     seconds: float = 0.0
     reports: list[tuple[int, float, tuple[int, ...], int]] = field(default_factory=list)
+    dice: list[list[dict[str, Any]]] = field(default_factory=list)  # each report's dice, as the page got them
 
     def score(self) -> tuple[int, int, int, list[float]]:
         """(throws, right, extra, lags) of this table's reports; see :func:`score_reports`."""
@@ -102,6 +105,28 @@ def score_reports(
     )
     lags = [reports[i][1] - throws[k]["rest_time"] for k, i in sorted(judged.items(), key=lambda kv: kv[1])]
     return len(throws), right, len(reports) - len(judged), lags
+
+
+def _die_word(die: dict[str, Any]) -> str:
+    """A reported die in a word: its face, or its status (and why it is uncertain, with the face it hints)."""
+    if die.get("status") == "ok":
+        return str(die.get("face"))
+    why = f", {die['ambiguity']}" if die.get("ambiguity") else ""
+    return f"{die.get('status')}({die.get('face')}{why})"
+
+
+def wrong_throws(result: TableResult) -> list[str]:
+    """One line per throw of the table's video it did not read right: the truth, and what was reported."""
+    judged = judge_reports(result.video.truth, result.reports)
+    out = []
+    for t in result.video.truth["throws"]:
+        i = judged.get(int(t["throw"]))
+        if i is not None and (list(result.reports[i][2]), result.reports[i][3]) == (t["faces"], t["rethrow"]):
+            continue
+        said = "nothing reported" if i is None else " ".join(_die_word(d) for d in result.dice[i])
+        events = f" [{', '.join(t['events'])}]" if t.get("events") else ""
+        out.append(f"throw {t['throw']}{events}: truth {t['faces']} rethrow {t['rethrow']}; reported {said}")
+    return out
 
 
 def judge_reports(truth: dict[str, Any], reports: list[tuple[int, float, tuple[int, ...], int]]) -> dict[int, int]:
@@ -144,6 +169,7 @@ async def play(url: str, video: Video, delay: float) -> TableResult:
             if settle.get("phase") == "settled" and throw is not None:
                 arrived = time.monotonic() - start
                 result.reports.append((index, arrived, tuple(throw["faces"]), int(throw["rethrow"])))
+                result.dice.append(list(throw.get("dice", [])))
         result.seconds = time.monotonic() - start
     return result
 
@@ -189,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=None, help="a running server's table URL (default: start farklecam serve)")
     parser.add_argument("--jpeg-quality", type=int, default=80, help="JPEG quality of the frames sent (default 80)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the tables' start offsets")
+    parser.add_argument("--why", action="store_true", help="print each throw a table did not read right")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("N must be at least 1")
@@ -216,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         lag = f"{statistics.median(lags):.2f}" if lags else "-"
         rate = result.answered / max(result.seconds, 1e-9)
         print(f"{i:>5}  {result.video.name:<14} {rate:>10.1f} {f'{right}/{throws}':>12} {extra:>5} {lag:>12}")
+        if args.why:
+            for line in wrong_throws(result):
+                print(f"        {line}")
     rates = [r.answered / max(r.seconds, 1e-9) for r in results]
     median_lag = f"{statistics.median(all_lags):.2f} s" if all_lags else "-"
     print(
