@@ -38,7 +38,7 @@ from datasets.yolo import find_images, read_sidecar
 from models.bank.crop_bank import BANK_CONTEXT, BANK_SIZE, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.training.classifier_config import ClassifierConfig
 from vision.crops import extract_crops
-from vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame
+from vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame, view_from_normal
 from vision.pose.upright import upright_view
 
 if TYPE_CHECKING:
@@ -282,7 +282,9 @@ def measure(
     """Tilt error and cocked calls from tilt on every scene of ``folders`` (pass only scenes never trained on).
 
     Two ways, as at run time: ``tray`` (the labelled tray corners give the vertical and the
-    focal length) and ``none`` (nothing marked: the dice give both, :func:`vision.pose.tilt.consensus`).
+    focal length) and ``none`` (nothing marked: the dice give both, :func:`vision.pose.tilt.consensus`);
+    and ``truth`` (the scene's true intrinsics and normal), which no run time has: the network's
+    own error, so that what the vertical adds can be told from it.
     Dice are the labelled ones that are not occluded, read through the detector's box where
     it finds them (``detector``), else through the labelled box; with a detector, a leaning
     die it does not find counts as missed. A die past 15 degrees (the generator's label) is
@@ -292,7 +294,7 @@ def measure(
 
     net = PoseNet(model, threads=1)
     call = call or TiltCall()
-    tallies = {"tray": _Tally([], []), "none": _Tally([], [])}
+    tallies = {"truth": _Tally([], []), "tray": _Tally([], []), "none": _Tally([], [])}
     for folder in folders:
         frames = [f for path in find_images(folder) if (f := read_synthetic_frame(path)) is not None]
         found = detect_boxes(frames, detector) if detector is not None else {}
@@ -305,7 +307,8 @@ def measure(
                 seen = _found(frame.boxes, found.get(frame.path, np.zeros((0, 4), np.float32)))
             view = upright_view(truth.tray, frame.size) if len(truth.tray) == 4 else None
             read_boxes = boxes[seen]
-            for mode, v in (("tray", view), ("none", None)):
+            true_view = view_from_normal(truth.normal, truth.focal, truth.principal)
+            for mode, v in (("truth", true_view), ("tray", view), ("none", None)):
                 tally = tallies[mode]
                 pose = net(image, read_boxes, v) if len(read_boxes) else None
                 tilt = np.full(len(boxes), np.nan)

@@ -99,7 +99,8 @@ def test_a_tiny_run_trains_exports_loads_and_measures(
     capsys.readouterr()
     assert main(["measure", str(scenes), "--model", str(out)]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert set(rows) == {"tray", "none"} and rows["tray"]["flat_dice"] + rows["tray"]["leaning_dice"] > 0
+    assert set(rows) == {"truth", "tray", "none"} and rows["tray"]["flat_dice"] + rows["tray"]["leaning_dice"] > 0
+    assert rows["truth"]["dice_without_normal"] == 0  # the true normal is always known: the network's own error
     detector = Path(__file__).resolve().parents[2] / "models" / "die_detector.onnx"
     assert main(["measure", str(scenes), "--flat", "--model", str(out), "--detector", str(detector)]) == 0
     flat = json.loads(capsys.readouterr().out)
