@@ -6,7 +6,7 @@ output and each die's up-axis in the frame of the crop's viewing ray
 (:func:`vision.pose.tilt.ray_rotations`, with the scene's true intrinsics). Crops are banked
 unturned at 1.5x the field of view as the face classifier's are (:mod:`models.bank.crop_bank`),
 around the labelled box, the detector's box and jittered ones; each training crop is
-turned by any angle and mirrored at random, and its target with it (:func:`turn_targets`):
+turned by any angle and mirrored at random, and its target with it (:func:`vision.pose.tilt.turn_in_ray_frame`):
 in the ray's frame a turn of the crop about its centre is a turn about the ray.
 
 Only generated scenes whose sidecars record ``up_cam`` (generated since the pose
@@ -38,7 +38,7 @@ from datasets.yolo import find_images, read_sidecar
 from models.bank.crop_bank import BANK_CONTEXT, BANK_SIZE, detect_boxes, jitter_boxes, match_detections, turned_centres
 from models.training.classifier_config import ClassifierConfig
 from vision.crops import extract_crops
-from vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame, view_from_normal
+from vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame, turn_in_ray_frame, view_from_normal
 from vision.pose.upright import upright_view
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ __all__ = [
     "measure_flat",
     "pose_truth",
     "train_pose",
-    "turn_targets",
 ]
 
 #: Crops banked per flat die and per leaning die (past 15 degrees): leaning dice are the rarer.
@@ -108,21 +107,6 @@ def pose_truth(frame: Frame) -> PoseTruth:
         normal=np.asarray(camera["table_normal"], np.float64),
         tray=np.asarray(sidecar["tray"], np.float64),
     )
-
-
-def turn_targets(targets: npt.ArrayLike, angles_deg: npt.ArrayLike, mirror: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """Ray-frame up-axes (n, 3) of crops turned counter-clockwise on screen by ``angles_deg``, then mirrored.
-
-    The turn is :func:`models.bank.crop_bank.turned_centres`' (``cv2.getRotationMatrix2D``'s sign,
-    image y down); ``mirror`` (n,) flips a turned crop left to right, which negates x.
-    """
-    t = np.asarray(targets, np.float64).reshape(-1, 3)
-    a = np.radians(np.asarray(angles_deg, np.float64).reshape(-1))
-    c, s = np.cos(a), np.sin(a)
-    x = c * t[:, 0] + s * t[:, 1]
-    y = -s * t[:, 0] + c * t[:, 1]
-    x = np.where(np.asarray(mirror, bool).reshape(-1), -x, x)
-    return np.stack([x, y, t[:, 2]], axis=1).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -228,7 +212,7 @@ def train_pose(bank: PoseBank, config: ClassifierConfig, init: Path | None = Non
         mirror = rng.random(len(idx)) < 0.5
         crops = turned_centres(bank.crops[idx], angles)
         crops = np.where(mirror[:, None, None, None], crops[:, :, ::-1], crops)
-        state["target"] = torch.from_numpy(turn_targets(bank.targets[idx], angles, mirror))
+        state["target"] = torch.from_numpy(turn_in_ray_frame(bank.targets[idx], angles, mirror).astype(np.float32))
         return augment(to_tensor(crops), gen, flip_vertical=False, flip_horizontal=False)
 
     def loss(out: torch.Tensor, _idx: npt.NDArray[np.intp]) -> torch.Tensor:

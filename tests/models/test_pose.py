@@ -16,8 +16,9 @@ from datasets.synthetic.scene import generate_scene
 from datasets.training_sets import read_synthetic_frame
 from farklecam.errors import ModelLoadError
 from models.bank.crop_bank import BANK_SIZE, turned_centres
-from models.training.pose import build_pose_bank, main, pose_truth, turn_targets
-from vision.crops import CROP_SIZE
+from models.training.pose import build_pose_bank, main, pose_truth
+from vision.crops import CROP_SIZE, extract_crops
+from vision.pose.tilt import turn_in_ray_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -36,7 +37,7 @@ def test_a_target_turns_and_mirrors_as_its_crop_does(direction: float, angle: fl
         turned = turned[:, ::-1]
     ys, xs = np.nonzero(turned[..., 0] > 128)
     seen = np.array([xs.mean(), ys.mean()]) - (CROP_SIZE - 1) / 2
-    want = turn_targets(target, [angle], [mirror])[0]
+    want = turn_in_ray_frame(target, [angle], [mirror])[0]
     assert want[2] == pytest.approx(0.3)
     cos = float(seen @ want[:2] / np.linalg.norm(seen) / np.linalg.norm(want[:2]))
     assert cos > 0.99
@@ -96,6 +97,15 @@ def test_a_tiny_run_trains_exports_loads_and_measures(
     pose = net(image, boxes)
     assert pose.up_axes.shape == (2, 3) and pose.tilt_deg.shape == (2,)
     np.testing.assert_allclose(np.linalg.norm(pose.up_axes, axis=1), 1.0, atol=1e-6)
+    # Read under quarter turns and turned back, the answer turns exactly as its crop does; one view does not.
+    crops = extract_crops(image, boxes, net.crop_size, net.crop_context)
+    quarter = np.ascontiguousarray(np.rot90(crops, k=1, axes=(1, 2)))
+    for views, exact in ((4, True), (8, True), (1, False)):
+        reader = PoseNet(out, views=views)
+        turned = turn_in_ray_frame(reader.read_crops(crops), [90.0, 90.0], [False, False])
+        assert np.allclose(reader.read_crops(quarter), turned, atol=1e-5) == exact, views
+    with pytest.raises(ValueError, match="views"):
+        PoseNet(out, views=3)
     capsys.readouterr()
     assert main(["measure", str(scenes), "--model", str(out)]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -24,14 +24,24 @@ from vision.pose.tilt import (
     normal_from_view,
     ray_rotations,
     tilt_degrees,
+    turn_in_ray_frame,
     view_from_normal,
 )
 from vision.pose.upright import UprightView
 
-__all__ = ["POSE_NAMES", "DicePose", "PoseNet"]
+__all__ = ["POSE_NAMES", "VIEWS", "DicePose", "PoseNet"]
 
 #: The pose network's outputs (its ``names`` metadata): the up-axis in the ray's frame.
 POSE_NAMES = ("up_x", "up_y", "up_z")
+#: Views of each crop the network reads (:meth:`PoseNet.ray_up`): four quarter turns. Eight (each
+#: mirrored too) gain little more for twice the work.
+VIEWS = 4
+
+
+def _turned(crops: npt.NDArray[np.uint8], quarters: int, mirror: bool) -> npt.NDArray[np.uint8]:
+    """Crops (n, s, s, 3) turned ``quarters`` quarter turns counter-clockwise on screen, then mirrored left to right."""
+    turned = np.rot90(crops, k=quarters, axes=(1, 2))
+    return np.ascontiguousarray(turned[:, :, ::-1] if mirror else turned)
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,9 @@ class PoseNet:
         >>> pose.tilt_deg
     """
 
-    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
+    def __init__(self, model: OnnxModel | str | Path, threads: int | None = None, views: int = VIEWS) -> None:
+        if views not in (1, 4, 8):
+            raise ValueError(f"views must be 1, 4 or 8, but got {views!r}")
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
         meta = self.model.metadata
         names = tuple(str(n) for n in meta.get("names", []))
@@ -72,17 +84,41 @@ class PoseNet:
             raise ModelLoadError(f"ONNX model {self.model.path} has outputs {list(names)}; expected {list(POSE_NAMES)}")
         self.crop_size = int(meta.get("crop_size", CROP_SIZE))
         self.crop_context = float(meta.get("crop_context", CROP_CONTEXT))
+        self.views = views
 
     def ray_up(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """Each box's die's up-axis in the frame of its viewing ray (n, 3), unit length, as the network reads it."""
+        """Each box's die's up-axis in the frame of its viewing ray (n, 3), unit length (:meth:`read_crops`)."""
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         if len(boxes) == 0:
             return np.zeros((0, 3), np.float64)
-        crops = extract_crops(frame, boxes, self.crop_size, self.crop_context)
-        out = np.asarray(self.model.run(crops_to_tensor(crops))[0], np.float64)
-        if out.shape != (len(boxes), len(POSE_NAMES)):
+        return self.read_crops(extract_crops(frame, boxes, self.crop_size, self.crop_context))
+
+    def read_crops(self, crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
+        """Each crop's (n, s, s, 3 BGR) die's up-axis in the frame of its viewing ray (n, 3), unit length.
+
+        Each crop is read :attr:`views` times, turned by quarter turns (and, with 8, each
+        mirrored too): exact pixel moves the network trained under (its crops are turned
+        and mirrored at random, their targets with them). Each answer is turned back
+        (:func:`vision.pose.tilt.turn_in_ray_frame`) and the answers are averaged, which
+        cuts the error a single view makes by its own chance (see the model card) and
+        makes the answer turn exactly as its crop does.
+        """
+        n = len(crops)
+        turns = [
+            (q, m) for q in range(4 if self.views > 1 else 1) for m in ((False, True) if self.views == 8 else (False,))
+        ]
+        seen = np.concatenate([_turned(crops, q, m) for q, m in turns])
+        out = np.asarray(self.model.run(crops_to_tensor(seen))[0], np.float64)
+        if out.shape != (len(seen), len(POSE_NAMES)):
             raise ModelLoadError(f"ONNX model {self.model.path} returned outputs of shape {out.shape}")
-        unit: npt.NDArray[np.float64] = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        back = np.zeros((n, 3))
+        for v, (q, m) in enumerate(turns):
+            answer = out[v * n : (v + 1) * n].copy()
+            if m:
+                answer[:, 0] = -answer[:, 0]  # un-mirror, then turn back
+            back += turn_in_ray_frame(answer, np.full(n, -90.0 * q), np.zeros(n, bool))
+        unit: npt.NDArray[np.float64] = back / np.maximum(np.linalg.norm(back, axis=1, keepdims=True), 1e-12)
         return unit
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, view: UprightView | None = None) -> DicePose:

@@ -39,6 +39,7 @@ __all__ = [
     "table_normal",
     "tilt_degrees",
     "to_ray_frame",
+    "turn_in_ray_frame",
     "view_from_normal",
 ]
 
@@ -103,6 +104,25 @@ def from_ray_frame(vectors: npt.ArrayLike, rotations: npt.NDArray[np.float64]) -
     out = np.einsum("nji,nj->ni", rotations, v)
     norm: npt.NDArray[np.float64] = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
     return norm
+
+
+def turn_in_ray_frame(
+    vectors: npt.ArrayLike, angles_deg: npt.ArrayLike, mirror: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
+    """Ray-frame vectors (n, 3) as seen in crops turned counter-clockwise on screen by ``angles_deg``, then mirrored.
+
+    In the ray's frame a turn of the crop about its centre is a turn about the ray (z), so
+    the training turns each crop's target with it and the reader turns a turned crop's
+    answer back. The turn is ``cv2.getRotationMatrix2D``'s sign (image y down); ``mirror``
+    (n,) flips a turned crop left to right, which negates x.
+    """
+    t = np.asarray(vectors, np.float64).reshape(-1, 3)
+    a = np.radians(np.asarray(angles_deg, np.float64).reshape(-1))
+    c, s = np.cos(a), np.sin(a)
+    x = c * t[:, 0] + s * t[:, 1]
+    y = -s * t[:, 0] + c * t[:, 1]
+    x = np.where(np.asarray(mirror, bool).reshape(-1), -x, x)
+    return np.stack([x, y, t[:, 2]], axis=1)
 
 
 def normal_from_view(view: UprightView) -> npt.NDArray[np.float64]:
