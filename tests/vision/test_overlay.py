@@ -13,7 +13,8 @@ from vision.overlay import (
     annotate_reading,
     keep_indices,
 )
-from vision.reading import DieStatus, Reading
+from vision.overlay.labels import label_text
+from vision.reading import Die, DieStatus, Reading
 
 
 def sample() -> Reading:
@@ -69,3 +70,14 @@ def test_annotate_reading_copies() -> None:
     frame = blank()
     out = annotate_reading(frame, sample(), keep_faces=[1, 5], text_lines=["Best: keep 1 and 5"])
     assert not frame.any() and out.any() and out.shape == frame.shape
+
+
+def test_a_die_s_tag_says_its_face_status_and_a_measured_tilt() -> None:
+    box = (0.0, 0.0, 10.0, 10.0)
+    assert label_text(Die(5, box, 0.9, DieStatus.OK, 0.97)) == "5"
+    assert label_text(Die(5, box, 0.9, DieStatus.OK, 0.97), show_confidence=True) == "5 0.97"
+    assert label_text(Die(4, box, 0.9, DieStatus.OFF_TRAY, 0.9)) == "4 OUT"
+    assert label_text(Die(None, box, 0.9, DieStatus.UNCERTAIN, 0.3)) == "?"
+    assert label_text(Die(None, box, 0.9, DieStatus.COCKED, 0.9)) == "C"
+    assert label_text(Die(None, box, 0.9, DieStatus.COCKED, 0.9, tilt_deg=27.4)) == "C 27deg"
+    assert label_text(Die(3, box, 0.9, DieStatus.OK, 0.9, tilt_deg=2.0)) == "3"  # a flat die's tilt is no news

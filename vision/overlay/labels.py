@@ -5,9 +5,9 @@ from __future__ import annotations
 import cv2
 
 from vision.overlay.base import STATUS_COLORS, Annotator, Scene
-from vision.reading import DieStatus, Reading
+from vision.reading import Die, DieStatus, Reading
 
-__all__ = ["FaceLabelAnnotator", "draw_label"]
+__all__ = ["FaceLabelAnnotator", "draw_label", "label_text"]
 
 _FONT = cv2.FONT_HERSHEY_SIMPLEX
 _SHORT = {DieStatus.COCKED: "C", DieStatus.OFF_TRAY: "OUT", DieStatus.UNCERTAIN: "?"}
@@ -35,6 +35,9 @@ def draw_label(
 class FaceLabelAnnotator(Annotator):
     """The face read on each die ("5"), or "C" (cocked), "OUT" (off the tray), "?" (unsure).
 
+    A cocked die whose tilt was measured says by how much ("C 27°" drawn as "C 27deg": Hershey
+    fonts have no degree sign), so a player sees why it must be thrown again.
+
     Args:
         scale: font scale; None scales it with the frame (0.6 at 640 wide).
         show_confidence: append the face confidence ("5 0.97").
@@ -48,12 +51,20 @@ class FaceLabelAnnotator(Annotator):
         """Draw a tag above each die's box."""
         scale = self.scale or max(0.4, scene.shape[1] / 1070)
         for die in reading.dice():
-            text = str(die.face) if die.face is not None else ""
-            if die.status is not DieStatus.OK:
-                short = _SHORT[die.status]
-                text = f"{text} {short}".strip() if die.status is not DieStatus.COCKED else short
-            if self.show_confidence:
-                text = f"{text} {die.face_confidence:.2f}"
+            text = label_text(die, self.show_confidence)
             x1, y1 = round(die.box[0]), round(die.box[1])
             draw_label(scene, text, (x1, y1), STATUS_COLORS[die.status], scale)
         return scene
+
+
+def label_text(die: Die, show_confidence: bool = False) -> str:
+    """A die's tag: ``"5"``, ``"4 OUT"``, ``"?"``, ``"C"``, or ``"C 27deg"`` (a cocked die whose tilt was measured)."""
+    text = str(die.face) if die.face is not None else ""
+    if die.status is not DieStatus.OK:
+        short = _SHORT[die.status]
+        text = f"{text} {short}".strip() if die.status is not DieStatus.COCKED else short
+    if die.status is DieStatus.COCKED and die.tilt_deg is not None:
+        text = f"{text} {die.tilt_deg:.0f}deg"
+    if show_confidence:
+        text = f"{text} {die.face_confidence:.2f}"
+    return text
