@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 from farklecam.errors import IllegalActionError
 from scoring.presets import PRESETS
+from scoring.rules import Rules
 from service.commands.base import (
     Command,
     add_json_flag,
@@ -117,7 +120,7 @@ def _render_win(win: dict[str, Any]) -> str:
     if rows:
         lines.append(format_table(("other keeps", "points", "then", "chance to win"), rows))
     if win["approximate"]:
-        lines.append("(more than two players: the best-placed opponent stands for all of them)")
+        lines.append("(more than two players: each opponent weighed alone, the chances combined: an approximation)")
     return "\n".join(lines)
 
 
@@ -141,8 +144,19 @@ def _render_advice(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _announce_solve(rules: Rules, scores: Sequence[int]) -> None:
+    """Say on stderr (stdout stays the answer, JSON too) that a win table is solved first, and how long it takes."""
+    from scoring.winprob import ready
+
+    if not ready(rules, scores):
+        wait = "about two minutes: its farkle penalty" if rules.farkle_penalty else "a few seconds"
+        sys.stderr.write(f"farklecam: solving the win table of these rules first ({wait}; kept for next time)\n")
+
+
 def _run_advise(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
+    if args.scores is not None:
+        _announce_solve(rules, args.scores)
     on_board = args.on_board if args.scores is None else args.scores[0] > 0
     if args.streaks is not None and args.scores is None:
         raise IllegalActionError("--streaks goes with --scores (the players' farkles in a row, in the same order)")
@@ -167,7 +181,8 @@ def _configure_solve(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=(2,),
         help="2: also solve the game to win (first_player_win, and the compensation in points for the second "
-        "player that makes it closest to even; the first solve of a rule set takes minutes, then it is cached)",
+        "player that makes it closest to even; the first solve of a rule set takes seconds, about two minutes "
+        "with a farkle penalty, then it is cached)",
     )
 
 
@@ -192,6 +207,7 @@ def _run_solve(args: argparse.Namespace) -> int:
     if args.players == 2:
         from scoring.winprob import solve_win
 
+        _announce_solve(rules, [0, 0])
         table = solve_win(rules)
         data["first_player_win"] = table.first_player_win
         data["compensation"] = table.compensation()
