@@ -121,6 +121,20 @@ def test_detect_tray_finds_a_green_tray() -> None:
     assert detect_tray(img) is not None  # without dice, it starts from the frame's centre
 
 
+@pytest.mark.parametrize(("die", "found"), [(16, True), (22, True), (40, False)])
+def test_a_small_tray_far_from_the_camera_is_found_by_the_size_of_its_dice(die: int, found: bool) -> None:
+    """A tray 5 % of the frame holds a throw of small dice (found); of dice that big it could not (no tray)."""
+    rng = np.random.default_rng(3)
+    img = cv2.add(cv2.GaussianBlur(rng.integers(0, 255, (480, 640, 3)).astype(np.uint8), (0, 0), 3), 60)
+    cv2.fillPoly(img, [np.array([[250, 170], [410, 172], [408, 270], [252, 268]], np.int32)], (40, 40, 150))
+    boxes = np.array([[270, 190], [330, 200], [300, 235], [360, 230]], np.float32)
+    boxes = np.hstack([boxes, boxes + die])
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(img, (x1, y1), (x2, y2), (240, 240, 240), -1)
+    assert 0.04 < 160 * 98 / (640 * 480) < 0.06  # under the frame share a tray once needed (8 %)
+    assert (detect_tray(img, boxes) is not None) == found
+
+
 @pytest.mark.parametrize(
     "frame",
     [np.full((480, 640, 3), 128, np.uint8), np.random.default_rng(1).integers(0, 255, (480, 640, 3)).astype(np.uint8)],

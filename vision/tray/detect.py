@@ -19,6 +19,7 @@ from vision.tray.sides import tray_sides
 __all__ = [
     "ARUCO_DICTIONARY",
     "FLOOR_TOLERANCE",
+    "MIN_DICE_AREAS",
     "detect_tray",
     "lab_distance",
     "tray_from_aruco",
@@ -32,6 +33,9 @@ _WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, det
 _MIN_SIDE = 16  # pixels at that width: a thinner strip of picture cannot show a tray
 #: Lab distance (:func:`lab_distance`) from the floor's colour still counted as floor.
 FLOOR_TOLERANCE = 18.0
+#: A tray's floor holds a throw: at least this many of its dice's areas (the raytraced training scenes' smallest
+#: trays hold 19-40; the dice on a bare table lie on no bounded region at all).
+MIN_DICE_AREAS = 12.0
 _MERGE = 12.0  # dice whose surroundings' colours lie closer than this vote for one floor colour
 
 
@@ -197,6 +201,8 @@ def detect_tray(
     *,
     tolerance: float = FLOOR_TOLERANCE,
     min_area: float = 0.08,
+    min_dice_areas: float = MIN_DICE_AREAS,
+    smallest_area: float = 0.03,
     max_area: float = 0.95,
     min_solidity: float = 0.85,
     find_sides: bool = False,
@@ -216,7 +222,11 @@ def detect_tray(
         frame: BGR frame.
         boxes: the dice found, shape (n, 4) in frame pixels; they anchor the search.
         tolerance: Lab distance from the floor colour still counted as floor.
-        min_area: smallest outline accepted, as a fraction of the frame.
+        min_area: an outline this large (a fraction of the frame) is large enough, whatever the dice.
+        min_dice_areas: a smaller one is accepted where it holds this many of its dice's areas
+            (the median die's box side, squared): a tray far from the camera is small in the
+            frame, not beside its dice;
+        smallest_area: but never one under this fraction of the frame.
         max_area: largest outline accepted, as a fraction of the frame.
         min_solidity: region area over its hull's area, below which it is not a tray.
         find_sides: also fit the tray's sides at full resolution (:func:`vision.tray.sides.tray_sides`),
@@ -230,7 +240,10 @@ def detect_tray(
         return None
     lab, scale = work
     dice = np.asarray(boxes if boxes is not None else np.empty((0, 4)), np.float32).reshape(-1, 4) * scale
-    limits = _Limits(tolerance, min_area, max_area, min_solidity)
+    side = float(np.median(np.maximum(dice[:, 2] - dice[:, 0], dice[:, 3] - dice[:, 1]))) if len(dice) else 0.0
+    frame_px = float(lab.shape[0] * lab.shape[1])
+    floor_px = max(smallest_area * frame_px, min(min_area * frame_px, min_dice_areas * side**2))
+    limits = _Limits(tolerance, floor_px, max_area, min_solidity)
     centres = (dice[:, :2] + dice[:, 2:]) / 2
     best: tuple[int, float, npt.NDArray[np.float32]] | None = None
     for colour, seeds in _floor_candidates(lab, dice):
@@ -252,7 +265,7 @@ def detect_tray(
 @dataclass(frozen=True, slots=True)
 class _Limits:
     tolerance: float
-    min_area: float
+    min_px: float  # smallest hull area accepted, in working pixels
     max_area: float
     min_solidity: float
 
@@ -332,7 +345,7 @@ def _floor_outline(
     hull = cv2.convexHull(contour)
     hull_area = float(cv2.contourArea(hull))
     frame_area = float(sh * sw)
-    if not limits.min_area * frame_area <= hull_area <= limits.max_area * frame_area:
+    if not limits.min_px <= hull_area <= limits.max_area * frame_area:
         return None
     if float(cv2.contourArea(contour)) < limits.min_solidity * hull_area:
         return None
