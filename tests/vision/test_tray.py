@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.pose.upright import UprightView
-from vision.tray.detect import detect_tray, tray_from_aruco
+from vision.tray.detect import detect_tray, shade_distance, tray_from_aruco
 from vision.tray.outline import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
 
 SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
@@ -119,6 +119,33 @@ def test_detect_tray_finds_a_green_tray() -> None:
     # The die in the corner keeps its place on the floor; the one on the table is out.
     assert classify_off_tray(boxes, outline).tolist() == [False, False, True, False]
     assert detect_tray(img) is not None  # without dice, it starts from the frame's centre
+
+
+def test_a_die_in_a_wall_s_shadow_lies_on_the_floor() -> None:
+    """A shadow darkens a green floor and its colour with it: the floor goes on under it, the die there is in."""
+    rng = np.random.default_rng(5)
+    img = np.full((480, 640, 3), (60, 90, 150), np.uint8)  # a brown table
+    cv2.fillPoly(img, [np.array([[100, 60], [540, 60], [540, 420], [100, 420]], np.int32)], (40, 140, 40))
+    shade = img[300:420, 100:540].astype(np.float32) * 0.55  # the wall's shadow over the floor's last third
+    img[300:420, 100:540] = shade.astype(np.uint8)
+    img = cv2.add(img, rng.integers(0, 8, img.shape).astype(np.uint8))
+    boxes = np.array([[200, 120, 230, 150], [300, 180, 330, 210], [400, 140, 430, 170], [320, 350, 350, 380],
+                      [580, 200, 610, 230]], np.float32)  # fmt: skip
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(img, (x1, y1), (x2, y2), (235, 235, 235), -1)
+    outline = detect_tray(img, boxes)
+    assert outline is not None
+    assert classify_off_tray(boxes, outline).tolist() == [False, False, False, False, True]
+
+
+def test_only_a_coloured_floor_has_a_shade() -> None:
+    """A darker grey beside a grey floor may be a table: no shade distance for a floor without colour."""
+    lab = np.full((4, 4, 3), (60.0, 128.0, 128.0), np.float32)
+    assert np.isinf(shade_distance(lab, np.array([150.0, 129.0, 127.0], np.float32))).all()
+    green = np.array([150.0, 90.0, 160.0], np.float32)
+    shaded = np.array([[[90.0, 128 + 0.6 * -38, 128 + 0.6 * 32]]], np.float32)
+    assert float(shade_distance(shaded, green)[0, 0]) == pytest.approx(0.0, abs=1e-3)
+    assert np.isinf(shade_distance(np.array([[[160.0, 90.0, 160.0]]], np.float32), green)).all()  # lighter: no shade
 
 
 @pytest.mark.parametrize(("die", "found"), [(16, True), (22, True), (40, False)])

@@ -22,6 +22,7 @@ __all__ = [
     "MIN_DICE_AREAS",
     "detect_tray",
     "lab_distance",
+    "shade_distance",
     "tray_from_aruco",
     "work_lab",
 ]
@@ -130,6 +131,28 @@ def _floor_candidates(
             clusters.append((colour, ring, 1))
     clusters.sort(key=lambda c: -c[2])
     return [(c, seeds) for c, seeds, _ in clusters[:most]]
+
+
+#: A floor with less chroma than this (OpenCV's 8-bit Lab) is grey: a darker grey beside it may as well be a table.
+SHADE_MIN_CHROMA = 12.0
+#: The darkest shade of a floor still read as that floor in shadow, as a share of its lightness.
+SHADE_DARKEST = 0.4
+
+
+def shade_distance(lab: npt.NDArray[np.float32], colour: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """How far each pixel is from ``colour`` in shadow: darker, its chroma shrunk by as much (inf where it cannot be).
+
+    A wall's shadow on a coloured floor darkens it and takes its colour down in step,
+    which :func:`lab_distance` counts as a different colour; a grey floor's shadow cannot
+    be told from a dark table, so only a coloured floor (:data:`SHADE_MIN_CHROMA`) has one.
+    """
+    chroma = colour[1:] - 128.0
+    if float(np.hypot(*chroma)) < SHADE_MIN_CHROMA or colour[0] <= 0:
+        return np.full(lab.shape[:2], np.inf, np.float32)
+    k = lab[..., 0] / float(colour[0])
+    diff = lab[..., 1:] - 128.0 - k[..., None] * chroma
+    shaded = (k < 1.0) & (k >= SHADE_DARKEST)
+    return np.where(shaded, np.hypot(diff[..., 0], diff[..., 1]), np.inf).astype(np.float32)
 
 
 def lab_distance(diff: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -329,7 +352,8 @@ def _floor_outline(
     sh, sw = lab.shape[:2]
     dist = lab_distance(lab - colour)
     spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
-    raw_mask = (dist < max(limits.tolerance, 3.0 * spread)).astype(np.uint8)
+    bar = max(limits.tolerance, 3.0 * spread)
+    raw_mask = ((dist < bar) | (shade_distance(lab, colour) < limits.tolerance)).astype(np.uint8)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     opened = cv2.morphologyEx(raw_mask, cv2.MORPH_OPEN, kernel)
     mask = np.asarray(cv2.morphologyEx(opened, cv2.MORPH_CLOSE, kernel), dtype=np.uint8)
