@@ -185,6 +185,19 @@ def serve_with(reader_factory: Any, db: Path, **settings: Any) -> ThreadedServer
     return ThreadedServer(app)
 
 
+def start_and_keep_the_1(page: Any) -> str:
+    """Start Ann and Bob's game, record Ann's throw 1,2,3,4,6,6 by hand and keep the advised 1; the game's id."""
+    page.fill("#players", "Ann, Bob")
+    page.click("#start")
+    page.wait_for_selector("#play:not([hidden])")
+    game_id = str(page.inner_text("#game-id"))
+    page.fill("#manual-action", "roll 1,2,3,4,6,6")
+    page.press("#manual-action", "Enter")
+    page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
+    page.click("#accept")
+    return game_id
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[ThreadedServer]:
     with serve_with(ExampleReader, tmp_path / "games.sqlite3") as server:
@@ -210,14 +223,7 @@ def test_page_reads_the_webcam_and_keeps_score(browser_kit: Any, served: Threade
             page.wait_for_selector('#advice[data-keep="5,5,5"]', timeout=30_000)
             page.wait_for_selector('#throw-status[data-state="latched"], #throw-status[data-state="settled"]')
             # Keep score: Ann throws 1,2,3,4,6,6 by hand, keeps the 1, throws the 5 dice in the camera's view.
-            page.fill("#players", "Ann, Bob")
-            page.click("#start")
-            page.wait_for_selector("#play:not([hidden])")
-            game_id = page.inner_text("#game-id")
-            page.fill("#manual-action", "roll 1,2,3,4,6,6")
-            page.press("#manual-action", "Enter")
-            page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
-            page.click("#accept")
+            game_id = start_and_keep_the_1(page)
             page.wait_for_selector('#turn[data-phase="can_bank_or_roll"], #turn[data-phase="awaiting_keep"]')
             # The camera records the throw itself if it settles now; if it settled earlier (latched), record it.
             page.evaluate("() => { const b = document.querySelector('#record-roll'); if (!b.disabled) b.click(); }")
@@ -699,14 +705,7 @@ def test_page_offers_a_face_for_an_unclear_die_and_scores_the_throw_told(browser
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(server.url)
-            page.fill("#players", "Ann, Bob")
-            page.click("#start")
-            page.wait_for_selector("#play:not([hidden])")
-            game_id = page.inner_text("#game-id")
-            page.fill("#manual-action", "roll 1,2,3,4,6,6")
-            page.press("#manual-action", "Enter")
-            page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
-            page.click("#accept")  # keep the 1: five dice to throw, the five in the camera's view
+            game_id = start_and_keep_the_1(page)  # five dice to throw, the five in the camera's view
             page.wait_for_selector('#turn[data-phase="can_bank_or_roll"]')
             page.click("#roll-again")
             # The throw settles with one die unread: nothing is scored, and the page asks what it shows.
