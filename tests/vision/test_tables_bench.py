@@ -84,3 +84,20 @@ def test_explain_throw_says_which_die_went_wrong_and_how() -> None:
         {"box": [300, 0, 330, 30], "face": 0, "status": "cocked"},
     ]
     assert read_videos.explain_throw(throw, all_right) == []
+
+
+def test_a_die_mostly_out_of_view_may_be_reported_or_not_unless_counted() -> None:
+    labels = [
+        {"face": 2, "status": "ok", "visible": 0.95},
+        {"face": 5, "status": "ok", "visible": 0.3},  # mostly behind the picture's edge
+        {"face": 1, "status": "off_tray", "visible": 0.17},
+        {"face": 3, "status": "ok", "visible": 0.9},
+    ]
+    throw = {"faces": [2, 3, 5], "rethrow": 1, "labels": labels}
+    assert tables.right_answers(throw) == {((2, 3, 5), 1), ((2, 3), 1), ((2, 3, 5), 0), ((2, 3), 0)}
+    assert tables.right_answers(throw, count_occluded=True) == {((2, 3, 5), 1)}
+    truth = {"throws": [{**throw, "throw": 0, "rest_time": 1.0}], "frames": [{"throw": 0}] * 30}
+    missed_both = [(20, 1.5, (3, 2), 0)]
+    assert tables.score_reports(truth, missed_both)[1] == 1
+    assert tables.score_reports(truth, missed_both, count_occluded=True)[1] == 0
+    assert tables.score_reports(truth, [(20, 1.5, (2,), 0)])[1] == 0  # a die in full view is never excused
