@@ -126,15 +126,15 @@ def test_outline_sides_are_checked_scaled_and_preferred_for_the_vertical() -> No
     assert snapped.corner_sigma_px == 1.0
 
 
-def test_the_reader_fits_sides_only_when_configured() -> None:
+def test_the_reader_draws_the_vertical_from_a_found_trays_sides_unless_told_not_to() -> None:
     from vision.reader import DiceReader, ReaderConfig
 
     truth = projected_tray(25, 20)
     frame, boxes = draw(truth), np.array([[300, 220, 330, 250]], np.float32)
-    default = DiceReader().find_tray(frame, boxes)
-    fitted = DiceReader(config=ReaderConfig(tray_sides=True)).find_tray(frame, boxes)
-    assert default is not None and default.vertical_corners is None  # the vertical is then searched for
+    fitted = DiceReader().find_tray(frame, boxes)
+    searched = DiceReader(config=ReaderConfig(tray_sides=False)).find_tray(frame, boxes)
     assert fitted is not None and fitted.vertical_corners is not None
+    assert searched is not None and searched.vertical_corners is None  # the vertical is then searched for
 
 
 def test_clicked_corners_snap_to_the_edges_near_them_and_not_to_far_ones() -> None:

@@ -263,11 +263,6 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="use clicked (--corner-noise) corners as they are, not snapped to the tray's edges",
     )
     parser.add_argument(
-        "--tray-sides",
-        action="store_true",
-        help="with --no-tray: draw the camera's vertical from a found tray's fitted sides (ReaderConfig.tray_sides)",
-    )
-    parser.add_argument(
         "--straight-down",
         action="store_true",
         help="where no sidecar tray gives it, take the camera's vertical as straight down (ReaderConfig.straight_down)",
@@ -333,8 +328,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, face_views=args.views)
     if args.no_search:
         config = dataclasses.replace(config, view_search=None)
-    if args.tray_sides:
-        config = dataclasses.replace(config, tray_sides=True)
     if args.views_sure is not None:
         config = dataclasses.replace(config, face_views_sure=args.views_sure)
     if args.straight_down:
