@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vision.camera.sources import Frame
@@ -96,6 +96,7 @@ def test_another_tray_found_again_and_again_replaces_the_remembered_one() -> Non
 
 @settings(max_examples=50, deadline=None)
 @given(st.floats(-300, 300), st.floats(-300, 300), st.floats(20, 300), st.floats(20, 300))
+@example(0.0, 1.175494351e-38, 20.0, 20.0)  # edges shared: OpenCV's intersectConvexConvex said IoU 50
 def test_polygon_iou_is_the_rectangles_iou(dx: float, dy: float, w: float, h: float) -> None:
     a = np.array([[0, 0], [200, 0], [200, 100], [0, 100]], np.float32)
     b = np.array([[dx, dy], [dx + w, dy], [dx + w, dy + h], [dx, dy + h]], np.float32)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -34,13 +33,45 @@ from vision.tray.trust import off_tray_calls
 __all__ = ["TrayMemory", "polygon_iou"]
 
 
+def _area(poly: npt.NDArray[np.float64]) -> float:
+    """Area of a simple polygon (shoelace), whichever way round."""
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+
+
+def _clip(subject: npt.NDArray[np.float64], clip: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The part of ``subject`` inside the convex polygon ``clip`` (Sutherland-Hodgman).
+
+    Written out because OpenCV's ``intersectConvexConvex`` returns nonsense areas for
+    polygons that share an edge (an outline remembered and found again often does).
+    """
+    x, y = clip[:, 0], clip[:, 1]
+    turn = 1.0 if float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) >= 0 else -1.0
+    out = subject
+    for p, q in zip(clip, np.roll(clip, -1, axis=0), strict=True):
+        if len(out) == 0:
+            break
+        edge = q - p
+        side = turn * (edge[0] * (out[:, 1] - p[1]) - edge[1] * (out[:, 0] - p[0]))  # >= 0: inside
+        kept: list[npt.NDArray[np.float64]] = []
+        for k in range(len(out)):
+            a, b, sa, sb = out[k - 1], out[k], side[k - 1], side[k]
+            if (sa >= 0) != (sb >= 0):
+                kept.append(a + (b - a) * (sa / (sa - sb)))
+            if sb >= 0:
+                kept.append(b)
+        out = np.asarray(kept, np.float64).reshape(-1, 2)
+    return out
+
+
 def polygon_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Intersection over union of two convex polygons (k, 2) in pixels."""
-    pa, pb = (np.asarray(p, np.float32).reshape(-1, 2) for p in (a, b))
-    area_a, area_b = float(cv2.contourArea(pa)), float(cv2.contourArea(pb))
-    inter, _ = cv2.intersectConvexConvex(pa, pb)
-    union = area_a + area_b - float(inter)
-    return float(inter) / union if union > 0 else 0.0
+    pa, pb = (np.asarray(p, np.float64).reshape(-1, 2) for p in (a, b))
+    area_a, area_b = _area(pa), _area(pb)
+    inside = _clip(pa, pb)
+    inter = _area(inside) if len(inside) >= 3 else 0.0
+    union = area_a + area_b - inter
+    return inter / union if union > 0 else 0.0
 
 
 class TrayMemory:
