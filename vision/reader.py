@@ -39,7 +39,7 @@ from vision.onnx_runtime import OnnxModel, load_onnx
 from vision.pose.cocked import CockedFusion, CockedTest
 from vision.pose.cocked_call import CockedJudge
 from vision.pose.net import DicePose, PoseNet
-from vision.pose.support import may_lean, near_picture_edge
+from vision.pose.support import near_picture_edge
 from vision.pose.tilt_scores import tilt_scores
 from vision.pose.upright import UprightView, straight_down_view, upright_view
 from vision.pose.view_search import VerticalMemory
@@ -345,10 +345,6 @@ class DiceReader:
         in_band = np.zeros(len(found), bool)
         if measured is not None:
             scores, in_band = tilt_scores(scores, tilt, self.config.tilt_call)
-        if self.config.cocked_needs_support and scores.cocked.any():
-            # Only on the tray's floor is it known what lies around a die; off it, anything may prop it up.
-            on_floor = ~off
-            scores = scores.flat(on_floor & ~may_lean(found.xyxy, tray, size))
         cut = None
         if self.config.cut_die_margin_px is not None:
             cut = near_picture_edge(found.xyxy, size, self.config.cut_die_margin_px)

@@ -92,9 +92,6 @@ class ReaderConfig:
             0.893) and cost three times the classifier's time; on the held-out real
             photos they read two more byler dice right (``python -m vision.evaluate
             --context-offsets=-0.05,0,0.05``), which the held-out sets alone cannot choose.
-        cocked_needs_support: let a die on the tray's floor be cocked only where something
-            could hold it tilted (another die, the tray's wall, the picture's edge; see
-            :mod:`vision.pose.support`); elsewhere it reads as its best face.
         cut_die_margin_px: a die whose box comes within this many pixels of the picture's
             edge is never called cocked: part of it, and whatever it may lean on, is out of
             view, so it reads ``uncertain`` (its best face kept) for the player to look at;
@@ -170,7 +167,6 @@ class ReaderConfig:
     face_views: int = 4
     face_views_sure: float | None = 0.9
     face_context_offsets: tuple[float, ...] = (0.0,)
-    cocked_needs_support: bool = True
     cut_die_margin_px: float | None = 2.0
     cocked_test: bool = True
     cocked_fusion: bool = True

@@ -56,7 +56,6 @@ class FusionRows:
     Attributes:
         test: the cocked test's probability.
         classifier: the face classifier's ``cocked`` probability.
-        callable: whether the reader may call the die cocked at all (the support test).
         truth: 1 leaning, 0 lying flat, -1 no labelled die (a false alarm).
         folder: the index of the calibration folder each row comes from; None for one folder.
         evidence: what else the reader knows of each die (:class:`vision.pose.cocked.CockedEvidence`).
@@ -65,7 +64,6 @@ class FusionRows:
 
     test: npt.NDArray[np.float32]
     classifier: npt.NDArray[np.float32]
-    callable: npt.NDArray[np.bool_]
     truth: npt.NDArray[np.int64]
     folder: npt.NDArray[np.int64] | None = None
     evidence: CockedEvidence | None = None
@@ -76,7 +74,6 @@ class FusionRows:
         return FusionRows(
             self.test[index],
             self.classifier[index],
-            self.callable[index],
             self.truth[index],
             None if self.folder is None else self.folder[index],
             None if self.evidence is None else self.evidence[index],
@@ -89,10 +86,8 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
     from vision.evaluate.metrics import match_by_centre
     from vision.evaluate.run import load_labels
     from vision.images import load_image
-    from vision.pose.support import may_lean
     from vision.pose.upright import upright_view
     from vision.reader import DiceReader, ReaderConfig
-    from vision.tray.outline import TrayOutline, footprint_inside
 
     config = ReaderConfig(cocked_fusion=False)
     reader = DiceReader(models, config=config)
@@ -102,7 +97,6 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
     cols: dict[str, list[npt.NDArray[np.generic]]] = {
         "test": [],
         "classifier": [],
-        "callable": [],
         "truth": [],
         "folder": [],
         "scene": [],
@@ -122,8 +116,6 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             xyxy, scores = found.xyxy[keep], scores[keep]
             if not len(xyxy):
                 continue
-            tray = TrayOutline.from_corners(labels.tray)
-            on_floor = footprint_inside(xyxy, tray, view=view) >= config.off_tray_min_inside
             truth = np.full(len(xyxy), -1, np.int64)
             for i, j in match_by_centre(xyxy, labels.xyxy):
                 occluded = labels.occluded is not None and bool(labels.occluded[j])
@@ -131,7 +123,6 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             scored = truth != -2  # occluded dice are neither right nor wrong (as in vision.evaluate.run)
             cols["test"].append(test(frame, xyxy, view)[scored])
             cols["classifier"].append(scores.cocked_prob[scored])
-            cols["callable"].append((~on_floor | may_lean(xyxy, tray, size))[scored])
             cols["truth"].append(truth[scored])
             cols["folder"].append(np.full(int(scored.sum()), index, np.int64))
             cols["scene"].append(np.full(int(scored.sum()), scene_index, np.int64))
@@ -141,7 +132,6 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
     return FusionRows(
         test=np.concatenate(cols["test"]).astype(np.float32),
         classifier=np.concatenate(cols["classifier"]).astype(np.float32),
-        callable=np.concatenate(cols["callable"]).astype(bool),
         truth=np.concatenate(cols["truth"]).astype(np.int64),
         folder=np.concatenate(cols["folder"]).astype(np.int64) if len(dirs) > 1 else None,
         evidence=CockedEvidence.concatenate(evidence),
@@ -201,7 +191,7 @@ def fit_fusion(
     w = fit_logistic(x[dice], rows.truth[dice].astype(np.float64))
     named = tuple((name, float(weight)) for name, weight in zip(terms, w[2:-1], strict=True))
     fusion = CockedFusion(float(w[0]), float(w[1]), float(w[-1]), 0.5, classifier_sha, named)
-    fused = np.where(rows.callable, fusion(rows.test, rows.classifier, rows.evidence), 0.0).astype(np.float32)
+    fused = np.asarray(fusion(rows.test, rows.classifier, rows.evidence), np.float32)
     threshold, scores = best_threshold(fused, rows.truth == 1, rows.folder)
     return dataclasses.replace(fusion, threshold=threshold), scores
 
@@ -221,7 +211,7 @@ def out_of_fold(rows: FusionRows, terms: Sequence[str] = ()) -> dict[str, float]
         held = rows.scene % 2 == parity
         fusion, _ = fit_fusion(rows[~held], "", terms)
         part = rows[held]
-        called[held] = part.callable & (fusion(part.test, part.classifier, part.evidence) >= fusion.threshold)
+        called[held] = fusion(part.test, part.classifier, part.evidence) >= fusion.threshold
     truth = rows.truth == 1
     scores = call_scores(called, truth)
     if rows.folder is not None:
@@ -254,7 +244,7 @@ def refit(
         terms = [] if present is None else [n for n, _ in CockedFusion.from_metadata(present, folder).terms]
     rows = collect_rows(dirs, folder)
     fusion, fused = fit_fusion(rows, sha, terms)
-    alone = rows.callable & (rows.test >= test_threshold)
+    alone = rows.test >= test_threshold
     report = {
         "dice": int((rows.truth >= 0).sum()),
         "leaning": int((rows.truth == 1).sum()),

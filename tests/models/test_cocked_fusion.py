@@ -35,9 +35,8 @@ def _rows(seed: int, n: int = 4000, leaning: float = 0.05) -> FusionRows:
     sig = lambda z: 1.0 / (1.0 + np.exp(-z))  # noqa: E731
     test = sig(3.0 * truth - 1.5 + rng.normal(size=n)).astype(np.float32)
     classifier = sig(2.0 * truth - 1.0 + rng.normal(size=n)).astype(np.float32)
-    callable_ = rng.random(n) < 0.9
     truth[:20] = -1  # a few false alarms: no die
-    return FusionRows(test, classifier, callable_, truth)
+    return FusionRows(test, classifier, truth)
 
 
 def _f1(called: np.ndarray, leaning: np.ndarray) -> float:
@@ -51,12 +50,12 @@ def test_the_fusion_weighs_both_networks_and_never_calls_a_die_held_flat() -> No
     fusion, scores = fit_fusion(rows, "sha-of-the-classifier")
     assert fusion.test_weight > 0 and fusion.classifier_weight > 0 and fusion.classifier_sha == "sha-of-the-classifier"
     assert fusion.threshold in GRID
-    called = rows.callable & (fusion(rows.test, rows.classifier) >= fusion.threshold)
+    called = fusion(rows.test, rows.classifier) >= fusion.threshold
     tp = float((called & (rows.truth == 1)).sum())
     assert scores["recall"] == pytest.approx(tp / (rows.truth == 1).sum())
     assert scores["precision"] == pytest.approx(tp / called.sum())
     # Two noisy views of the truth beat the better one alone at its best threshold.
-    alone = max(_f1(rows.callable & (rows.test >= t), rows.truth == 1) for t in GRID)
+    alone = max(_f1(rows.test >= t, rows.truth == 1) for t in GRID)
     assert scores["f1"] > alone
 
 
@@ -95,12 +94,11 @@ def test_rows_from_several_folders_choose_the_threshold_by_the_mean_of_their_f1(
     both = FusionRows(
         np.concatenate([flat.test, rich.test]),
         np.concatenate([flat.classifier, rich.classifier]),
-        np.concatenate([flat.callable, rich.callable]),
         np.concatenate([flat.truth, rich.truth]),
         folder=np.repeat([0, 1], [len(flat.truth), len(rich.truth)]),
     )
     fusion, scores = fit_fusion(both, "sha")
-    fused = np.where(both.callable, fusion(both.test, both.classifier), 0.0)
+    fused = fusion(both.test, both.classifier)
 
     def mean_f1(t: float) -> float:
         return float(np.mean([_f1(fused[both.folder == g] >= t, both.truth[both.folder == g] == 1) for g in (0, 1)]))
@@ -139,9 +137,7 @@ def test_a_term_that_tells_the_dice_apart_gets_its_weight_and_calls_better_out_o
     weights = dict(fusion.terms)
     assert list(weights) == list(FUSION_TERMS) and weights["covered"] < 0  # covered: the flat dice that fool them
     two, _ = fit_fusion(rows, "sha")
-    assert two.terms == () and scores["f1"] > _f1(
-        rows.callable & (two(rows.test, rows.classifier) >= two.threshold), rows.truth == 1
-    )
+    assert two.terms == () and scores["f1"] > _f1(two(rows.test, rows.classifier) >= two.threshold, rows.truth == 1)
     assert out_of_fold(rows, FUSION_TERMS)["f1"] > out_of_fold(rows)["f1"]
     with pytest.raises(ValueError, match="evidence"):
         fit_fusion(dataclasses.replace(rows, evidence=None), "sha", ["covered"])

@@ -146,27 +146,6 @@ def test_detections_read_as_not_a_die_are_dropped() -> None:
     assert kept_all.face.tolist() == [3, 5, 2]
 
 
-def test_a_die_with_nothing_to_lean_on_reads_flat() -> None:
-    frame, found = _pip_scene()  # three dice 70 px apart, no neighbour within reach
-    probs = [
-        [0, 0, 0.3, 0, 0, 0, 0.7],  # "cocked", but nothing holds it: its best face, 3
-        [0, 0, 0, 0, 0.9, 0, 0.1],
-        [0, 0.9, 0, 0, 0, 0, 0.1],
-    ]
-    tray = [[0, 0], [400, 0], [400, 200], [0, 200]]
-    config = ReaderConfig(cocked_test=False)  # the classifier's own cocked call, as without a cocked test
-    reader = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, config=config)
-    r = reader.read(frame)
-    assert r.face.tolist() == [3, 5, 2] and not r.data["cocked"].any()
-    assert r.status[0] == DieStatus.UNCERTAIN  # 0.3 is no confident read
-    # Off the tray anything may prop a die up: it stays cocked (and off the tray).
-    off = reader.with_tray([[150, 0], [400, 0], [400, 200], [150, 200]]).read(frame)
-    assert off.data["cocked"].tolist() == [True, False, False] and off.status[0] == DieStatus.OFF_TRAY
-    trusting = dataclasses.replace(reader.config, cocked_needs_support=False)
-    r2 = DiceReader(detector=lambda _f: found, classifier=ScriptedClassifier(probs), tray=tray, config=trusting)
-    assert r2.read(frame).status[0] == DieStatus.COCKED
-
-
 def test_pips_second_opinion() -> None:
     frame, found = _pip_scene()
     probs = [
@@ -286,7 +265,7 @@ def test_a_camera_said_to_look_straight_down_lets_the_test_decide_under_the_cent
     frame, found = _pip_scene()
     probs = [[0, 0, 0.9, 0, 0, 0, 0.1], [0, 0, 0, 0, 0.05, 0, 0.95], [0, 0.9, 0, 0, 0, 0, 0.1]]
     test = ScriptedCockedTest([0.4, 0.1, 0.2], threshold=0.3)
-    config = ReaderConfig(auto_tray=False, view_search=None, straight_down=True, cocked_needs_support=False)
+    config = ReaderConfig(auto_tray=False, view_search=None, straight_down=True)
     reader = DiceReader(
         detector=lambda _f: found, classifier=ScriptedClassifier(probs), config=config, cocked_test=test
     )  # type: ignore[arg-type]
@@ -306,7 +285,7 @@ def test_a_camera_said_to_look_straight_down_lets_the_test_decide_under_the_cent
 def test_the_straight_down_check_searches_only_when_a_die_reads_cocked_and_keeps_an_agreed_vertical() -> None:
     frame, found = _pip_scene()
     probs = [[0, 0, 0.9, 0, 0, 0, 0.1], [0, 0, 0, 0, 0.9, 0, 0.1], [0, 0.9, 0, 0, 0, 0, 0.1]]
-    config = ReaderConfig(auto_tray=False, straight_down=True, straight_down_check_deg=10.0, cocked_needs_support=False)
+    config = ReaderConfig(auto_tray=False, straight_down=True, straight_down_check_deg=10.0)
 
     def read(test: ScriptedCockedTest) -> Reading:
         return DiceReader(
@@ -401,7 +380,7 @@ def test_without_a_calibrated_tray_the_searched_vertical_decides_only_where_the_
         [0, 0.9, 0, 0, 0, 0, 0.1],
     ]
     test = ScriptedCockedTest(test_probs, threshold=0.3)
-    config = ReaderConfig(auto_tray=False, cocked_needs_support=False)
+    config = ReaderConfig(auto_tray=False)
     reader = DiceReader(
         detector=lambda _f: found, classifier=ScriptedClassifier(probs), cocked_test=test, config=config
     )  # type: ignore[arg-type]

@@ -46,7 +46,7 @@ class ScriptedPose:
 
 def _reader(pose: ScriptedPose, tray: list[list[float]] | None = None, **config: object) -> DiceReader:
     _, found = _pip_scene()
-    settings = ReaderConfig(auto_tray=False, cocked_needs_support=False, **config)  # type: ignore[arg-type]
+    settings = ReaderConfig(auto_tray=False, **config)  # type: ignore[arg-type]
     test = ScriptedCockedTest([0.9, 0.9, 0.9], threshold=0.3)  # would call every die cocked
     return DiceReader(
         detector=lambda _f: found,

@@ -97,7 +97,7 @@ def test_on_one_colour_a_die_off_a_found_outline_always_finds_the_floor_going_on
 
 def reader_with(boxes: list[tuple[int, int, int, int]], tray: TrayOutline | None) -> DiceReader:
     probs = [[0, 0.95, 0, 0, 0, 0, 0.05]] * len(boxes)
-    config = ReaderConfig(view_search=None, use_pips=False)
+    config = ReaderConfig(view_search=None, use_pips=False, cocked_test=False)  # only the tray is in question
     return DiceReader(
         detector=lambda _f: found(boxes),
         classifier=ScriptedClassifier(probs),  # type: ignore[arg-type]

@@ -244,7 +244,7 @@ def test_under_a_doubted_vertical_the_cocked_test_only_vetoes() -> None:
     test = ScriptedCockedTest([0.95, 0.05], threshold=0.5)  # under the remembered vertical the first die leans
     memory = VerticalMemory(needed=1, recheck=100)
     memory.learn(tilted(90.0, 20.0))
-    config = ReaderConfig(auto_tray=False, cocked_needs_support=False)
+    config = ReaderConfig(auto_tray=False)
     reader = DiceReader(detector=lambda _f: two, classifier=classifier, cocked_test=test, config=config)  # type: ignore[arg-type]
     reader = reader.with_vertical_memory(memory)
     assert reader.read(frame).status.tolist() == ["cocked", "ok"]

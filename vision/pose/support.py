@@ -1,72 +1,17 @@
-"""Can a die lean here? A cocked die rests on something: another die or the tray's wall.
+"""What the boxes around a die say of it: whether the picture's edge cuts it, and how much a neighbour hides.
 
-A die on a flat floor with nothing beside it falls flat; it can only stay tilted
-when something props it up. The face classifier sees one crop and cannot know
-that, so it sometimes calls a flat die in a perspective view "cocked". This
-module supplies the missing fact from the whole frame: which dice have a
-possible support (another die's box within reach, the tray outline's edge
-within reach, or the edge of the picture, beyond which a support may hide).
-The reader only lets a die be cocked where it has one.
+A die the picture's edge cuts shows only part of itself (and not what it may
+lean on), so the reader never calls it cocked (``ReaderConfig.cut_die_margin_px``).
+The share of a die's box its largest neighbour covers is evidence the cocked
+fusion weighs (:class:`vision.pose.cocked.CockedEvidence`).
 """
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.tray.outline import TrayOutline
-
-__all__ = ["SUPPORT_REACH", "covered_fraction", "may_lean", "near_picture_edge"]
-
-#: How far a support may be from a die's box, as a fraction of the die's side.
-SUPPORT_REACH = 0.35
-
-
-def may_lean(
-    xyxy: npt.ArrayLike,
-    tray: TrayOutline | None,
-    image_size: tuple[int, int],
-    reach: float = SUPPORT_REACH,
-) -> npt.NDArray[np.bool_]:
-    """Which dice have something within reach to lean on.
-
-    Args:
-        xyxy: boxes, shape (n, 4), frame pixels.
-        tray: the tray outline; None when unknown (then the wall may be anywhere,
-            and every die may lean).
-        image_size: ``(width, height)`` of the frame.
-        reach: how far a support may be, as a fraction of each die's side.
-
-    Returns:
-        Shape (n,) booleans.
-    """
-    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
-    n = len(boxes)
-    if tray is None:
-        return np.ones(n, bool)
-    side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
-    margin = (reach * side)[:, None]
-    grown = boxes + np.concatenate([-margin, -margin, margin, margin], axis=1)
-    # Another die: the grown boxes of the two overlap.
-    overlap = (
-        (grown[:, None, 0] <= grown[None, :, 2])
-        & (grown[None, :, 0] <= grown[:, None, 2])
-        & (grown[:, None, 1] <= grown[None, :, 3])
-        & (grown[None, :, 1] <= grown[:, None, 3])
-    )
-    np.fill_diagonal(overlap, False)
-    near_die = overlap.any(axis=1)
-    # The picture's edge: the support may be out of view.
-    near_edge = near_picture_edge(boxes, image_size, reach * side)
-    # The wall: the tray outline's edge within half a side plus the reach of the box centre.
-    contour = tray.polygon.astype(np.float32).reshape(-1, 1, 2)
-    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
-    wall_dist = np.array(
-        [abs(cv2.pointPolygonTest(contour, (float(x), float(y)), True)) for x, y in centres], np.float32
-    )
-    near_wall = wall_dist <= (0.5 + reach) * side
-    return np.asarray(near_die | near_edge | near_wall, dtype=bool)
+__all__ = ["covered_fraction", "near_picture_edge"]
 
 
 def near_picture_edge(
