@@ -32,7 +32,7 @@ on the calibration scenes rose from 0.778 to 0.799. A tray found by colour may
 give the vertical from its fitted sides (``ReaderConfig.tray_sides``, on by
 default): a frame whose sides are trusted needs no search for its vertical
 (:mod:`vision.pose.view_search`). On the held-out raytraced scenes, nothing
-marked, it raised the cocked F1 from 0.672 to 0.768; on the real photos it
+marked, it raised the cocked F1 from 0.677 to 0.768; on the real photos it
 calls no flat die cocked (``models/README.md``).
 """
 
