@@ -221,3 +221,16 @@ def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_f
     labelled = DiceReader().with_tray(TrayOutline(marked.polygon, "labelled"))
     for picture in (frame, *[bumped] * WATCH_EVERY):
         assert labelled.find_tray(picture, boxes).source == "labelled"  # generated scenes' labels are not watched
+
+
+def test_a_side_outside_the_narrow_band_is_found_in_the_retry() -> None:
+    """An outline cut short by a shadow lies further in than the band: the wider retry still finds the edge."""
+    truth = projected_tray(25, 20)
+    frame = draw(truth)
+    centre = truth.mean(axis=0)
+    rough = centre + 0.85 * (truth - centre)  # every side 15 % in: further than the first band reaches
+    band_px = SideConfig().band * SIZE[0]
+    assert np.abs(rough - truth).min(axis=1).max() > band_px
+    assert tray_sides(frame, rough, SideConfig(retry_band=None)) is None
+    found = tray_sides(frame, rough)
+    assert found is not None and vertical_angle(found, truth) < 1.0

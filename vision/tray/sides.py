@@ -38,6 +38,7 @@ calls no flat die cocked (``models/README.md``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import cv2
@@ -63,6 +64,13 @@ class SideConfig:
         max_move: largest move of a corner from the colour outline's, as a fraction of the frame's diagonal.
         max_focal: largest focal length believed, as a multiple of the picture's longer side (a
             narrow lens looking straight down leaves the focal length ill-determined).
+        retry_band: a side not found is looked for again in a band this wide (a fraction of the
+            frame's width), counting edges from ``retry_min_edge``; None looks once. A colour
+            outline cut short by a wall's shadow lies further from the edge than ``band``, and a
+            shadowed wall's foot is dark on dark. Any edge along the side will do (the module's
+            docstring says why). On the raytraced training scenes it fitted 436 trays of 551
+            instead of 323, as close to the true vertical (median 0.67 degrees, 90th percentile 2.9).
+        retry_min_edge: weakest edge counted in the retry, in Lab units per pixel.
         seed: seed of the RANSAC draws, so a frame always gives the same sides.
     """
 
@@ -73,6 +81,8 @@ class SideConfig:
     min_support: float = 0.6
     max_move: float = 0.08
     max_focal: float = 2.5
+    retry_band: float | None = 0.06
+    retry_min_edge: float = 5.0
     seed: int = 0
 
 
@@ -208,6 +218,12 @@ def tray_sides(
             return None
         points, steps = _edge_points(gradients, p, q, band, cfg, (width, height))
         line = fit_side(points, steps, cfg, rng)
+        if line is None and cfg.retry_band is not None:
+            wide = dataclasses.replace(cfg, min_edge=cfg.retry_min_edge)
+            points, steps = _edge_points(
+                gradients, p, q, max(band, round(cfg.retry_band * width)), wide, (width, height)
+            )
+            line = fit_side(points, steps, wide, rng)
         if line is None:
             return None
         lines.append(line)
@@ -241,7 +257,7 @@ def snap(outline: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
     if outline.sides is not None or len(outline.polygon) != 4:
         return outline
     size = (frame.shape[1], frame.shape[0])
-    sides = tray_sides(frame, outline.polygon, SideConfig(max_move=SNAP_MAX_MOVE))
+    sides = tray_sides(frame, outline.polygon, SideConfig(max_move=SNAP_MAX_MOVE, retry_band=None))
     if sides is None:
         return outline
     clicked = upright_view(outline.polygon, size, outline.corner_sigma_px)
