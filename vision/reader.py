@@ -314,6 +314,8 @@ class DiceReader:
         if tray is not None and corners is not None:
             sigma = tray.corner_sigma_px if self.config.corner_sigma_px is None else self.config.corner_sigma_px
             view = _tray_view(corners.tobytes(), size, sigma)
+            if view is not None and self.vertical_memory is not None:
+                self.vertical_memory.learn(view)  # the camera's vertical, for its frames where the tray is not found
         tilt = np.full(len(found), np.nan, np.float32)
         measured = self.pose(frame, found.xyxy, view) if self.pose is not None and len(found) else None
         if measured is not None:

@@ -251,3 +251,24 @@ def test_under_a_doubted_vertical_the_cocked_test_only_vetoes() -> None:
     moved = np.roll(frame, 40, axis=1)
     reading = reader.read(moved)  # the camera was bumped, and two dice cannot confirm the vertical
     assert memory.doubted and reading.status.tolist() == ["ok", "ok"]  # the classifier read a 3, and it stands
+
+
+def test_a_trays_vertical_teaches_the_cameras_for_frames_where_the_tray_is_not_found() -> None:
+    frame = cv2.imread(str(EXAMPLES / "tray_cocked.jpg"))
+    corners = json.loads((EXAMPLES / "labels" / "tray_cocked.json").read_text())["tray"]
+    memory = VerticalMemory(needed=2, recheck=100)
+    marked = DiceReader(MODELS, tray=corners).with_vertical_memory(memory)
+    found = marked.detector(frame)
+    marked.read(frame)
+    assert memory.view is None  # one sighting is not yet the camera's vertical
+    marked.read(frame)
+    tray_view = upright_view(np.asarray(corners, np.float64), (frame.shape[1], frame.shape[0]))
+    assert memory.view is not None and tray_view is not None
+    assert np.allclose(memory.view.nadir, tray_view.nadir, atol=1.0)
+    # The same camera, no tray in sight and one die: nothing to search with, but the learned vertical judges it.
+    lone = found[np.array([0])]
+    blind = DiceReader(MODELS, config=ReaderConfig(auto_tray=False)).with_vertical_memory(memory)
+    judged = blind.cocked_judge
+    assert judged is not None
+    call = judged.call(frame, lone.xyxy, None, blind.classifier(frame, lone.xyxy), memory)
+    assert call is not None and call.view is memory.view
