@@ -187,7 +187,10 @@ def _down_direction(view: UprightView) -> npt.NDArray[np.float64]:
 
 
 class VerticalMemory:
-    """One fixed camera's vertical, learned from its frames' dice (a table's stream, a video).
+    """One fixed camera's vertical, learned from its frames' dice or its tray (a table's stream, a video).
+
+    The reader teaches it every vertical a tray gives (marked, or a found tray's fitted
+    sides: :meth:`learn`), so frames where the tray is not found are judged under it.
 
     Searching costs the cocked test about 25 crops per die, and a fixed camera's
     vertical does not change. So after ``needed`` trusted estimates that agree
