@@ -563,3 +563,19 @@ def test_reading_on_for_an_unclear_die_leaves_the_dice_told_at_the_settle_time_a
     ((_, reading),) = script.reported
     assert reading.face.tolist() == [1, 3] and reading.status.tolist() == ["ok", "uncertain"]
     assert reading.data["agreement"].tolist()[0] >= 0.75  # the verdict, and what it was drawn from, at the time
+
+
+def test_an_empty_tray_is_read_again_soon_so_a_die_landing_unseen_by_the_gate_is_found() -> None:
+    base = np.full((120, 160, 3), 90, np.uint8)
+    config = SettleConfig(settle_seconds=0.2, min_reads=2)
+    detector = SettleDetector(config)
+    shown: list[Reading] = [Reading.empty(SIZE)]
+    reader = type("Tray", (), {"read": staticmethod(lambda image: shown[0])})()
+    for i in range(15):  # the empty tray is seen and held
+        detector.step(Frame(base, i, i / FPS), reader)
+    held = detector.reads
+    shown[0] = SIX  # six dice landed, yet the picture the gate sees did not change
+    states = [detector.step(Frame(base, i, i / FPS), reader) for i in range(15, 15 + int(FPS))]
+    first = next(i for i, s in enumerate(states) if detector.reads > held or s.phase.value != "idle")
+    assert first / FPS <= config.empty_recheck_seconds + 1 / FPS < config.recheck_seconds
+    assert any(s.is_new for s in states)  # and reported within the second

@@ -9,7 +9,8 @@ with the previous one (well under a millisecond), so the reader runs on still
 frames only, and once a throw is latched (or the tray is seen empty) it runs on
 none until the picture changes, even faintly (a small die rolling in can stay
 under the gate's threshold), or ``recheck_seconds`` pass: a resting table costs a
-thumbnail a frame and a read every two seconds.
+thumbnail a frame and a read every two seconds (an empty tray, every
+``empty_recheck_seconds``: a lone small die can land under even the faint test).
 (2) The **settle window** follows each die of the still frames' reads: a die that
 slid from where the window first saw it (by ``still_shift`` of its size), a die that
 appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
@@ -137,8 +138,10 @@ class SettleConfig:
         match_iou: IoU above which two boxes of two reads are the same die (and a die is where a reported one sat).
         still_shift: a die whose centre moved more than this share of its size since the window began still moves.
         max_missed: a die missing from this many reads in a row has left the tray (the count changed).
-        recheck_seconds: resting dice (or an empty tray) are read again after this long even if the picture
-            seems unchanged: a small die can roll in under even the faint change test.
+        recheck_seconds: resting dice are read again after this long even if the picture seems unchanged.
+        empty_recheck_seconds: an empty tray, sooner: the next throw lands there, and one small die rolled
+            in and at rest within a few frames can change the picture less than even the faint change test
+            sees (an empty tray's read is the detector's alone).
         min_presence: share of the reads a die must appear in to count (drops flickering false boxes).
         min_clear: share of a die's reads that must tell something of it (a face, however unsure, ``cocked`` or
             ``off_tray``; not a read the reader doubted for another reason than its confidence) for a vote.
@@ -163,6 +166,7 @@ class SettleConfig:
     still_shift: float = 0.2
     max_missed: int = 2
     recheck_seconds: float = 2.0
+    empty_recheck_seconds: float = 0.4
     min_presence: float = 0.6
     min_clear: float = 0.3
     min_agreement: float = 0.75
@@ -184,10 +188,15 @@ class SettleConfig:
         for name in ("gate_width", "min_reads", "read_every", "max_missed", "evidence_reads"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, but got {value!r}")
-        if self.settle_seconds < 0 or self.patience_seconds < 0 or self.recheck_seconds <= 0:
+        if (
+            self.settle_seconds < 0
+            or self.patience_seconds < 0
+            or min(self.recheck_seconds, self.empty_recheck_seconds) <= 0
+        ):
             raise ValueError(
-                f"settle_seconds and patience_seconds must be >= 0 and recheck_seconds > 0, but got "
-                f"{self.settle_seconds!r}, {self.patience_seconds!r} and {self.recheck_seconds!r}"
+                f"settle_seconds and patience_seconds must be >= 0 and the recheck times > 0, but got "
+                f"{self.settle_seconds!r}, {self.patience_seconds!r}, {self.recheck_seconds!r} and "
+                f"{self.empty_recheck_seconds!r}"
             )
         if not 0 <= self.pixel_threshold <= 255:
             raise ValueError(f"pixel_threshold must be in 0..255, but got {self.pixel_threshold!r}")
@@ -518,7 +527,9 @@ class SettleDetector:
         """Whether to read this frame: still, not resting unchanged since a latch, due; call once per frame."""
         if moving:
             return False
-        recheck = timestamp - self._last_read_time >= self.config.recheck_seconds
+        empty = self._held is not None and len(self._held) == 0
+        wait = self.config.empty_recheck_seconds if empty else self.config.recheck_seconds
+        recheck = timestamp - self._last_read_time >= wait
         if self._held is not None and not recheck and not self.gate.changed_from(self._held_thumb, faint=True):
             return False
         if self._held is None and self._mature(timestamp):
