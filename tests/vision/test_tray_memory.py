@@ -69,6 +69,17 @@ def test_reads_that_found_or_were_given_a_tray_are_their_own() -> None:
     assert memory.apply(table_frame(), marked) is marked and memory.apply(table_frame(), found) is found
 
 
+def test_an_outline_swollen_past_the_remembered_tray_does_not_take_a_die_off_it_in() -> None:
+    memory = taught()
+    swollen = np.array([[200, 20], [460, 20], [460, 380], [200, 380]], np.float32)  # glare joined the table above
+    assert polygon_iou(swollen, FLOOR) < memory.agree_iou
+    read = memory.apply(table_frame(), reading([OFF_TRAY, ON_TRAY], TrayState.FOUND, swollen))
+    assert read.status.tolist() == [DieStatus.OFF_TRAY, DieStatus.OK]
+    np.testing.assert_array_equal(read.tray, swollen)  # the frame's own outline stays what it found
+    agreeing = reading([OFF_TRAY, ON_TRAY], TrayState.FOUND, FLOOR + 2)
+    assert memory.apply(table_frame(), agreeing) is agreeing
+
+
 def test_a_die_on_ground_of_the_floors_colour_is_not_called_off() -> None:
     image = table_frame()
     image[20:90, 220:290] = image[200:270, 300:370]  # floor-coloured ground around the die: the floor goes on

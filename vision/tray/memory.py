@@ -115,12 +115,24 @@ class TrayMemory:
         Returns:
             ``reading`` itself, or, where it has no outline or a doubted one and a tray is
             remembered, a copy whose ``tray``, ``tray_state``, ``data["in_tray"]`` and off-tray
-            statuses are the remembered tray's.
+            statuses are the remembered tray's; where it found an outline unlike the remembered
+            one (glare or a hand joined the floor to the table) and the camera has not moved, a
+            copy with the dice off the remembered tray called off too (a frame's outline only
+            ever adds off-tray calls).
         """
         state = TrayState(reading.tray_state)
         if state is TrayState.FOUND and reading.tray is not None:
-            self._learn(frame, np.asarray(reading.tray, np.float32))
-            return reading
+            found = np.asarray(reading.tray, np.float32)
+            remembered = self._remembered
+            self._learn(frame, found)
+            if remembered is None or polygon_iou(found, remembered) >= self.agree_iou:
+                return reading
+            if self._watch is not None and self._watch.moved(frame):
+                return reading
+            # An outline unlike the stream's tray (glare or a hand swelled it): a die off the remembered tray is off.
+            recalled = self._recall(frame, reading, TrayOutline(remembered, source="auto"))
+            status = np.where(reading.status == DieStatus.OFF_TRAY.value, reading.status, recalled.status)
+            return replace(reading, status=status)
         if state not in (TrayState.NONE, TrayState.UNSURE) or self._remembered is None:
             return reading
         if self._watch is not None and self._watch.moved(frame):
