@@ -33,10 +33,10 @@ from vision.tray.trust import off_tray_calls
 __all__ = ["TrayMemory", "polygon_iou"]
 
 
-def _area(poly: npt.NDArray[np.float64]) -> float:
-    """Area of a simple polygon (shoelace), whichever way round."""
+def _signed_area(poly: npt.NDArray[np.float64]) -> float:
+    """Area of a simple polygon (shoelace): positive when its vertices run counter-clockwise in x-right, y-up."""
     x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
 def _clip(subject: npt.NDArray[np.float64], clip: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -45,8 +45,7 @@ def _clip(subject: npt.NDArray[np.float64], clip: npt.NDArray[np.float64]) -> np
     Written out because OpenCV's ``intersectConvexConvex`` returns nonsense areas for
     polygons that share an edge (an outline remembered and found again often does).
     """
-    x, y = clip[:, 0], clip[:, 1]
-    turn = 1.0 if float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) >= 0 else -1.0
+    turn = 1.0 if _signed_area(clip) >= 0 else -1.0
     out = subject
     for p, q in zip(clip, np.roll(clip, -1, axis=0), strict=True):
         if len(out) == 0:
@@ -67,9 +66,9 @@ def _clip(subject: npt.NDArray[np.float64], clip: npt.NDArray[np.float64]) -> np
 def polygon_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Intersection over union of two convex polygons (k, 2) in pixels."""
     pa, pb = (np.asarray(p, np.float64).reshape(-1, 2) for p in (a, b))
-    area_a, area_b = _area(pa), _area(pb)
+    area_a, area_b = abs(_signed_area(pa)), abs(_signed_area(pb))
     inside = _clip(pa, pb)
-    inter = _area(inside) if len(inside) >= 3 else 0.0
+    inter = abs(_signed_area(inside)) if len(inside) >= 3 else 0.0
     union = area_a + area_b - inter
     return inter / union if union > 0 else 0.0
 
