@@ -29,7 +29,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CACHE_ENV", "MAX_BYTES", "MAX_FILES", "cache_dir", "cache_path", "load_arrays", "prune", "store_arrays"]
+__all__ = [
+    "CACHE_ENV",
+    "MAX_BYTES",
+    "MAX_FILES",
+    "cache_dir",
+    "cache_path",
+    "load_arrays",
+    "prune",
+    "read_arrays",
+    "store_arrays",
+]
 
 #: Environment variable that overrides the cache directory.
 CACHE_ENV = "FARKLECAM_CACHE_DIR"
@@ -60,6 +70,18 @@ def cache_path(name: str) -> Path:
 def load_arrays(name: str, required: tuple[str, ...]) -> dict[str, Any] | None:
     """Read one entry's arrays, or ``None`` when absent, unreadable or missing one of ``required``."""
     path = cache_path(name)
+    arrays = read_arrays(path, required)
+    if arrays is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: the last file pruning removes
+    return arrays
+
+
+def read_arrays(path: Path, required: tuple[str, ...]) -> dict[str, Any] | None:
+    """The arrays of one ``.npz`` file, or ``None`` when absent, unreadable or missing one of ``required``.
+
+    Also reads the solved tables shipped in the package (:mod:`scoring.bundle_tables`), which are never pruned.
+    """
     try:
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
             arrays = {key: np.array(data[key]) for key in data.files}
@@ -71,8 +93,6 @@ def load_arrays(name: str, required: tuple[str, ...]) -> dict[str, Any] | None:
     if any(key not in arrays for key in required):
         _log.debug("ignoring incomplete policy cache %s", path)
         return None
-    with contextlib.suppress(OSError):
-        os.utime(path)  # used now: the last file pruning removes
     return arrays
 
 

@@ -8,7 +8,9 @@ for the model and its documented approximations (piggyback offers not modelled;
 with a farkle penalty, both players' streaks are in the state). A "chance to win" counts a tie after the last
 round (whatever the ``tie`` rule) as one half. It is
 computed once per rule set and cached on disk next to the turn policies
-(:mod:`scoring.policy_cache`) and in memory.
+(:mod:`scoring.policy_cache`) and in memory; the presets' tables ship solved
+in the package (``scoring/tables``, written by :mod:`scoring.bundle_tables`), so
+their win advice is there from the first request.
 
 :func:`advise_win` ranks the keeps of a roll by the chance to win from the
 players' banked scores and names what maximising points (:func:`scoring.advisor.advise`)
@@ -33,6 +35,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,11 +46,13 @@ from scoring.rules import Rules
 from scoring.setasides import legal_set_asides, validate_roll
 
 __all__ = [
+    "BUNDLED_DIR",
     "WIN_VERSION",
     "WinAdvice",
     "WinOption",
     "WinTable",
     "advise_win",
+    "bundled_path",
     "check_scores",
     "clear_memory_cache",
     "combine_opponents",
@@ -57,6 +62,8 @@ __all__ = [
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
 WIN_VERSION = 2
+#: The presets' tables, solved ahead and shipped (a farkle penalty's takes minutes): :mod:`scoring.bundle_tables`.
+BUNDLED_DIR = Path(__file__).with_name("tables")
 
 STEP = winprob_dp.STEP
 _MEMORY: dict[str, WinTable] = {}
@@ -143,14 +150,21 @@ def _name(rules: Rules) -> str:
     return f"win-{rules.key()}-v{WIN_VERSION}"
 
 
+def bundled_path(rules: Rules) -> Path:
+    """Where the package ships the solved table of ``rules`` (the presets': :mod:`scoring.bundle_tables`)."""
+    return BUNDLED_DIR / f"{_name(rules)}.npz"
+
+
 def _cached(rules: Rules) -> WinTable | None:
-    """The table from memory or the disk cache (kept in memory then), or ``None``."""
+    """The table from memory, the disk cache or the package's solved presets (kept in memory then), or ``None``."""
     key = _name(rules)
     table = _MEMORY.pop(key, None)
     if table is not None:
         _MEMORY[key] = table  # most recently used last: the first entry is the one to forget
         return table
     arrays = policy_cache.load_arrays(key, ("V", "meta"))
+    if arrays is None:
+        arrays = policy_cache.read_arrays(bundled_path(rules), ("V", "meta"))
     if arrays is None:
         return None
     try:

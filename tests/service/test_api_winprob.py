@@ -40,10 +40,16 @@ def test_last_turn_advice_needs_no_table(client: TestClient) -> None:
 
 
 def test_unsolved_rules_say_how_to_solve_them(client: TestClient) -> None:
-    body = {"dice": [1, 2, 3, 3, 4, 6], "scores": [500, 700], "preset": "boxed"}
+    body = {"dice": [1, 2, 3, 3, 4, 6], "scores": [500, 700], "preset": "boxed", "options": {"target": 5000}}
     data = client.post("/api/advise", json=body).json()
     assert data["win"]["available"] is False
     assert "farklecam solve --players 2" in data["win"]["why"]
+
+
+def test_a_preset_answers_with_the_chance_to_win_from_the_start(client: TestClient) -> None:
+    body = {"dice": [1, 2, 3, 3, 4, 6], "scores": [500, 700], "preset": "zilch", "streaks": [2, 0]}
+    win = client.post("/api/advise", json=body).json()["win"]  # its table ships solved
+    assert win["available"] and 0.0 < win["win_probability"] < 1.0
 
 
 def test_solved_rules_answer_with_the_chance_to_win(client: TestClient) -> None:

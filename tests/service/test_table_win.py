@@ -18,10 +18,15 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unsolved_rules_say_so_in_the_view() -> None:
-    table = TableSession(get_rules("boxed"), ["Ann", "Bob"])
+    table = TableSession(get_rules("boxed").with_options({"target": 5000}), ["Ann", "Bob"])
     view = table.roll((1, 5, 2, 3, 4, 6))
     assert view.win is not None and view.win["available"] is False
     assert view.to_dict()["win"] == view.win
+
+
+def test_a_preset_advises_by_the_chance_to_win_from_the_first_roll() -> None:
+    view = TableSession(get_rules("zilch"), ["Ann", "Bob"]).roll((1, 5, 2, 3, 4, 6))
+    assert view.win is not None and view.win["available"]  # its table ships solved: nothing to wait for
 
 
 def test_solved_rules_advise_by_the_chance_to_win() -> None:
