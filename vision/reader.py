@@ -333,7 +333,11 @@ class DiceReader:
             judged, doubted = judge.check_straight_down(frame, found.xyxy, judged, scores, limit)
         if view is None and judged is not None and judged.decisive:
             view = judged.view  # a searched or learned vertical the test decided under also places the bases
-        inside = footprint_inside(found.xyxy, tray, view=view) if tray is not None else np.ones(len(found), np.float32)
+        inside = (
+            footprint_inside(found.xyxy, tray.base_bound, view=view)
+            if tray is not None
+            else np.ones(len(found), np.float32)
+        )
         # An outline found in the picture calls a die off only where the picture backs it (vision.tray.trust).
         trust, off = off_tray_calls(frame, tray, found.xyxy, inside, self.config.off_tray_min_inside)
         if judged is not None and judged.decisive:

@@ -234,3 +234,22 @@ def test_a_side_outside_the_narrow_band_is_found_in_the_retry() -> None:
     assert tray_sides(frame, rough, SideConfig(retry_band=None)) is None
     found = tray_sides(frame, rough)
     assert found is not None and vertical_angle(found, truth) < 1.0
+
+
+def test_a_found_floor_cut_short_by_a_shadow_judges_bases_up_to_its_fitted_sides() -> None:
+    """A die resting in a wall's shadow, outside the floor's colour but inside the tray's edges, is on the tray."""
+    from vision.tray.outline import footprint_inside
+
+    sides = np.array([[100, 100], [500, 100], [500, 380], [100, 380]], np.float32)
+    shadowed = sides.copy()
+    shadowed[2:, 1] = 340  # the floor's colour stops 40 px short of the near wall
+    found = TrayOutline(shadowed, "auto", sides=sides)
+    in_shadow = np.array([[300, 345, 330, 375]], np.float32)
+    beyond = np.array([[300, 385, 330, 415]], np.float32)
+    assert footprint_inside(in_shadow, found)[0] == 0.0
+    assert footprint_inside(in_shadow, found.base_bound)[0] == 1.0
+    assert footprint_inside(beyond, found.base_bound)[0] == 0.0  # past the tray's edge it is still off
+    grown_inward = TrayOutline(sides, "auto", sides=shadowed)  # sides inside the floor never shrink it
+    assert grown_inward.base_bound.area == pytest.approx(grown_inward.area)
+    for kept in (TrayOutline(shadowed, "corners", sides=sides), TrayOutline(shadowed, "auto")):
+        assert kept.base_bound is kept  # marked corners are the floor's own; no sides, nothing to grow to

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -117,6 +118,25 @@ class TrayOutline:
         if self.sides is not None:
             return self.sides
         return self.polygon if self.has_true_corners else None
+
+    @property
+    def base_bound(self) -> TrayOutline:
+        """The outline a die's base is judged against for the off-tray call: a found floor grown to its fitted sides.
+
+        A die's base rests on the floor or on the table beyond the tray's rim, never on a
+        wall (walls are upright, a rim narrower than a die), so any boundary between the
+        floor's edge and the rim's outside tells the two apart. A floor found by colour
+        stops short of its edge where a wall's shadow darkens it, and the dice resting
+        there were called off; fitted sides run along one of the tray's edges (the
+        floor's, a wall's foot or the rim). Their convex hull together lies between the
+        two. A marked outline is the floor's own, and stays as it is. On the held-out
+        raytraced scenes, nothing marked, off-tray precision rose from 0.950 to 0.964 at
+        the same recall (``models/README.md``).
+        """
+        if self.has_true_corners or self.sides is None:
+            return self
+        grown = cv2.convexHull(np.vstack([self.polygon, self.sides]).astype(np.float32)).reshape(-1, 2)
+        return TrayOutline(grown, self.source, self.sides)
 
     @classmethod
     def from_corners(cls, corners: Sequence[Sequence[float]] | npt.ArrayLike, source: str = "corners") -> TrayOutline:
