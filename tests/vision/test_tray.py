@@ -213,3 +213,25 @@ def test_a_floor_joined_to_a_felt_rim_through_a_lit_wall_is_cut_loose() -> None:
     assert 50 <= x <= 110 and 60 <= y <= 80 and 540 <= x + w <= 560 and 340 <= y + h <= 360  # the floor and lit wall
     shaded, _ = _felt_rim_scene((90, 100, 100))
     assert detect_tray(shaded, boxes) is not None  # walls all in shade: found at the first bar, as before
+
+
+def test_dice_of_the_walls_colour_do_not_make_the_walls_the_floor() -> None:
+    """Red dice on a wooden floor inside red walls: the floor is where they lie, not the red they share with the walls.
+
+    Counted as lying on it, the dice made the walls' region the tray; where a red die lay
+    against the outside of a wall, that region took it in and bent the outline's corner over it.
+    """
+    rng = np.random.default_rng(3)
+    img = np.full((480, 640, 3), (150, 150, 140), np.uint8)  # a grey table
+    cv2.rectangle(img, (140, 80), (500, 400), (30, 30, 150), -1)  # red walls
+    cv2.rectangle(img, (175, 115), (465, 365), (40, 90, 130), -1)  # a wooden floor
+    boxes = np.array([[176, 116, 206, 146], [330, 230, 360, 260], [400, 300, 430, 330], [500, 250, 530, 280]],
+                     np.float32)  # fmt: skip  # the first in the floor's corner (walls round it), the last off
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(img, (x1, y1), (x2, y2), (35, 35, 160), -1)
+        cv2.circle(img, ((x1 + x2) // 2, (y1 + y2) // 2), 3, (240, 240, 240), -1)
+    img = cv2.add(img, rng.integers(0, 8, img.shape).astype(np.uint8))
+    outline = detect_tray(img, boxes)
+    assert outline is not None
+    assert outline.area == pytest.approx(290 * 250, rel=0.1)  # the floor's; the walls' would be 360 x 320
+    assert classify_off_tray(boxes, outline).tolist() == [False, False, False, True]

@@ -87,6 +87,17 @@ def work_lab(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], flo
     return cv2.cvtColor(cv2.blur(small, (3, 3)), cv2.COLOR_BGR2LAB).astype(np.float32), scale
 
 
+def _box_colours(lab: npt.NDArray[np.float32], boxes: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Each die's own colour: the median Lab inside its box (at the working width), shape (n, 3)."""
+    h, w = lab.shape[:2]
+    out = np.full((len(boxes), 3), np.nan, np.float32)
+    for k, (x1, y1, x2, y2) in enumerate(boxes):
+        patch = lab[int(max(0, y1)) : int(min(h, np.ceil(y2))), int(max(0, x1)) : int(min(w, np.ceil(x2)))]
+        if patch.size:
+            out[k] = np.median(patch.reshape(-1, 3), axis=0)
+    return out
+
+
 def _ring_masks(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> list[npt.NDArray[np.bool_]]:
     """Per die, the pixels around it (its box grown by half on each side, minus every die)."""
     h, w = shape
@@ -239,7 +250,9 @@ def detect_tray(
     The answer is None, "unsure", when that region is tiny, covers nearly the whole
     frame or runs out of it on three sides (no visible edge: a table, not a tray), is
     not convex enough to be a tray, or misses most of the dice. Of several valid
-    regions, the one holding the most dice wins.
+    regions, the one the most dice lie on wins: a die of the region's own colour does
+    not count, as it may be part of the region (red dice by red walls made the walls
+    the floor, and took a red die lying against them in).
 
     Args:
         frame: BGR frame.
@@ -268,14 +281,17 @@ def detect_tray(
     floor_px = max(smallest_area * frame_px, min(min_area * frame_px, min_dice_areas * side**2))
     limits = _Limits(tolerance, floor_px, max_area, min_solidity)
     centres = (dice[:, :2] + dice[:, 2:]) / 2
+    own = _box_colours(lab, dice)
     best: tuple[int, float, npt.NDArray[np.float32]] | None = None
     for colour, seeds in _floor_candidates(lab, dice):
         poly = _tightening_outline(lab, dice, colour, seeds, limits)
         if poly is None:
             continue
-        inside = int(points_in_polygon(centres, poly).sum()) if len(dice) else 0
-        if len(dice) and inside < 0.5 * len(dice):  # a tray that misses most dice is the wrong region
+        held = points_in_polygon(centres, poly) if len(dice) else np.zeros(0, bool)
+        if len(dice) and held.sum() < 0.5 * len(dice):  # a tray that misses most dice is the wrong region
             continue
+        # Ranked by the dice lying on it: a die of the region's own colour may be part of it (red dice by red walls).
+        inside = int((held & (lab_distance(own - colour) >= tolerance)).sum())
         area = float(cv2.contourArea(poly))
         if best is None or (inside, area) > (best[0], best[1]):
             best = (inside, area, poly)

@@ -135,8 +135,8 @@ class TrayOutline:
         """
         if self.has_true_corners or self.sides is None:
             return self
-        grown = cv2.convexHull(np.vstack([self.polygon, self.sides]).astype(np.float32)).reshape(-1, 2)
-        return TrayOutline(grown, self.source, self.sides)
+        hull = cv2.convexHull(np.vstack([self.polygon, self.sides]).astype(np.float32))
+        return TrayOutline(np.asarray(hull, np.float32).reshape(-1, 2), self.source, self.sides)
 
     @classmethod
     def from_corners(cls, corners: Sequence[Sequence[float]] | npt.ArrayLike, source: str = "corners") -> TrayOutline:
