@@ -235,3 +235,19 @@ def test_dice_of_the_walls_colour_do_not_make_the_walls_the_floor() -> None:
     assert outline is not None
     assert outline.area == pytest.approx(290 * 250, rel=0.1)  # the floor's; the walls' would be 360 x 320
     assert classify_off_tray(boxes, outline).tolist() == [False, False, False, True]
+
+
+def test_a_die_in_the_floor_s_corner_still_finds_the_tray() -> None:
+    """The die votes with wall and floor round it: their spread must not widen its colour bar to the whole picture."""
+    rng = np.random.default_rng(8)
+    img = np.full((480, 640, 3), (40, 80, 120), np.uint8)  # a brown table
+    cv2.rectangle(img, (120, 60), (560, 420), (200, 220, 230), -1)  # cream walls
+    cv2.rectangle(img, (160, 100), (520, 380), (110, 40, 90), -1)  # a purple floor
+    boxes = np.array([[154, 344, 190, 380], [30, 220, 66, 256]], np.float32)  # in the corner; on the table
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(img, (x1, y1), (x2, y2), (40, 40, 40), -1)
+        cv2.circle(img, ((x1 + x2) // 2, (y1 + y2) // 2), 4, (240, 240, 240), -1)
+    img = cv2.add(img, rng.integers(0, 8, img.shape).astype(np.uint8))
+    outline = detect_tray(img, boxes)
+    assert outline is not None
+    assert classify_off_tray(boxes, outline).tolist() == [False, True]

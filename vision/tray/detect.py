@@ -34,6 +34,9 @@ _WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, det
 _MIN_SIDE = 16  # pixels at that width: a thinner strip of picture cannot show a tray
 #: Lab distance (:func:`lab_distance`) from the floor's colour still counted as floor.
 FLOOR_TOLERANCE = 18.0
+#: Widest colour bar a floor's own spread may ask for: a die in a floor's corner votes with wall and floor
+#: around it, whose spread asked for a bar that took in the whole picture (no tray then).
+WIDEST_BAR = 2 * FLOOR_TOLERANCE
 #: A tray's floor holds a throw: at least this many of its dice's areas (the raytraced training scenes' smallest
 #: trays hold 19-40; the dice on a bare table lie on no bounded region at all).
 MIN_DICE_AREAS = 12.0
@@ -368,7 +371,7 @@ def _floor_outline(
     sh, sw = lab.shape[:2]
     dist = lab_distance(lab - colour)
     spread = float(np.median(dist[seeds]))  # how much the floor itself varies (felt, grain, shading)
-    bar = max(limits.tolerance, 3.0 * spread)
+    bar = max(limits.tolerance, min(3.0 * spread, WIDEST_BAR))
     raw_mask = ((dist < bar) | (shade_distance(lab, colour) < limits.tolerance)).astype(np.uint8)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     opened = cv2.morphologyEx(raw_mask, cv2.MORPH_OPEN, kernel)
