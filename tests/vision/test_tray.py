@@ -215,39 +215,43 @@ def test_a_floor_joined_to_a_felt_rim_through_a_lit_wall_is_cut_loose() -> None:
     assert detect_tray(shaded, boxes) is not None  # walls all in shade: found at the first bar, as before
 
 
+def _walled_tray(
+    table: tuple[int, int, int], walls: tuple[int, int, int], floor: tuple[int, int, int], inset: int
+) -> np.ndarray:
+    """A 640 x 480 picture: a table, a tray's walls (120-560 x 60-420 px) and its floor ``inset`` px inside them."""
+    img = np.full((480, 640, 3), table, np.uint8)
+    cv2.rectangle(img, (120, 60), (560, 420), walls, -1)
+    cv2.rectangle(img, (120 + inset, 60 + inset), (560 - inset, 420 - inset), floor, -1)
+    return img
+
+
+def _with_dice(img: np.ndarray, boxes: np.ndarray, colour: tuple[int, int, int], seed: int) -> np.ndarray:
+    """``img`` with a die of ``colour`` (one white pip) in each box, and a little sensor noise."""
+    for x1, y1, x2, y2 in boxes.astype(int):
+        cv2.rectangle(img, (x1, y1), (x2, y2), colour, -1)
+        cv2.circle(img, ((x1 + x2) // 2, (y1 + y2) // 2), 4, (240, 240, 240), -1)
+    return cv2.add(img, np.random.default_rng(seed).integers(0, 8, img.shape).astype(np.uint8))
+
+
 def test_dice_of_the_walls_colour_do_not_make_the_walls_the_floor() -> None:
     """Red dice on a wooden floor inside red walls: the floor is where they lie, not the red they share with the walls.
 
     Counted as lying on it, the dice made the walls' region the tray; where a red die lay
     against the outside of a wall, that region took it in and bent the outline's corner over it.
     """
-    rng = np.random.default_rng(3)
-    img = np.full((480, 640, 3), (150, 150, 140), np.uint8)  # a grey table
-    cv2.rectangle(img, (140, 80), (500, 400), (30, 30, 150), -1)  # red walls
-    cv2.rectangle(img, (175, 115), (465, 365), (40, 90, 130), -1)  # a wooden floor
-    boxes = np.array([[176, 116, 206, 146], [330, 230, 360, 260], [400, 300, 430, 330], [500, 250, 530, 280]],
+    img = _walled_tray(table=(150, 150, 140), walls=(30, 30, 150), floor=(40, 90, 130), inset=36)
+    boxes = np.array([[157, 97, 187, 127], [330, 230, 360, 260], [400, 300, 430, 330], [560, 250, 590, 280]],
                      np.float32)  # fmt: skip  # the first in the floor's corner (walls round it), the last off
-    for x1, y1, x2, y2 in boxes.astype(int):
-        cv2.rectangle(img, (x1, y1), (x2, y2), (35, 35, 160), -1)
-        cv2.circle(img, ((x1 + x2) // 2, (y1 + y2) // 2), 3, (240, 240, 240), -1)
-    img = cv2.add(img, rng.integers(0, 8, img.shape).astype(np.uint8))
-    outline = detect_tray(img, boxes)
+    outline = detect_tray(_with_dice(img, boxes, (35, 35, 160), seed=3), boxes)
     assert outline is not None
-    assert outline.area == pytest.approx(290 * 250, rel=0.1)  # the floor's; the walls' would be 360 x 320
+    assert outline.area == pytest.approx(368 * 288, rel=0.1)  # the floor's; the walls' would be 440 x 360
     assert classify_off_tray(boxes, outline).tolist() == [False, False, False, True]
 
 
 def test_a_die_in_the_floor_s_corner_still_finds_the_tray() -> None:
     """The die votes with wall and floor round it: their spread must not widen its colour bar to the whole picture."""
-    rng = np.random.default_rng(8)
-    img = np.full((480, 640, 3), (40, 80, 120), np.uint8)  # a brown table
-    cv2.rectangle(img, (120, 60), (560, 420), (200, 220, 230), -1)  # cream walls
-    cv2.rectangle(img, (160, 100), (520, 380), (110, 40, 90), -1)  # a purple floor
+    img = _walled_tray(table=(40, 80, 120), walls=(200, 220, 230), floor=(110, 40, 90), inset=40)
     boxes = np.array([[154, 344, 190, 380], [30, 220, 66, 256]], np.float32)  # in the corner; on the table
-    for x1, y1, x2, y2 in boxes.astype(int):
-        cv2.rectangle(img, (x1, y1), (x2, y2), (40, 40, 40), -1)
-        cv2.circle(img, ((x1 + x2) // 2, (y1 + y2) // 2), 4, (240, 240, 240), -1)
-    img = cv2.add(img, rng.integers(0, 8, img.shape).astype(np.uint8))
-    outline = detect_tray(img, boxes)
+    outline = detect_tray(_with_dice(img, boxes, (40, 40, 40), seed=8), boxes)
     assert outline is not None
     assert classify_off_tray(boxes, outline).tolist() == [False, True]
