@@ -31,6 +31,7 @@ from service.security import SiteGuard, SitePolicy, declare_table_code
 from service.settings import Settings, get_settings
 from service.storage import Games, GameStore
 from service.tournament_store import TournamentStore
+from service.win_solver import BackgroundWinSolver, install
 
 __all__ = ["STATIC_DIR", "build_reader", "create_app"]
 
@@ -67,9 +68,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.tables = Tables(games_)
         app.state.cameras = Cameras()
         app.state.tournaments = tournaments = TournamentStore(games_)
+        solver = BackgroundWinSolver() if settings.solve_win_tables else None
+        install(solver)
         try:
             yield
         finally:
+            install(None)
+            if solver is not None:
+                solver.close()
             tournaments.close()
             store.close()
 

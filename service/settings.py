@@ -85,6 +85,8 @@ class Settings(BaseModel):
         tls_cert: PEM certificate to serve https with (with ``tls_key``); a phone's browser only
             lets a page use its camera over https.
         tls_key: PEM private key of ``tls_cert``.
+        solve_win_tables: solve a customised rule set's win table in the background when its
+            advice first asks (:mod:`service.win_solver`); ``farklecam serve`` turns it on.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -103,6 +105,7 @@ class Settings(BaseModel):
     table_code: str | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    solve_win_tables: bool = False
 
     @model_validator(mode="before")
     @classmethod

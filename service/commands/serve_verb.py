@@ -82,6 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         table_code=args.table_code,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        solve_win_tables=True,
     )
     if args.tls_self_signed:
         if settings.tls_cert is not None:

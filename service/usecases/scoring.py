@@ -74,8 +74,10 @@ def win_block(
 ) -> dict[str, Any]:
     """The ``win`` block of advice: :func:`scoring.winprob.advise_win` plus ``available``.
 
-    With ``solve`` off, a rule set whose table is not solved yet answers ``available: false`` and
-    how to solve it, instead of minutes of solving (a server answering a request or a frame).
+    With ``solve`` off, a rule set whose table is not solved yet answers ``available: false``
+    instead of minutes of solving (a server answering a request or a frame): the server's
+    background solver (:mod:`service.win_solver`) starts on it, or, without one, the answer
+    says how to solve it from the command line.
 
     Raises:
         InvalidDiceError: a bad roll.
@@ -87,8 +89,21 @@ def win_block(
     if solve or ready(rules, scores):
         found = advise_win(faces, rules, scores, turn_total=turn_total, streaks=streaks)
         return {"available": True, **found.to_dict()}
-    return {
-        "available": False,
-        "why": "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "
-        "with the same rules once (seconds; about two minutes with a farkle penalty; then it is cached)",
-    }
+    return {"available": False, "why": _unsolved_why(rules)}
+
+
+def _unsolved_why(rules: Rules) -> str:
+    """Why a rule set's win advice is not there yet, and when it will be."""
+    from service.win_solver import SolveState, installed
+
+    wait = "about two minutes: a farkle penalty" if rules.farkle_penalty else "a few seconds"
+    solver = installed()
+    state = solver.request(rules) if solver is not None else None
+    if state in (SolveState.SOLVING, SolveState.READY):
+        return f"the chance to win under these rules is being solved now ({wait}); advice by points until then"
+    if state is SolveState.BUSY:
+        return "the server is solving another rule set's chance to win first; these rules follow when it is done"
+    return (
+        "the chance to win under these rules is not solved yet: run `farklecam solve --players 2` "
+        f"with the same rules once ({wait}; then it is cached)"
+    )
