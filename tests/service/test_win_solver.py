@@ -21,8 +21,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
     from fastapi.testclient import TestClient
 
-SMALL = {"target": 500, "last_round": False}  # a table solved in well under a second
-OTHER = {"target": 600, "last_round": False}
+SMALL: dict[str, object] = {"target": 500, "last_round": False}  # a table solved in well under a second
+OTHER: dict[str, object] = {"target": 600, "last_round": False}
 
 
 @pytest.fixture(autouse=True)
