@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import select
 import shutil
@@ -220,6 +221,18 @@ def test_a_missing_camera_is_a_clear_error_and_the_game_is_kept(tmp_path: Path) 
 
 
 # ---------------------------------------------------------------------------- the window (Xvfb)
+@pytest.fixture(autouse=True)
+def _tk_dies_in_its_own_thread() -> Iterator[None]:
+    """Collect a test's Tk objects here, in the thread that made them.
+
+    Tk must be torn down by its own thread: left in a reference cycle, a window's Tk
+    objects were collected later by a server test's worker thread, and Tcl aborted the
+    whole test run there.
+    """
+    yield
+    gc.collect()
+
+
 @pytest.fixture(scope="module")
 def display() -> Iterator[str]:
     """A display for Tk: the one we have, else a private Xvfb; skipped when there is neither."""
