@@ -70,10 +70,7 @@ class BackgroundWinSolver:
             return SolveState.READY
         key = rules.key()
         with self._lock:
-            if self._child is not None and self._solving is not None and not self._child.is_alive():
-                if self._child.exitcode != 0 or not ready(self._solving, ()):
-                    self._failed.add(self._solving.key())
-                self._child, self._solving = None, None
+            self._settle()
             if key in self._failed:
                 return SolveState.FAILED
             if self._child is not None and self._solving is not None:
@@ -83,6 +80,23 @@ class BackgroundWinSolver:
             self._child.start()
             self._solving = rules
             return SolveState.SOLVING
+
+    def _settle(self) -> None:
+        """Forget a finished solve: its table is cached (its child may still be exiting), or its child is gone.
+
+        A child gone without a cached table failed (or could not write the cache): that rule set is not tried again.
+        """
+        from scoring.winprob import ready
+
+        child, rules = self._child, self._solving
+        if child is None or rules is None:
+            return
+        solved = ready(rules, ())
+        if child.is_alive() and not solved:
+            return
+        if not solved:
+            self._failed.add(rules.key())
+        self._child, self._solving = None, None  # a child still exiting is reaped when the next one starts
 
     def close(self) -> None:
         """Stop a solve in progress (the server is shutting down)."""
