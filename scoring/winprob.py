@@ -57,6 +57,7 @@ __all__ = [
     "clear_memory_cache",
     "combine_opponents",
     "ready",
+    "solve_wait",
     "solve_win",
 ]
 
@@ -182,6 +183,11 @@ def _remember(key: str, table: WinTable) -> None:
     if len(_MEMORY) >= _MEMORY_SIZE:
         _MEMORY.pop(next(iter(_MEMORY)))
     _MEMORY[key] = table
+
+
+def solve_wait(rules: Rules) -> str:
+    """How long solving ``rules``' table takes on two cores, in words (what the CLI and the server tell a player)."""
+    return "about two minutes: a farkle penalty" if rules.farkle_penalty else "a few seconds"
 
 
 def ready(rules: Rules, scores: Sequence[int]) -> bool:

@@ -146,10 +146,10 @@ def _render_advice(data: dict[str, Any]) -> str:
 
 def _announce_solve(rules: Rules, scores: Sequence[int]) -> None:
     """Say on stderr (stdout stays the answer, JSON too) that a win table is solved first, and how long it takes."""
-    from scoring.winprob import ready
+    from scoring.winprob import ready, solve_wait
 
     if not ready(rules, scores):
-        wait = "about two minutes: its farkle penalty" if rules.farkle_penalty else "a few seconds"
+        wait = solve_wait(rules)
         sys.stderr.write(f"farklecam: solving the win table of these rules first ({wait}; kept for next time)\n")
 
 

@@ -94,9 +94,10 @@ def win_block(
 
 def _unsolved_why(rules: Rules) -> str:
     """Why a rule set's win advice is not there yet, and when it will be."""
+    from scoring.winprob import solve_wait
     from service.win_solver import SolveState, installed
 
-    wait = "about two minutes: a farkle penalty" if rules.farkle_penalty else "a few seconds"
+    wait = solve_wait(rules)
     solver = installed()
     state = solver.request(rules) if solver is not None else None
     if state in (SolveState.SOLVING, SolveState.READY):
