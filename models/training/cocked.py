@@ -71,7 +71,6 @@ from vision.evaluate.metrics import f1
 from vision.pose.cocked import (
     COCKED_TEST_NAMES,
     DEFAULT_THRESHOLD,
-    MIRROR_KEY,
     UNDO_FORESHORTENING_KEY,
     CockedTest,
     foreshortening,
@@ -601,10 +600,6 @@ def choose_threshold(model: Path, dirs: Sequence[Path]) -> dict[str, float]:
 
 def calibrate(args: argparse.Namespace) -> int:
     """``calibrate``: print :func:`choose_threshold` and, with ``--write``, store the threshold."""
-    if args.mirror:
-        if not args.write:
-            raise SystemExit("--mirror is stored in the model's metadata: give --write too")
-        set_metadata(args.model, MIRROR_KEY, "true")
     report = choose_threshold(args.model, args.dirs)
     print(json.dumps(report))  # noqa: T201
     if args.write:
@@ -711,9 +706,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ca.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ca.add_argument("--model", type=Path, required=True)
     ca.add_argument("--write", action="store_true", help="store the threshold in the model's metadata")
-    ca.add_argument(
-        "--mirror", action="store_true", help="read each crop with its left-right mirror from now on (needs --write)"
-    )
     args = ap.parse_args(argv)
     if args.command == "calibrate":
         return calibrate(args)

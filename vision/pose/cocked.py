@@ -50,7 +50,6 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "FUSION_METADATA_KEY",
     "FUSION_TERMS",
-    "MIRROR_KEY",
     "CockedEvidence",
     "CockedFusion",
     "CockedTest",
@@ -67,8 +66,6 @@ DEFAULT_THRESHOLD = 0.5
 FUSION_METADATA_KEY = "fusion"
 #: Metadata key saying the test reads crops with the floor's foreshortening undone (:func:`foreshortening`).
 UNDO_FORESHORTENING_KEY = "undo_foreshortening"
-#: Metadata key saying the test reads each crop and its left-right mirror and averages their logits.
-MIRROR_KEY = "mirror"
 #: The steepest view whose foreshortening is undone in full: past it a crop would be squeezed to a sliver.
 _MAX_UNDONE_VIEW_SINE = 0.95
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
@@ -298,12 +295,6 @@ class CockedTest:
             )
         #: Whether the test reads crops squeezed so that flat faces look square (:func:`foreshortening`).
         self.undo_foreshortening = undo
-        mirror = meta.get(MIRROR_KEY, False)
-        if not isinstance(mirror, bool):
-            raise ModelLoadError(f"ONNX model {self.model.path} has {MIRROR_KEY}={mirror!r}; expected true or false")
-        #: Whether each crop is read with its mirror too (a crop turned so the nadir lies below
-        #: has no left or right: both are the same die, and their mean logit varies less).
-        self.mirror = mirror
         fusion = meta.get(FUSION_METADATA_KEY)
         #: How to combine this test with the face classifier (None: the test alone decides).
         self.fusion = None if fusion is None else CockedFusion.from_metadata(fusion, self.model.path)
@@ -338,12 +329,7 @@ class CockedTest:
         if self.neighbours:
             others = boxes if dice is None else dice
             near = neighbour_planes(boxes, others, self.crop_size, self.crop_context, angles, squeeze)
-        inputs = upright_inputs(crops, view_sine, near)
-        if self.mirror:
-            inputs = np.concatenate([inputs, inputs[..., ::-1]])
-        logits = np.asarray(self.model.run(np.ascontiguousarray(inputs))[0], np.float32)
-        if logits.shape != (len(inputs), len(COCKED_TEST_NAMES)):
+        logits = self.model.run(upright_inputs(crops, view_sine, near))[0]
+        if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
             raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")
-        if self.mirror:
-            logits = (logits[: len(boxes)] + logits[len(boxes) :]) / 2.0
-        return softmax(logits)[:, 1]
+        return softmax(np.asarray(logits, np.float32))[:, 1]
