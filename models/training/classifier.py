@@ -50,7 +50,7 @@ def train_classifier(
     def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
         crops = add_streaks(_turn_some(bank.crops[idx], rng, p=0.7), streak_rng, config.streaks)
         crops = add_motion_blur(crops, smear_rng, config.motion_blur)
-        return augment(to_tensor(crops), gen, hue_turn=config.hue_turn, jpeg=config.jpeg)
+        return augment(to_tensor(crops), gen)
 
     return fit(model, bank.labels, batch, config, log)
 

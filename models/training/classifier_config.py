@@ -31,10 +31,6 @@ class ClassifierConfig:
         scale: box size jitter, log-normal standard deviation.
         streaks: share of training crops given marble streaks (:mod:`models.bank.marbling`).
         motion_blur: share of training crops smeared along a line (:mod:`models.bank.motion_blur`).
-        hue_turn: share of training crops whose hues are turned by a uniform random angle
-            (:func:`models.training.facenet.augment`): dice, felt and light in colours no scene rendered.
-        jpeg: share of training crops re-encoded as JPEG at a quality of 20-90, as a webcam's
-            stream and a phone's photo are (:func:`models.training.facenet.augment`).
         width: factor on the network's channel widths (:func:`models.training.facenet.scaled_widths`).
         head_grid: side of the grid the last feature map is pooled to before the linear head
             (:class:`models.training.facenet.FaceNet`; 1 is a global average pool).
@@ -57,8 +53,6 @@ class ClassifierConfig:
     scale: float = 0.1
     streaks: float = 0.0
     motion_blur: float = 0.0
-    hue_turn: float = 0.0
-    jpeg: float = 0.0
     width: float = 1.0
     head_grid: int = 1
     seed: int = 0

@@ -430,8 +430,7 @@ def train_cocked(
     def batch(idx: npt.NDArray[np.intp], rng: np.random.Generator, gen: torch.Generator) -> torch.Tensor:
         turned = _turned_centres(bank, idx, rng)
         near = torch.from_numpy(turned[..., 3:].transpose(0, 3, 1, 2) / 255.0).float() if bank.neighbours else None
-        colours = to_tensor(turned[..., :3])
-        x = augment(colours, gen, flip_vertical=False, planes=near, hue_turn=config.hue_turn, jpeg=config.jpeg)
+        x = augment(to_tensor(turned[..., :3]), gen, flip_vertical=False, planes=near)
         steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *x.shape[2:])
         # The run-time order (vision.pose.cocked.upright_inputs): RGB, steepness, then the neighbour plane.
         return torch.cat([x[:, :3], steep, x[:, 3:]], dim=1)
@@ -472,8 +471,6 @@ def train_cocked(
             "lr": config.lr,
             "weight_decay": config.weight_decay,
             "mixup": config.mixup,
-            "hue_turn": config.hue_turn,
-            "jpeg": config.jpeg,
             "seed": config.seed,
             "flat_copies": recipe.flat_copies,
             "cocked_copies": COCKED_COPIES,
@@ -692,12 +689,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a fifth input plane marks the other dice's boxes in each crop",
     )
     tr.add_argument(
-        "--hue-turn", type=float, default=0.0, help="share of training crops with their hues turned (default 0)"
-    )
-    tr.add_argument(
-        "--jpeg", type=float, default=0.0, help="share of training crops re-encoded as JPEG, quality 20-90 (default 0)"
-    )
-    tr.add_argument(
         "--aux",
         action="store_true",
         help="also teach each die's tilt and hidden share on two outputs the export leaves out",
@@ -724,8 +715,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         width=args.width_scale,
         head_grid=args.head_grid,
         mixup=args.mixup,
-        hue_turn=args.hue_turn,
-        jpeg=args.jpeg,
     )
     if args.weight_decay is not None:
         config = dataclasses.replace(config, weight_decay=args.weight_decay)

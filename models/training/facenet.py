@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 import torch
@@ -38,10 +37,8 @@ __all__ = [
     "feature_side",
     "fit",
     "grid_problem",
-    "jpeg_round_trip",
     "scaled_widths",
     "to_tensor",
-    "turn_hues",
 ]
 
 ModelT = TypeVar("ModelT", bound=nn.Module)
@@ -160,14 +157,8 @@ def augment(
     flip_vertical: bool = True,
     flip_horizontal: bool = True,
     planes: torch.Tensor | None = None,
-    hue_turn: float = 0.0,
-    jpeg: float = 0.0,
 ) -> torch.Tensor:
     """Photometric and flip augmentation of a batch: flips, colour jitter, blur, noise.
-
-    ``hue_turn`` and ``jpeg`` are the shares of the batch whose hues are turned (by any angle,
-    luminance kept) and that are re-encoded as JPEG at a quality of 20-90 last, as a camera's
-    stream is. At 0 they draw nothing, so recipes written before them train as they did.
 
     ``flip_vertical`` False keeps up and down (crops turned so the nadir is below);
     ``flip_horizontal`` False keeps left and right (a target that a mirror changes, the pose
@@ -194,9 +185,6 @@ def augment(
     x = (x - mean) * (0.6 + 0.8 * rand(n, 1, 1, 1)) + mean
     grey = x.mean(dim=1, keepdim=True)
     x = grey + (x - grey) * (0.3 + 1.2 * rand(n, 1, 1, 1))
-    if hue_turn > 0:
-        turn = rand(n) < hue_turn
-        x = torch.where(turn[:, None, None, None], turn_hues(x, rand(n) * 2 * math.pi), x)
     # Inverted dice (light pips on dark bodies) exist; a few swapped colours help generalise.
     invert = rand(n) < 0.05
     x = torch.where(invert[:, None, None, None], 1 - x, x)
@@ -209,48 +197,8 @@ def augment(
         x = x.clone()
         x[blur] = blurred
     # Sensor noise.
-    x = (x + torch.randn(x.shape, generator=gen) * (0.04 * rand(n, 1, 1, 1))).clamp(0, 1)
-    if jpeg > 0:
-        coded = rand(n) < jpeg
-        qualities = (20 + 71 * rand(n)).long()
-        if coded.any():
-            x = x.clone()
-            x[coded] = jpeg_round_trip(x[coded], qualities[coded].tolist())
-    return x if planes is None else torch.cat([x, planes], dim=1)
-
-
-#: RGB to YIQ (NTSC): Y is luminance, I and Q the chroma plane a hue turn rotates.
-_RGB_TO_YIQ = torch.tensor([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
-_YIQ_TO_RGB = torch.linalg.inv(_RGB_TO_YIQ)
-
-
-def turn_hues(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
-    """Each RGB image of ``x`` (n, 3, h, w) with its hues turned by its angle (radians), luminance kept.
-
-    A rotation of the YIQ chroma plane: one 3x3 matrix per image, so a batch costs one einsum
-    (an HSV round trip would cost a conversion per pixel and wrap hue at the greys).
-    """
-    c, s = torch.cos(angles), torch.sin(angles)
-    rot = torch.zeros(len(angles), 3, 3)
-    rot[:, 0, 0] = 1
-    rot[:, 1, 1], rot[:, 1, 2], rot[:, 2, 1], rot[:, 2, 2] = c, -s, s, c
-    return torch.einsum("nij,njhw->nihw", _YIQ_TO_RGB @ rot @ _RGB_TO_YIQ, x)
-
-
-def jpeg_round_trip(x: torch.Tensor, qualities: Sequence[int]) -> torch.Tensor:
-    """Each RGB image of ``x`` (n, 3, h, w; 0..1) encoded as JPEG at its quality and decoded (OpenCV)."""
-    out = []
-    for image, quality in zip(x, qualities, strict=True):
-        pixels = (image.permute(1, 2, 0).numpy() * 255).round().astype(np.uint8)[..., ::-1]
-        ok, buffer = cv2.imencode(".jpg", np.ascontiguousarray(pixels), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
-        if not ok:
-            raise RuntimeError("OpenCV could not encode a crop as JPEG")
-        decoded = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
-        if decoded is None:
-            raise RuntimeError("OpenCV could not decode a crop it encoded as JPEG")
-        decoded = decoded[..., ::-1]
-        out.append(torch.from_numpy(np.ascontiguousarray(decoded)).permute(2, 0, 1).float() / 255.0)
-    return torch.stack(out)
+    x = x + torch.randn(x.shape, generator=gen) * (0.04 * rand(n, 1, 1, 1))
+    return x.clamp(0, 1) if planes is None else torch.cat([x.clamp(0, 1), planes], dim=1)
 
 
 def _log(message: str) -> None:

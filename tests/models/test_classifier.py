@@ -163,32 +163,3 @@ def test_planes_flip_with_their_crops_and_leave_the_colours_as_they_were() -> No
     flipped = both[:, 3, :, 4:].sum(dim=(1, 2)) > 0
     assert 0 < int(flipped.sum()) < 16
     assert torch.equal(both[:, 3].sum(dim=(1, 2)), planes[:, 0].sum(dim=(1, 2)))  # never blurred nor noised
-
-
-def test_hue_turn_keeps_luminance_and_a_full_turn_changes_nothing() -> None:
-    """A hue turn moves colours, never brightness: pips stay as bright against their die as they were."""
-    import math
-
-    from models.training.facenet import turn_hues
-
-    x = torch.rand(6, 3, 8, 8)
-    luma = torch.tensor([0.299, 0.587, 0.114])[None, :, None, None]
-    turned = turn_hues(x, torch.linspace(0.3, 3.0, 6))
-    torch.testing.assert_close((turned * luma).sum(1), (x * luma).sum(1), atol=1e-5, rtol=0)
-    assert (turned - x).abs().amax(dim=(1, 2, 3)).min() > 0.05  # and every image changed colour
-    torch.testing.assert_close(turn_hues(x, torch.full((6,), 2 * math.pi)), x, atol=1e-5, rtol=0)
-
-
-def test_jpeg_augmentation_codes_its_share_and_draws_nothing_when_off() -> None:
-    """``jpeg`` re-encodes about its share of a batch; at 0 the batch is the recipe's old one, draw for draw."""
-    from models.training.facenet import augment, jpeg_round_trip
-
-    x = torch.rand(64, 3, 16, 16)
-    torch.testing.assert_close(augment(x, torch.Generator().manual_seed(2), jpeg=0.0),
-                               augment(x, torch.Generator().manual_seed(2)))  # fmt: skip
-    smooth = torch.linspace(0, 1, 16)[None, None, :, None].expand(2, 3, 16, 16).contiguous()
-    assert (jpeg_round_trip(smooth, [90, 90]) - smooth).abs().max() < 0.05  # a good JPEG keeps a smooth ramp
-    coded = augment(x, torch.Generator().manual_seed(2), jpeg=0.5)
-    plain = augment(x, torch.Generator().manual_seed(2), jpeg=0.0)
-    changed = int(((coded - plain).abs().amax(dim=(1, 2, 3)) > 0).sum())
-    assert 16 <= changed <= 48
