@@ -16,7 +16,7 @@ noise and JPEG 75-95 (:mod:`~datasets.blender.render`); a pinhole camera 0-15 de
 off straight down, dice 16-27 px on an edge at 640x480. Poses
 (:mod:`~datasets.blender.drops`, :mod:`~datasets.blender.physics`): 2-8 dice tossed
 into the tray or beside it and settled by Blender's rigid-body world; up to three lean
-18-50 degrees on a wall or on a flat helper die. Labels (:mod:`~datasets.blender.labels`)
+18-50 degrees on a wall or on a flat helper die (which comes in addition). Labels (:mod:`~datasets.blender.labels`)
 come from the final poses, in the sidecar format of :mod:`datasets.raytraced.labels`
 plus ``placed`` and ``dropped_as``; ``generator: "blender"``.
 

@@ -1,6 +1,6 @@
 """From the dice's final poses to farklecam labels: YOLO boxes and sidecar entries (no bpy).
 
-Same rules and fields as :mod:`datasets.raytraced.labels`: the top face is the one whose
+The fields and rules of :mod:`datasets.raytraced.labels`: the top face is the one whose
 normal is closest to the table's (+z), ``tilt_deg`` its angle from it
 (:func:`datasets.raytraced.dice.top_face`); ``cocked`` past
 :data:`~datasets.raytraced.dice.COCKED_TILT_DEG`; ``off_tray`` when the die's centre is not
