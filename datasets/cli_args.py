@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -12,6 +13,8 @@ __all__ = [
     "crop_side",
     "head_grid",
     "mixup_alpha",
+    "non_negative",
+    "positive",
     "share",
     "weight_decay",
     "width_scale",
@@ -29,6 +32,18 @@ def _in_range(text: str, parse: Callable[[str], _N], low: _N, high: _N, not_pars
     if not low <= value <= high:
         raise argparse.ArgumentTypeError(outside.format(text=text, value=value))
     return value
+
+
+def positive(text: str) -> int:
+    """A whole number of 1 or more (``--count``, ``--width``, ``--samples``, ...)."""
+    message = "expected a positive whole number, got {text}"
+    return _in_range(text, int, 1, sys.maxsize, message.replace("{text}", "{text!r}"), message)
+
+
+def non_negative(text: str) -> int:
+    """A whole number of 0 or more (``--start``)."""
+    not_parsed, outside = "expected a whole number, got {text!r}", "expected a whole number of 0 or more, got {text}"
+    return _in_range(text, int, 0, sys.maxsize, not_parsed, outside)
 
 
 def share(text: str) -> float:

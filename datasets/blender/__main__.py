@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from datasets.cli_args import non_negative, positive
 from datasets.yolo import write_example
 
 __all__ = ["main", "scene_name"]
@@ -26,37 +27,17 @@ def scene_name(seed: int, index: int) -> str:
     return f"b{seed}_{index:06d}"
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the run; returns the exit status (2 when bpy is missing)."""
     parser = argparse.ArgumentParser(prog="python -m datasets.blender", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--count", type=_positive, required=True)
+    parser.add_argument("--count", type=positive, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--start", type=_non_negative, default=0)
-    parser.add_argument("--width", type=_positive, default=640)
-    parser.add_argument("--height", type=_positive, default=480)
-    parser.add_argument("--samples", type=_positive, default=16, help="Cycles samples per pixel, denoised (16)")
-    parser.add_argument("--threads", type=_positive, default=1, help="Cycles render threads (1)")
+    parser.add_argument("--start", type=non_negative, default=0)
+    parser.add_argument("--width", type=positive, default=640)
+    parser.add_argument("--height", type=positive, default=480)
+    parser.add_argument("--samples", type=positive, default=16, help="Cycles samples per pixel, denoised (16)")
+    parser.add_argument("--threads", type=positive, default=1, help="Cycles render threads (1)")
     args = parser.parse_args(argv)
     try:
         import bpy  # noqa: F401

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from datasets.cli_args import non_negative, positive
 from datasets.raytraced.scene import generate_scene
 from datasets.yolo import write_example
 
@@ -25,23 +26,16 @@ def scene_name(seed: int, index: int) -> str:
     return f"r{seed}_{index:06d}"
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the run; returns the exit status (2 when mitsuba is missing)."""
     parser = argparse.ArgumentParser(prog="python -m datasets.raytraced", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--count", type=_positive, required=True)
+    parser.add_argument("--count", type=positive, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--start", type=int, default=0)
-    parser.add_argument("--width", type=_positive, default=640)
-    parser.add_argument("--height", type=_positive, default=480)
-    parser.add_argument("--spp", type=_positive, default=25, help="samples per pixel, rounded up to a square (25)")
+    parser.add_argument("--start", type=non_negative, default=0)
+    parser.add_argument("--width", type=positive, default=640)
+    parser.add_argument("--height", type=positive, default=480)
+    parser.add_argument("--spp", type=positive, default=25, help="samples per pixel, rounded up to a square (25)")
     args = parser.parse_args(argv)
     try:
         import mitsuba  # noqa: F401
