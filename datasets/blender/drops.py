@@ -26,11 +26,26 @@ import numpy.typing as npt
 
 from datasets.blender.rotations import UPRIGHT, random_rotation, rotation_about
 from datasets.raytraced.camera import PinholeCamera
+from datasets.raytraced.framing import FramingRanges
 from datasets.raytraced.placement import Tray
 
-__all__ = ["HELD_KINDS", "Drop", "lean_pose", "plan_drops"]
+__all__ = ["FRAMING", "HELD_KINDS", "Drop", "lean_pose", "plan_drops"]
 
 F64 = npt.NDArray[np.float64]
+
+#: The scene's framing (:func:`datasets.raytraced.framing.frame_tray`): dice 16-27 px on an edge,
+#: trays 14-34 cm wide with walls 2-5 cm high.
+FRAMING = FramingRanges(
+    edge_px=(16, 27),
+    fov_deg=(38, 65),
+    aligned=0.75,
+    yaw_jitter_deg=10,
+    room_aligned=0.85,
+    wall_t=(0.8, 2.5),
+    tray_width=(14, 34),
+    wall_h=(2.0, 5.0),
+    floor_t=(0.3, 0.8),
+)
 
 #: Kinds of die placed by geometry and held still in the simulation.
 HELD_KINDS = frozenset({"wall", "die", "helper"})

@@ -9,7 +9,6 @@ of :mod:`datasets.raytraced`).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from datasets.blender import materials
-from datasets.blender.drops import plan_drops
+from datasets.blender.drops import FRAMING, plan_drops
 from datasets.blender.labels import DiePose, label_dice
 from datasets.blender.meshes import box_object, die_mesh, die_object, reset_scene
 from datasets.blender.physics import FPS, FRAMES, simulate
 from datasets.blender.render import add_camera, add_lights, develop, render, visible_share
-from datasets.raytraced.camera import aim_camera
+from datasets.raytraced.framing import frame_tray
 from datasets.raytraced.labels import camera_fields, tray_corners_px
 from datasets.raytraced.placement import Tray
 from datasets.yolo import YoloBox
@@ -76,29 +75,12 @@ def generate_scene(
     t0 = time.perf_counter()
     rng = np.random.default_rng([seed, index, 3])
     reset_scene()
-    scale = height / 480
     n = int(rng.integers(2, 9))
     n_sets = 1 if rng.random() < 0.7 else 2
     set_size = [float(rng.uniform(1.4, 1.9)) for _ in range(n_sets)]
     set_of = [int(rng.integers(n_sets)) for _ in range(n)]
     sizes = [set_size[k] for k in set_of]
-    edge_px = float(rng.uniform(16, 27)) * scale
-    fov = float(rng.uniform(38, 65))
-    focal = height / 2 / math.tan(math.radians(fov) / 2)
-    mean_size = float(np.mean(sizes))
-    px_per_cm = edge_px / mean_size
-    aligned = rng.random() < 0.75
-    yaw = (90.0 + 180.0 * int(rng.integers(0, 2)) + rng.uniform(-10, 10)) if aligned else rng.uniform(0, 360)
-    room = 0.85 if aligned else 0.6
-    wall_t = float(rng.uniform(0.8, 2.5))
-    margin = 2 * mean_size + wall_t
-    tray_w = float(min(rng.uniform(14, 34), room * width / px_per_cm - 2 * margin))
-    tray_d = float(min(tray_w * rng.uniform(0.55, 0.9), room * height / px_per_cm - 2 * margin))
-    tray_w, tray_d = max(tray_w, 8 * mean_size), max(tray_d, 6 * mean_size)  # room to lean; may leave the frame
-    tray = Tray(tray_w, tray_d, float(rng.uniform(2.0, 5.0)), wall_t, float(rng.uniform(0.3, 0.8)))
-    target = np.array([*rng.normal(0.0, 0.8, 2), tray.floor_t])
-    tilt = float(rng.uniform(0, 15))
-    camera = aim_camera(target, focal * mean_size / edge_px, fov, (width, height), tilt, yaw)
+    tray, camera, tilt = frame_tray(rng, sizes, width, height, FRAMING)
     table, tray_parts, surface_kinds = _tray_objects(rng, tray)
 
     styles, meshes, shapes = [], [], []

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from datasets.raytraced.camera import PinholeCamera, aim_camera
+from datasets.raytraced.camera import PinholeCamera
 from datasets.raytraced.dice import RoundedDie
+from datasets.raytraced.framing import FramingRanges, frame_tray
 from datasets.raytraced.labels import camera_fields, label_dice, tray_corners_px
 from datasets.raytraced.looks import (
     FELT_COLOURS,
@@ -45,6 +46,18 @@ __all__ = ["GENERATOR_VERSION", "RayScene", "generate_scene", "place_dice"]
 GENERATOR_VERSION = 1
 F64 = npt.NDArray[np.float64]
 _ATTEMPTS = 40
+#: Dice 14.5-26 px on an edge, trays 14-36 cm wide with walls 2-4.5 cm high.
+FRAMING = FramingRanges(
+    edge_px=(14.5, 26),
+    fov_deg=(40, 62),
+    aligned=0.8,
+    yaw_jitter_deg=12,
+    room_aligned=0.86,
+    wall_t=(0.6, 2.0),
+    tray_width=(14, 36),
+    wall_h=(2.0, 4.5),
+    floor_t=(0.3, 0.7),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +199,6 @@ def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, s
     """
     spp = int(np.ceil(np.sqrt(spp))) ** 2  # the stratified sampler takes square counts; say what was rendered
     rng = np.random.default_rng([seed, index])
-    scale = height / 480
     n_looks = 1 if rng.random() < 0.75 else 2
     looks = [sample_die_look(rng) for _ in range(n_looks)]
     set_size = [float(rng.uniform(1.4, 1.9)) for _ in looks]
@@ -194,23 +206,7 @@ def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, s
     look_of = [int(rng.integers(0, n_looks)) for _ in range(n)]
     sizes = [set_size[k] for k in look_of]
     roundings = [float(rng.uniform(0.07, 0.16)) for _ in range(n)]
-    edge_px = float(rng.uniform(14.5, 26)) * scale
-    fov = float(rng.uniform(40, 62))
-    focal = height / 2 / np.tan(np.radians(fov) / 2)
-    mean_size = float(np.mean(sizes))
-    px_per_cm = edge_px / mean_size
-    aligned = rng.random() < 0.8
-    yaw = (90.0 + 180.0 * int(rng.integers(0, 2)) + rng.uniform(-12, 12)) if aligned else rng.uniform(0, 360)
-    room = 0.86 if aligned else 0.6
-    wall_t = float(rng.uniform(0.6, 2.0))
-    margin = 2 * mean_size + wall_t
-    tray_w = float(min(rng.uniform(14, 36), room * width / px_per_cm - 2 * margin))
-    tray_d = float(min(tray_w * rng.uniform(0.55, 0.9), room * height / px_per_cm - 2 * margin))
-    tray_w, tray_d = max(tray_w, 8 * mean_size), max(tray_d, 6 * mean_size)  # room to lean; may leave the frame
-    tray = Tray(tray_w, tray_d, float(rng.uniform(2.0, 4.5)), wall_t, float(rng.uniform(0.3, 0.7)))
-    target = np.array([*rng.normal(0.0, 0.8, 2), tray.floor_t])
-    tilt = float(rng.uniform(0, 15))
-    camera = aim_camera(target, focal * mean_size / edge_px, fov, (width, height), tilt, yaw)
+    tray, camera, tilt = frame_tray(rng, sizes, width, height, FRAMING)
     placed = place_dice(rng, tray, sizes, roundings, camera)
     surfaces, surface_info = _surfaces(rng, looks, [look_of[sizes.index(p.die.size)] for p in placed])
     lighting = _lighting(rng)
