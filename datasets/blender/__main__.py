@@ -12,30 +12,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
-from pathlib import Path
 
-from datasets.cli_args import non_negative, positive
-from datasets.yolo import write_example
+from datasets.cli_args import positive
+from datasets.scene_run import add_run_arguments, write_run
+from datasets.scene_run import scene_name as run_scene_name
 
 __all__ = ["main", "scene_name"]
+
+#: Blender scenes are ``b{seed}_{index:06d}``.
+PREFIX = "b"
 
 
 def scene_name(seed: int, index: int) -> str:
     """File base name of a scene (``b`` for Blender: never clashes with the ``s`` and ``r`` scenes)."""
-    return f"b{seed}_{index:06d}"
+    return run_scene_name(PREFIX, seed, index)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the run; returns the exit status (2 when bpy is missing)."""
     parser = argparse.ArgumentParser(prog="python -m datasets.blender", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--count", type=positive, required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--start", type=non_negative, default=0)
-    parser.add_argument("--width", type=positive, default=640)
-    parser.add_argument("--height", type=positive, default=480)
+    add_run_arguments(parser)
     parser.add_argument("--samples", type=positive, default=16, help="Cycles samples per pixel, denoised (16)")
     parser.add_argument("--threads", type=positive, default=1, help="Cycles render threads (1)")
     args = parser.parse_args(argv)
@@ -49,26 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from datasets.blender.scene import generate_scene
 
-    written, seconds = 0, 0.0
-    for i in range(args.start, args.start + args.count):
-        name = scene_name(args.seed, i)
-        if (args.out / "labels" / f"{name}.json").exists():
-            continue
-        start = time.perf_counter()
-        scene = generate_scene(args.seed, i, args.width, args.height, args.samples, args.threads)
-        write_example(args.out, name, scene.image, scene.boxes, scene.sidecar)  # the sidecar last marks it done
-        seconds += time.perf_counter() - start
-        written += 1
-        dice = scene.sidecar["dice"]
-        sys.stderr.write(
-            f"{name}: {len(dice)} dice ({sum(d['status'] == 'cocked' for d in dice)} cocked), "
-            f"render {scene.sidecar['render_seconds']} s; {written} written, {seconds / written:.1f} s per scene\n"
-        )
-    (args.out / "READY").write_text(
-        f"seed={args.seed} start={args.start} count={args.count} samples={args.samples} "
-        f"size={args.width}x{args.height}\n"
+    return write_run(
+        args,
+        PREFIX,
+        lambda i: generate_scene(args.seed, i, args.width, args.height, args.samples, args.threads),
+        f"samples={args.samples}",
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -10,12 +10,10 @@ of :mod:`datasets.raytraced`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import bpy
 import numpy as np
-import numpy.typing as npt
 
 from datasets.blender import materials
 from datasets.blender.drops import FRAMING, plan_drops
@@ -26,22 +24,13 @@ from datasets.blender.render import add_camera, add_lights, develop, render, vis
 from datasets.raytraced.framing import frame_tray
 from datasets.raytraced.labels import camera_fields, tray_corners_px
 from datasets.raytraced.placement import Tray
-from datasets.yolo import YoloBox
+from datasets.scene_run import GeneratedScene
 
-__all__ = ["GENERATOR_VERSION", "BlenderScene", "generate_scene"]
+__all__ = ["GENERATOR_VERSION", "generate_scene"]
 
 #: Version of the Blender generator's draws (bump when a change alters the scenes a seed gives).
 GENERATOR_VERSION = 1
 _STYLES = ["plastic", "plastic", "plastic", "marbled", "translucent"]
-
-
-@dataclass(frozen=True, slots=True)
-class BlenderScene:
-    """A rendered photo (BGR ``uint8``), its YOLO boxes and its sidecar dictionary."""
-
-    image: npt.NDArray[np.uint8]
-    boxes: list[YoloBox]
-    sidecar: dict[str, Any]
 
 
 def _tray_objects(rng: np.random.Generator, tray: Tray) -> tuple[Any, list[Any], dict[str, str]]:
@@ -64,7 +53,7 @@ def _tray_objects(rng: np.random.Generator, tray: Tray) -> tuple[Any, list[Any],
 
 def generate_scene(
     seed: int, index: int, width: int = 640, height: int = 480, samples: int = 16, threads: int = 1
-) -> BlenderScene:
+) -> GeneratedScene:
     """The scene number ``index`` of the run ``seed`` (a pure function of its arguments).
 
     2-8 dice of one set (30%: two sets of different colour and size), 16-27 px on an edge
@@ -142,4 +131,4 @@ def generate_scene(
         "seed": seed,
         "index": index,
     }
-    return BlenderScene(image, [d.box for d in labels], sidecar)
+    return GeneratedScene(image, [d.box for d in labels], sidecar)

@@ -28,6 +28,6 @@ runs without it.
 from __future__ import annotations
 
 from datasets.raytraced.dice import COCKED_TILT_DEG, RoundedDie
-from datasets.raytraced.scene import RayScene, generate_scene
+from datasets.raytraced.scene import generate_scene
 
-__all__ = ["COCKED_TILT_DEG", "RayScene", "RoundedDie", "generate_scene"]
+__all__ = ["COCKED_TILT_DEG", "RoundedDie", "generate_scene"]

@@ -7,7 +7,6 @@ default seed), so a run can be resumed or split by index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,9 +37,9 @@ from datasets.raytraced.placement import (
     overlaps,
 )
 from datasets.raytraced.render import Lighting, Surfaces, render_scene
-from datasets.yolo import YoloBox
+from datasets.scene_run import GeneratedScene
 
-__all__ = ["GENERATOR_VERSION", "RayScene", "generate_scene", "place_dice"]
+__all__ = ["GENERATOR_VERSION", "generate_scene", "place_dice"]
 
 #: Version of the raytraced generator's draws (bump when a change alters the scenes a seed gives).
 GENERATOR_VERSION = 1
@@ -58,15 +57,6 @@ FRAMING = FramingRanges(
     wall_h=(2.0, 4.5),
     floor_t=(0.3, 0.7),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RayScene:
-    """A rendered photo (BGR ``uint8``), its YOLO boxes and its sidecar dictionary."""
-
-    image: npt.NDArray[np.uint8]
-    boxes: list[YoloBox]
-    sidecar: dict[str, Any]
 
 
 def _in_frame(camera: PinholeCamera, die: RoundedDie, margin: float = 2.0) -> bool:
@@ -190,7 +180,7 @@ def _develop(rng: np.random.Generator, linear: npt.NDArray[np.float32]) -> tuple
     return np.ascontiguousarray(bgr), gain
 
 
-def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, spp: int = 64) -> RayScene:
+def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, spp: int = 64) -> GeneratedScene:
     """The scene number ``index`` of the run ``seed`` (a pure function of its arguments).
 
     Dice span about 19-38 px across at 640x480 (scaled with the picture's height), the
@@ -243,4 +233,4 @@ def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, s
         "seed": seed,
         "index": index,
     }
-    return RayScene(image, [d.box for d in labels], sidecar)
+    return GeneratedScene(image, [d.box for d in labels], sidecar)
