@@ -22,7 +22,7 @@ from datasets.blender.meshes import box_object, die_mesh, die_object, reset_scen
 from datasets.blender.physics import FPS, FRAMES, simulate
 from datasets.blender.render import add_camera, add_lights, develop, render, visible_share
 from datasets.raytraced.framing import frame_tray
-from datasets.raytraced.labels import camera_fields, tray_corners_px
+from datasets.raytraced.labels import scene_fields
 from datasets.raytraced.placement import Tray
 from datasets.scene_run import GeneratedScene
 
@@ -102,20 +102,9 @@ def generate_scene(
     image, gain = develop(rng, linear)
     quality = int(rng.integers(75, 96))
     sidecar: dict[str, Any] = {
-        "tray": tray_corners_px(camera, tray),
-        "dice": [d.entry for d in labels],
-        "hidden_dice": hidden,
-        "size": [width, height],
-        "camera": {**camera_fields(camera), "tilt_deg": round(tilt, 2)},
+        **scene_fields(camera, tray, tilt, labels, hidden, surface_kinds),
         "light": {**light, "exposure_gain": round(gain, 3)},
         "post": {"jpeg_quality": quality},
-        "tray_spec": {
-            "width_cm": round(tray.width, 2),
-            "depth_cm": round(tray.depth, 2),
-            "wall_h_cm": round(tray.wall_h, 2),
-            "wall_t_cm": round(tray.wall_t, 2),
-            **surface_kinds,
-        },
         "dice_styles": styles,
         "physics": {"engine": "blender rigid body (bullet)", "fps": FPS, "frames": FRAMES, "seconds": round(sim_s, 2)},
         "renderer": {

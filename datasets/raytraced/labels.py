@@ -18,13 +18,36 @@ from datasets.raytraced.dice import COCKED_TILT_DEG
 from datasets.raytraced.placement import TOUCH_CM, Placed, Tray
 from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
 
-__all__ = ["camera_fields", "label_dice", "tray_corners_px"]
+__all__ = ["camera_fields", "label_dice", "scene_fields", "tray_corners_px"]
 
 
 def tray_corners_px(camera: PinholeCamera, tray: Tray) -> list[list[float]]:
     """The inner floor's 4 corners in pixels, counter-clockwise in the world from (-x, -y)."""
     px, _ = camera.project(tray.floor_corners())
     return [[round(float(x), 1), round(float(y), 1)] for x, y in px]
+
+
+def scene_fields(
+    camera: PinholeCamera, tray: Tray, tilt_deg: float, labels: list[DieLabel], hidden: int, surfaces: dict[str, str]
+) -> dict[str, Any]:
+    """The sidecar entries every path-traced generator writes alike: tray, dice, size, camera, tray_spec.
+
+    ``surfaces`` names the tray's materials (``floor``, ``wall``, ...) in ``tray_spec``.
+    """
+    return {
+        "tray": tray_corners_px(camera, tray),
+        "dice": [d.entry for d in labels],
+        "hidden_dice": hidden,
+        "size": [camera.width, camera.height],
+        "camera": {**camera_fields(camera), "tilt_deg": round(tilt_deg, 2)},
+        "tray_spec": {
+            "width_cm": round(tray.width, 2),
+            "depth_cm": round(tray.depth, 2),
+            "wall_h_cm": round(tray.wall_h, 2),
+            "wall_t_cm": round(tray.wall_t, 2),
+            **surfaces,
+        },
+    }
 
 
 def camera_fields(camera: PinholeCamera) -> dict[str, Any]:

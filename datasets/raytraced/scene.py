@@ -15,7 +15,7 @@ import numpy.typing as npt
 from datasets.raytraced.camera import PinholeCamera
 from datasets.raytraced.dice import RoundedDie
 from datasets.raytraced.framing import FramingRanges, frame_tray
-from datasets.raytraced.labels import camera_fields, label_dice, tray_corners_px
+from datasets.raytraced.labels import label_dice, scene_fields
 from datasets.raytraced.looks import (
     FELT_COLOURS,
     WOOD_COLOURS,
@@ -205,11 +205,7 @@ def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, s
     labels, hidden = label_dice(placed, visible, camera, tray)
     quality = int(rng.integers(75, 96))
     sidecar: dict[str, Any] = {
-        "tray": tray_corners_px(camera, tray),
-        "dice": [d.entry for d in labels],
-        "hidden_dice": hidden,
-        "size": [width, height],
-        "camera": {**camera_fields(camera), "tilt_deg": round(tilt, 2)},
+        **scene_fields(camera, tray, tilt, labels, hidden, surface_info),
         "light": {
             "area_centre": [round(v, 2) for v in lighting.area_centre],
             "area_half_cm": round(lighting.area_half, 2),
@@ -218,13 +214,6 @@ def generate_scene(seed: int, index: int, width: int = 640, height: int = 480, s
             "exposure_gain": round(gain, 3),
         },
         "post": {"jpeg_quality": quality},
-        "tray_spec": {
-            "width_cm": round(tray.width, 2),
-            "depth_cm": round(tray.depth, 2),
-            "wall_h_cm": round(tray.wall_h, 2),
-            "wall_t_cm": round(tray.wall_t, 2),
-            **surface_info,
-        },
         "dice_styles": [f"{look.name}{'/marbled' if look.marbled else ''}" for look in looks],
         "renderer": {"name": "mitsuba3", "variant": "scalar_rgb", "spp": spp, "max_depth": 3},
         "render_seconds": round(seconds, 2),
