@@ -41,10 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         choices=GENERATOR_VERSIONS,
         default=GENERATOR_VERSION,
-        help=(
-            f"1 regenerates the first training scenes exactly; default {GENERATOR_VERSION} (wider dice palette); "
-            "3 also varies the pips' size and spread"
-        ),
+        help=f"1 regenerates the first training scenes exactly; default {GENERATOR_VERSION} (wider dice palette)",
     )
     ap.add_argument("--skip-existing", action="store_true", help="do not regenerate scenes already written")
     ap.add_argument(

@@ -48,10 +48,9 @@ _FLOOR_P = {"felt": 0.4, "wood": 0.25, "plastic": 0.2, "paper": 0.15}
 P_LEAN, P_OFF_TRAY = 0.12, 0.05
 #: The generator's version. Version 2 widened the dice palette (:data:`~datasets.synthetic.textures.DIE_STYLES_V2`)
 #: and turns the helper die a cocked die leans on to a random face (version 1 always showed a 1).
-#: Version 3 varies the pips' size and spread (:data:`~datasets.synthetic.textures.PIP_LOOK_V3`).
 #: Version 1 is kept so the scenes the first models were trained on can be regenerated exactly.
 GENERATOR_VERSION = 2
-GENERATOR_VERSIONS = (1, 2, 3)
+GENERATOR_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ Images are RGB ``uint8``; :func:`save_rgb` writes them as the PNG files pybullet
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -21,7 +21,6 @@ __all__ = [
     "DIE_STYLES",
     "DIE_STYLES_V2",
     "PIP_LAYOUT",
-    "PIP_LOOK_V3",
     "DieStyle",
     "die_atlas",
     "sample_die_style",
@@ -94,11 +93,6 @@ DIE_STYLES_V2: tuple[tuple[str, Rgb, Rgb, str, Rgb | None], ...] = (
     *((name, body, pip, kind, None) for name, body, pip, kind in DIE_STYLES),
     *EXTRA_STYLES_V2,
 )
-#: Version 3's pips: (spread, radius) ranges, as shares of the face. Earlier versions put every
-#: off-centre pip a quarter of the face from its centre, radius 0.075-0.105; real dice (and the
-#: Blender generator's) also have small pips near the corners, which the classifier read as
-#: fewer pips (a five as four).
-PIP_LOOK_V3: tuple[tuple[float, float], tuple[float, float]] = ((0.20, 0.32), (0.05, 0.105))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +106,6 @@ class DieStyle:
     pip_radius: float
     edge_dark: float
     second: Rgb
-    #: Distance of the off-centre pips from the face's centre along each axis, as a share of the face.
-    pip_spread: float = 0.25
 
 
 def _jitter(rng: np.random.Generator, rgb: Rgb, amount: int) -> Rgb:
@@ -125,9 +117,7 @@ def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3, version:
     """Pick a die look; ivory/white dice are favoured because the webcam photos show them.
 
     ``version`` picks the palette (:data:`DIE_STYLES` or :data:`DIE_STYLES_V2`); the
-    random draws are the same in both, so a version-1 scene is reproduced exactly. Version 3
-    draws two more, after all of them: the pips' spread and a wider radius (dice whose small
-    pips sit near the corners, which every earlier die lacked: see ``PIP_LOOK_V3``).
+    random draws are the same in both, so a version-1 scene is reproduced exactly.
     """
     palette: tuple[tuple[str, Rgb, Rgb, str, Rgb | None], ...] = (
         tuple((*entry, None) for entry in DIE_STYLES) if version == 1 else DIE_STYLES_V2
@@ -136,7 +126,7 @@ def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3, version:
     name, body, pip, kind, second = palette[i]
     if second is None:  # a marbled die's veins: a lighter, duller shade of its body
         second = cast("Rgb", tuple(int(v) for v in np.clip(np.asarray(body) * 0.6 + 60, 0, 255)))
-    style = DieStyle(
+    return DieStyle(
         name=name,
         body=_jitter(rng, body, 14),
         pip=_jitter(rng, pip, 12),
@@ -145,10 +135,6 @@ def sample_die_style(rng: np.random.Generator, ivory_bias: float = 0.3, version:
         edge_dark=float(rng.uniform(0.12, 0.35)),
         second=_jitter(rng, second, 30),
     )
-    if version >= 3:
-        spread, radius = PIP_LOOK_V3
-        style = replace(style, pip_spread=float(rng.uniform(*spread)), pip_radius=float(rng.uniform(*radius)))
-    return style
 
 
 def _noise(rng: np.random.Generator, shape: tuple[int, int], scale: float) -> np.ndarray:
@@ -160,19 +146,13 @@ def _noise(rng: np.random.Generator, shape: tuple[int, int], scale: float) -> np
     return np.clip(big, 0.0, 1.0)
 
 
-def _pip_mask(value: int, radius: float, spread: float = 0.25) -> np.ndarray:
-    """Coverage (0..1, shape (cell, cell, 1)) of a face's pips, drawn at 4x and averaged down.
-
-    ``spread`` moves the off-centre pips of :data:`PIP_LAYOUT` (a quarter of the face from its
-    centre) to that share of the face from it.
-    """
+def _pip_mask(value: int, radius: float) -> np.ndarray:
+    """Coverage (0..1, shape (cell, cell, 1)) of a face's pips, drawn at 4x and averaged down."""
     s = ATLAS_CELL
     mask = np.zeros((s * 4, s * 4), np.uint8)
     rad = int(radius * s * 4)
-    k = spread / 0.25
     for u, v in PIP_LAYOUT[value]:
-        x, y = 0.5 + (u - 0.5) * k, 0.5 + (v - 0.5) * k
-        cv2.circle(mask, (int(x * s * 4), int(y * s * 4)), rad, 255, -1, cv2.LINE_AA)
+        cv2.circle(mask, (int(u * s * 4), int(v * s * 4)), rad, 255, -1, cv2.LINE_AA)
     return cv2.resize(mask, (s, s), interpolation=cv2.INTER_AREA).astype(np.float32)[..., None] / 255
 
 
@@ -202,11 +182,11 @@ def _face_cell(rng: np.random.Generator, style: DieStyle, value: int | None) -> 
     cell += (_noise(rng, (s, s), 6.0)[..., None] - 0.5) * 10.0
     if value is not None and style.kind == "clear":
         # Through a clear body the pips of the opposite face show, mirrored, soft and faint.
-        mirrored = np.ascontiguousarray(_pip_mask(7 - value, style.pip_radius * 1.2, style.pip_spread)[:, ::-1, 0])
+        mirrored = np.ascontiguousarray(_pip_mask(7 - value, style.pip_radius * 1.2)[:, ::-1, 0])
         ghost = cv2.GaussianBlur(mirrored, (0, 0), 3.0)[..., None]
         cell = cell * (1 - 0.35 * ghost) + np.asarray(style.pip, np.float32) * 0.35 * ghost
     if value is not None:
-        m = _pip_mask(value, style.pip_radius, style.pip_spread)
+        m = _pip_mask(value, style.pip_radius)
         # Pips are drilled: a darker rim on the inside edge gives them depth.
         rim = np.clip(m * (1 - cv2.erode(m, np.ones((5, 5), np.uint8))[..., None]) * 1.5, 0, 1)
         pip = np.asarray(style.pip, np.float32)

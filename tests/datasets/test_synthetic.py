@@ -13,14 +13,7 @@ from datasets.synthetic.__main__ import main
 from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml
 from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, die_mesh, top_face
 from datasets.synthetic.scene import GENERATOR_VERSIONS, Scene, generate_scene
-from datasets.synthetic.textures import (
-    DIE_STYLES,
-    EXTRA_STYLES_V2,
-    PIP_LOOK_V3,
-    DieStyle,
-    die_atlas,
-    sample_die_style,
-)
+from datasets.synthetic.textures import DIE_STYLES, EXTRA_STYLES_V2, DieStyle, die_atlas, sample_die_style
 from datasets.synthetic.world import Tray, World, flat_rotation, lean_pose, quat_from_matrix
 from datasets.training_sets import synthetic_split
 from datasets.yolo import CLASS_NAMES, COCKED_CLASS, read_labels
@@ -191,32 +184,6 @@ def test_version_one_draws_only_the_first_palette_and_version_two_the_wider_one(
     assert {name for name, *_ in EXTRA_STYLES_V2} <= names2
     # Both versions make the same random draws, so the rest of a version-1 scene is unchanged.
     assert rng1.random() == rng2.random()
-
-
-def test_version_three_varies_the_pips_after_version_two_s_draws() -> None:
-    rng2, rng3 = np.random.default_rng(9), np.random.default_rng(9)
-    (spread_lo, spread_hi), (radius_lo, radius_hi) = PIP_LOOK_V3
-    spreads = set()
-    for _ in range(200):
-        two, three = sample_die_style(rng2, version=2), sample_die_style(rng3, version=3)
-        assert two.pip_spread == 0.25 and 0.075 <= two.pip_radius <= 0.105
-        assert spread_lo <= three.pip_spread <= spread_hi and radius_lo <= three.pip_radius <= radius_hi
-        # Version 3 draws its two values after all of version 2's: the palette pick and colours match.
-        assert (three.name, three.body, three.pip, three.edge_dark) == (two.name, two.body, two.pip, two.edge_dark)
-        rng2.random(2)  # keep the two streams in step
-        spreads.add(round(three.pip_spread, 2))
-    assert len(spreads) > 5
-
-
-@pytest.mark.parametrize("spread", [0.2, 0.32])
-def test_a_pip_spread_moves_the_corner_pips(spread: float) -> None:
-    body, pip = (240, 240, 240), (10, 10, 10)
-    look = DieStyle("t", body, pip, "opaque", 0.06, 0.0, body, pip_spread=spread)
-    cell = die_atlas(np.random.default_rng(1), look)[:128, 128:256].mean(axis=2)  # face 2: two corner pips
-    edge = (0.5 - spread - 0.06) * 128  # the outer edge of a corner pip, from the cell's side
-    ys, xs = np.nonzero(cell < 100)
-    for near in (xs.min(), ys.min(), 127 - xs.max(), 127 - ys.max()):
-        assert abs(near - edge) <= 2
 
 
 def test_the_version_is_recorded_and_an_unknown_one_refused(tmp_path: Path) -> None:
