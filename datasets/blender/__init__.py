@@ -20,9 +20,11 @@ into the tray or beside it and settled by Blender's rigid-body world; up to thre
 come from the final poses, in the sidecar format of :mod:`datasets.raytraced.labels`
 plus ``placed`` and ``dropped_as``; ``generator: "blender"``.
 
-What it shares with the project: the output format (:mod:`datasets.yolo`), the pinhole
-camera and tray maths (:mod:`datasets.raytraced.camera`, ``Tray``, ``camera_fields``,
-``tray_corners_px``), ``top_face`` and ``COCKED_TILT_DEG``; no rendering or physics.
+What it shares with the project: the output format (:mod:`datasets.yolo`, the sidecar's
+common entries from :func:`datasets.raytraced.labels.scene_fields`), the pinhole camera and
+tray maths (:mod:`datasets.raytraced.camera`, ``Tray``), the scene's framing with its own
+ranges (:mod:`datasets.raytraced.framing`), the run loop (:mod:`datasets.scene_run`),
+``top_face`` and ``COCKED_TILT_DEG``; no rendering or physics.
 
 Why its own interpreter: ``bpy`` 4.5 is Blender as a Python module; it needs Python 3.11
 exactly and ``numpy<2``, while farklecam pins numpy 2, so it cannot be an extra. It runs
