@@ -225,7 +225,9 @@ def test_leaning_dice_lean_past_the_threshold_on_a_wall_or_their_helper(seed: in
     labels, _ = label_dice(poses, _camera(), TRAY, lambda _k, _b, _s: 1.0)
     for lab in labels:
         if lab.entry["dropped_as"] in ("wall", "die"):
-            assert 18 - 0.01 <= lab.entry["tilt_deg"] <= 45 + 0.01  # 50 tipped reads 40 from the other face
+            # 50 tipped reads 40 from the other face. The lean's axis may sit up to 4 degrees off the die's
+            # face axes (its yaw jitter), where the two faces tie at atan(1 / cos 4) = 45.07 degrees.
+            assert 18 - 0.01 <= lab.entry["tilt_deg"] <= 45.07 + 0.01
             assert lab.entry["status"] == "cocked" and lab.entry["face"] is None
             if lab.entry["dropped_as"] == "wall":
                 assert lab.entry["placed"] == "wall" and lab.entry["touching"]
