@@ -54,7 +54,7 @@ class ReaderConfig:
             trusted, draw the camera's vertical from them as from calibrated corners
             (:mod:`vision.tray.sides`) instead of searching for it. On the renderer no model
             trained on, nothing marked, it raised cocked recall / precision from 0.528 / 0.942
-            to 0.654 / 0.929, and called no real flat die cocked (``models/README.md``).
+            to 0.654 / 0.929, and called no real flat die cocked (``docs/experiments/out_of_world.md``).
         corner_sigma_px: how far the tray's corners may be off, in pixels, when the camera's
             vertical is drawn from them (:func:`vision.pose.upright.focal_from_corners`); None takes
             it from where the outline came from (:data:`vision.tray.outline.CORNER_SIGMA_PX`: 2 px for
@@ -140,7 +140,7 @@ class ReaderConfig:
             normal is the marked tray's, else the one the frame's dice agree on
             (:func:`vision.pose.tilt.consensus`), and every die's ``tilt_deg`` is reported.
             None (the default) keeps the cocked test, until the tilt path is measured to beat it
-            in worlds its network never trained in (``models/README.md``, the pose network's card).
+            in worlds its network never trained in (``docs/experiments/out_of_world.md``).
         tilt_cocked_deg: with ``pose_model``, a die is cocked past this tilt plus ``tilt_band_deg``
             (:class:`vision.pose.tilt.TiltCall`; why 12: :data:`vision.pose.tilt.COCKED_TILT_DEG`).
         tilt_band_deg: half-width of the band around ``tilt_cocked_deg`` read ``uncertain``.
