@@ -61,6 +61,10 @@ def test_folder_stats_on_hand_made_labels() -> None:
     assert m["cocked_recall"] == 1.0 and m["cocked_precision"] == 1.0
     assert m["off_tray_recall"] == 1.0 and m["off_tray_precision"] == pytest.approx(0.5)
     assert m["median_ms"] == pytest.approx(20.0)
+    # The 3 read 2 is scored with a wrong face; flat dice in the tray: four labelled, the off-tray 6 not among
+    # them, the missed 4 among them but never read.
+    assert m["ok_wrong"] == 1
+    assert m["flat_ok_right"] == pytest.approx(2 / 4)
     assert stats.confusion.counts[2, 1] == 1 and stats.confusion.counts.sum() == 5
 
 

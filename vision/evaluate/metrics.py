@@ -198,6 +198,8 @@ _COUNTS = (
     "off_preds",
     "ok_matched",
     "ok_correct",
+    "flat_in_tray",
+    "flat_ok_right",
     "uncertain",
     "ignored",
 )
@@ -223,6 +225,10 @@ class FolderStats:
     off_preds: int = 0
     ok_matched: int = 0
     ok_correct: int = 0
+    #: Labelled flat dice in the tray (not cocked, not off it), and those read ``ok`` with the right face:
+    #: issue 30's "flat dice in the tray read ok with the right face".
+    flat_in_tray: int = 0
+    flat_ok_right: int = 0
     uncertain: int = 0
     ignored: int = 0
     off_labelled: bool = False
@@ -246,9 +252,12 @@ class FolderStats:
             truth = int(labels.classes[j])
             self.confusion.add(truth, int(pred_cls[i]))
             right += int(pred_cls[i] == truth)
-            if reading.status[i] == DieStatus.OK:
+            is_ok = reading.status[i] == DieStatus.OK
+            if is_ok:
                 self.ok_matched += 1
                 self.ok_correct += int(pred_cls[i] == truth)
+            if truth != COCKED_CLASS and (labels.off_tray is None or not labels.off_tray[j]):
+                self.flat_ok_right += int(is_ok and pred_cls[i] == truth)
             self.uncertain += int(reading.status[i] == DieStatus.UNCERTAIN)
         n, m, matched = len(scored.predictions), len(scored.labels), len(scored.pairs)
         p_off = reading.status == DieStatus.OFF_TRAY
@@ -262,6 +271,10 @@ class FolderStats:
         self.face_correct += right
         self.ignored += scored.ignored
         preds, labelled = np.array(scored.predictions, np.int64), np.array(scored.labels, np.int64)
+        flat = labels.classes[labelled] != COCKED_CLASS
+        if labels.off_tray is not None:
+            flat &= ~labels.off_tray[labelled]
+        self.flat_in_tray += int(flat.sum())  # a missed die is not read right: it counts here
         p_cocked = pred_cls == COCKED_CLASS
         g_cocked = labels.classes == COCKED_CLASS
         self.cocked_preds += int(p_cocked[preds].sum())
@@ -292,6 +305,9 @@ class FolderStats:
             "face_accuracy": ratio(self.face_correct, self.matched),
             "exact_accuracy": ratio(self.exact, self.images),
             "ok_accuracy": ratio(self.ok_correct, self.ok_matched),
+            # Dice scored with a wrong face (a leaning die scored counts too): the silent error.
+            "ok_wrong": self.ok_matched - self.ok_correct,
+            "flat_ok_right": ratio(self.flat_ok_right, self.flat_in_tray),
             "uncertain_rate": ratio(self.uncertain, self.matched),
             "recall": ratio(self.matched, self.labels),
             "ignored": self.ignored,

@@ -64,6 +64,8 @@ _COLUMNS = (
     ("face_accuracy", "face acc", "{:.4f}"),
     ("exact_accuracy", "exact", "{:.4f}"),
     ("ok_accuracy", "ok acc", "{:.4f}"),
+    ("ok_wrong", "ok wrong", "{}"),
+    ("flat_ok_right", "flat ok+right", "{:.4f}"),
     ("uncertain_rate", "unsure", "{:.3f}"),
     ("recall", "recall", "{:.4f}"),
     ("precision", "precision", "{:.4f}"),
