@@ -12,7 +12,11 @@ missing or unfinished, in parallel, so that one command stands where a page of t
   (``--holdout-only``: the very scenes the training runs hold out);
 - ``data/calib_synth``, ``data/calib_lean``: the calibration scenes (neither trained
   on nor held out);
-- with ``--training``, ``data/synth``, ``data/synth_lean``, ``data/synth_v2``.
+- with ``--training``, ``data/synth``, ``data/synth_lean``, ``data/synth_v2``;
+- with ``--out-of-world``, the other two renderers' held-out sets, ``data/eval/raytraced`` and
+  ``data/eval/blender`` (:data:`OUT_OF_WORLD`: issue 30's leave-one-out judges), each by its
+  own resumable command line in a child process; Blender's runs in its own venv
+  (``scripts/blender_venv.sh``) and is skipped, saying so, where there is none.
 
 A folder whose ``READY`` file already names its run is kept as it is; an unfinished one
 is resumed (scenes already written are kept). The scenes are deterministic, so a rebuilt
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -36,7 +41,7 @@ from tqdm import tqdm
 from datasets.real import export_holdout
 from datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
 
-__all__ = ["RUNS", "NamedRun", "main", "plan", "rebuild_scenes"]
+__all__ = ["OUT_OF_WORLD", "RUNS", "NamedRun", "RendererRun", "main", "plan", "rebuild_out_of_world", "rebuild_scenes"]
 
 #: Scenes handed to one worker at a time (small enough to keep both cores busy to the end).
 _CHUNK = 40
@@ -62,6 +67,62 @@ RUNS: tuple[NamedRun, ...] = (
     NamedRun("synth_lean", "training", SceneRun(7, 1500, lean_rate=1.0, version=1)),
     NamedRun("synth_v2", "training", SceneRun(21, 1600, lean_rate=0.4, version=2)),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RendererRun:
+    """A held-out set of a renderer no model trained on, written by that generator's own command line.
+
+    Attributes:
+        folder: where it goes under ``data/``.
+        module: the generator (``python -m MODULE --out DIR --count N --seed S``).
+        seed, count: the run.
+        python: the interpreter, relative to the repo root; None: this one.
+    """
+
+    folder: str
+    module: str
+    seed: int
+    count: int
+    python: str | None = None
+
+    def command(self, root: Path, data: Path) -> list[str]:
+        """The child process's command line (run from ``root``, the repo root)."""
+        python = sys.executable if self.python is None else str(root / self.python)
+        return [python, "-m", self.module, "--out", str(data / self.folder), "--count", str(self.count),
+                "--seed", str(self.seed)]  # fmt: skip
+
+    def ready(self, data: Path) -> bool:
+        """Whether the folder's ``READY`` says this whole run is written (:func:`datasets.scene_run.write_run`)."""
+        ready = data / self.folder / READY_FILE
+        return ready.is_file() and ready.read_text().startswith(f"seed={self.seed} start=0 count={self.count} ")
+
+
+#: The other renderers' held-out sets, as the model card makes them (about 8 s a raytraced scene and a minute a
+#: Blender one on two cores).
+OUT_OF_WORLD: tuple[RendererRun, ...] = (
+    RendererRun("eval/raytraced", "datasets.raytraced", seed=30, count=300),
+    RendererRun("eval/blender", "datasets.blender", seed=40, count=300, python=".venv-blender/bin/python"),
+)
+
+
+def rebuild_out_of_world(data: Path, runs: Iterable[RendererRun], root: Path) -> dict[str, str]:
+    """Write the runs one after another; returns ``{folder: "kept" | "written" | why it was not}``.
+
+    Each generator skips the scenes already written, so an interrupted rebuild resumes.
+    """
+    result: dict[str, str] = {}
+    for run in runs:
+        if run.ready(data):
+            result[run.folder] = "kept"
+            continue
+        command = run.command(root, data)
+        if not Path(command[0]).is_file():
+            result[run.folder] = f"skipped: no {run.python} (make it with scripts/blender_venv.sh)"
+            continue
+        code = subprocess.run(command, cwd=root, check=False).returncode
+        result[run.folder] = "written" if code == 0 else f"failed: {run.module} exited {code}"
+    return result
 
 
 def plan(training: bool = False, only: Sequence[str] = ()) -> list[NamedRun]:
@@ -134,6 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", default=[], metavar="FOLDER", help="just these generated folders")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default: 2)")
     ap.add_argument("--no-real", action="store_true", help="skip exporting the real held-out and validation photos")
+    ap.add_argument(
+        "--out-of-world",
+        action="store_true",
+        help="also the raytraced and Blender held-out sets (about 40 min and 5 h on two cores; Blender needs its venv)",
+    )
     args = ap.parse_args(argv)
     try:
         runs = plan(args.training, args.only)
@@ -151,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, state in rebuild_scenes(args.data, runs, args.jobs).items():
         images = sum(1 for _ in (args.data / name / "images").iterdir())
         sys.stdout.write(f"{args.data / name}: {images} scenes ({state})\n")
+    if args.out_of_world:
+        root = Path(__file__).resolve().parent.parent
+        for name, state in rebuild_out_of_world(args.data.resolve(), OUT_OF_WORLD, root).items():
+            sys.stdout.write(f"{args.data / name}: {state}\n")
     sys.stdout.write(f"done in {time.monotonic() - start:.0f} s\n")
     return 0
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets.rebuild import RUNS, NamedRun, main, plan, rebuild_scenes
+from datasets.rebuild import OUT_OF_WORLD, RUNS, NamedRun, RendererRun, main, plan, rebuild_out_of_world, rebuild_scenes
 from datasets.synthetic.dataset import READY_FILE, SceneRun
 
 
@@ -54,3 +54,23 @@ def test_the_command_refuses_what_it_cannot_do(tmp_path: Path, argv: list[str]) 
     with pytest.raises(SystemExit) as exc:
         main(["--data", str(tmp_path), "--no-real", *argv])
     assert exc.value.code == 2
+
+
+def test_the_out_of_world_sets_are_made_as_the_model_card_says() -> None:
+    card = (Path(__file__).resolve().parents[2] / "models" / "README.md").read_text()
+    for run in OUT_OF_WORLD:
+        assert f"-m {run.module} --out data/{run.folder} --count {run.count} --seed {run.seed}" in card
+
+
+def test_an_out_of_world_set_is_kept_when_ready_skipped_without_its_venv_and_a_failure_named(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    no_venv = RendererRun("eval/b", "datasets.blender", seed=40, count=2, python="no-such-venv/bin/python")
+    broken = RendererRun("eval/x", "datasets.no_such_generator", seed=1, count=2)
+    result = rebuild_out_of_world(tmp_path, [no_venv, broken], root)
+    assert result["eval/b"].startswith("skipped: no no-such-venv/bin/python")
+    assert result["eval/x"] == "failed: datasets.no_such_generator exited 1"
+    (tmp_path / "eval" / "b").mkdir(parents=True)
+    (tmp_path / "eval" / "b" / READY_FILE).write_text("seed=40 start=0 count=2 samples=16 size=640x480\n")
+    assert rebuild_out_of_world(tmp_path, [no_venv], root) == {"eval/b": "kept"}
+    (tmp_path / "eval" / "b" / READY_FILE).write_text("seed=40 start=150 count=2 samples=16 size=640x480\n")
+    assert rebuild_out_of_world(tmp_path, [no_venv], root)["eval/b"].startswith("skipped")  # a part is not the run
