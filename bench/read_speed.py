@@ -2,7 +2,7 @@
 
     python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
     python bench/read_speed.py --against OTHER_DIR [--models DIR] [--image PATH] [--runs 60] [--rounds 6]
-    python bench/read_speed.py --compare-config FIELD=VALUE [--image PATH] [--runs 60] [--rounds 6]
+    python bench/read_speed.py --compare-config FIELD=VALUE [...] [--nothing-marked] [--image PATH] [--runs 60]
     python bench/read_speed.py --pose-model ONNX [--models DIR] [--image PATH] [--runs 100]
 
 Stages: the detector (letterbox + ONNX + decode), and the detector as one camera's
@@ -23,8 +23,9 @@ else runs on it.
 ``--against`` compares two model folders fairly on a shared, noisy machine:
 the whole read (tray calibrated where the image has a labelled one) of each,
 in alternating blocks of ``--runs`` reads, ``--rounds`` times, so that a slow
-minute of the machine slows both alike. ``--compare-config`` does the same for
-the default reader against one with a ``ReaderConfig`` field changed.
+minute of the machine slows both alike. ``--compare-config`` (repeatable) does the same
+for the default reader against one with those ``ReaderConfig`` fields changed;
+``--nothing-marked`` times both with the tray found in the frame, as a photo is read.
 """
 
 from __future__ import annotations
@@ -96,14 +97,14 @@ def compare(
     args: argparse.Namespace,
 ) -> None:
     """Print the median and p90 whole-read latency of each setup (model folder, config), timed in alternating blocks."""
-    tray = TrayOutline.from_corners(corners) if corners is not None else None
+    tray = TrayOutline.from_corners(corners) if corners is not None and not args.nothing_marked else None
     readers = {name: DiceReader(folder, config=config).with_tray(tray) for name, (folder, config) in setups.items()}
     times: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(args.rounds):
         for name, reader in readers.items():
             times[name] += timed(lambda reader=reader: reader.read(frame), args.runs)[0]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    what = "tray calibrated" if tray is not None else "tray found"
+    what = "tray calibrated" if tray is not None else "nothing marked"
     print(f"whole read ({what}), {args.rounds} alternating blocks of {args.runs} reads, load {load:.1f}")
     print(f"{'setup':<44}{'median ms':>10}{'p90 ms':>9}")
     for name, wall in times.items():
@@ -123,10 +124,12 @@ def main() -> int:
     ap.add_argument(
         "--compare-config",
         type=override_arg,
+        action="append",
         default=None,
         metavar="FIELD=VALUE",
-        help="compare the whole read with one ReaderConfig field changed, e.g. face_views_sure=0.9",
+        help="compare the whole read with ReaderConfig fields changed, e.g. face_views_sure=0.9 (repeatable)",
     )
+    ap.add_argument("--nothing-marked", action="store_true", help="with a comparison: ignore the image's labelled tray")
     ap.add_argument("--rounds", type=int, default=6, help="alternating blocks per setup, with --against")
     ap.add_argument("--pose-model", default=None, metavar="ONNX", help="also time the whole read with this pose net")
     args = ap.parse_args()
@@ -138,8 +141,9 @@ def main() -> int:
         if args.against is not None:
             setups[str(args.against)] = (args.against, config)
         if args.compare_config is not None:
-            field, value = args.compare_config
-            setups[f"{field}={value!r}"] = (args.models, dataclasses.replace(config, **{field: value}))
+            changed = dict(args.compare_config)
+            name = ", ".join(f"{field}={value!r}" for field, value in changed.items())
+            setups[name] = (args.models, dataclasses.replace(config, **changed))
         compare(frame, corners, setups, args)
         return 0
     reader = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views))
