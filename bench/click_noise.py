@@ -5,7 +5,7 @@
 For each generated scene (sidecars hold the floor's true corners and the
 renderer's camera), the corners are moved at random by each ``--noise`` (a
 standard deviation in pixels, the same moves every run) and the vertical is
-drawn from them (:func:`vision.pose.upright.upright_view`) assuming each ``--sigma``
+drawn from them (:func:`farklecam.vision.pose.upright.upright_view`) assuming each ``--sigma``
 (the corner error the focal length's estimate is weighed against; 0 trusts it
 as it is). Prints the angle between that vertical and the camera's true one:
 median, 90th and 95th percentile and largest, in degrees. ``--known-focal F``
@@ -24,8 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-
-from vision.pose.upright import upright_view
+from farklecam.vision.pose.upright import upright_view
 
 
 def true_vertical(camera: dict[str, list[float]]) -> np.ndarray | None:

@@ -3,7 +3,7 @@
     python bench/cocked_by_condition.py DIR... [--models FOLDER]
 
 Reads every generated scene in each DIR (YOLO folder with sidecars) as
-``python -m vision.evaluate`` does (the sidecar's tray as the calibrated one,
+``python -m farklecam.vision.evaluate`` does (the sidecar's tray as the calibrated one,
 each labelled die matched by centre, occluded dice set aside) and joins each
 die to what its sidecar says the picture went through: Gaussian blur, sensor
 noise, JPEG quality (where the sidecar says), and the die's side in pixels. Prints, per folder, cocked
@@ -27,13 +27,12 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-
-from datasets.yolo import COCKED_CLASS, find_images
-from models.training.cocked import read_sidecar
-from vision.evaluate.metrics import f1, match_scored, predicted_classes, ratio
-from vision.evaluate.run import load_labels, sidecar_outline
-from vision.images import load_image
-from vision.reader import DiceReader, default_model_dir
+from farklecam.datasets.yolo import COCKED_CLASS, find_images
+from farklecam.models.training.cocked import read_sidecar
+from farklecam.vision.evaluate.metrics import f1, match_scored, predicted_classes, ratio
+from farklecam.vision.evaluate.run import load_labels, sidecar_outline
+from farklecam.vision.images import load_image
+from farklecam.vision.reader import DiceReader, default_model_dir
 
 #: (sidecar or die field, bin edges): the conditions the table splits by.
 BINS: dict[str, tuple[float, ...]] = {
@@ -54,7 +53,7 @@ class DieCall:
 
     ``read_as`` is the reader's status for the die (``never found`` where it was not, :data:`NO_DIE`
     for a cocked call where no die is labelled), ``called``
-    whether the reader called it cocked, as ``vision.evaluate.run`` counts it.
+    whether the reader called it cocked, as ``farklecam.vision.evaluate.run`` counts it.
     """
 
     leaning: bool

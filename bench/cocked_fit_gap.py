@@ -3,7 +3,7 @@
     python bench/cocked_fit_gap.py [--model FILE] [--train DIR...] [--calib DIR...] [--limit N]
 
 Reads every visible labelled die through its labelled box (the test alone, not the
-detector's boxes: :func:`models.training.cocked.labelled_box_probs`) in three kinds of scenes:
+detector's boxes: :func:`farklecam.models.training.cocked.labelled_box_probs`) in three kinds of scenes:
 the training part of each training folder (what the test was fitted on), the held-out
 part of the same folders (same renderer settings, never trained on), and the calibration
 folders. Prints, per folder and part, the dice, the leaning ones and the best-threshold
@@ -34,11 +34,11 @@ import numpy.typing as npt
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from datasets.training_sets import synthetic_paths
-from datasets.yolo import find_images
-from models.training.cocked import BoxReads, best_threshold, labelled_box_probs, read_sidecar
-from vision.pose.cocked import CockedTest
-from vision.reader import default_model_dir
+from farklecam.datasets.training_sets import synthetic_paths
+from farklecam.datasets.yolo import find_images
+from farklecam.models.training.cocked import BoxReads, best_threshold, labelled_box_probs, read_sidecar
+from farklecam.vision.pose.cocked import CockedTest
+from farklecam.vision.reader import default_model_dir
 
 TRAIN = ("data/synth", "data/synth_lean", "data/synth_v2")
 CALIB = ("data/calib_synth", "data/calib_lean")

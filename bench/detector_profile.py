@@ -31,11 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 import onnxruntime as ort
-
-from datasets.yolo import find_images
-from vision.detection.detector import DieDetector
-from vision.images import load_image
-from vision.onnx_runtime import load_onnx
+from farklecam.datasets.yolo import find_images
+from farklecam.vision.detection.detector import DieDetector
+from farklecam.vision.images import load_image
+from farklecam.vision.onnx_runtime import load_onnx
 
 
 def _size(text: str) -> tuple[int, int]:

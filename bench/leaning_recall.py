@@ -20,8 +20,8 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from models.training.cocked import labelled_scenes
-from vision.detection.detector import DieDetector
+from farklecam.models.training.cocked import labelled_scenes
+from farklecam.vision.detection.detector import DieDetector
 
 ROOT = Path(__file__).resolve().parents[1]
 

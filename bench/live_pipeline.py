@@ -3,7 +3,7 @@
     python bench/live_pipeline.py [--throws 20] [--seeds 5] [--clips 3] [--models DIR] [--no-model]
                                   [--compare-config FIELD=VALUE]
 
-Speed: a scripted table (service.live.demo) is recorded to an MJPG video at 640x480,
+Speed: a scripted table (farklecam.service.live.demo) is recorded to an MJPG video at 640x480,
 30 fps, then played back through what ``farklecam live`` runs per frame: decode, the
 motion gate, the reader on still frames only, the settle layer; then also the table
 session and the overlay (the window's work, without Tk). The reader is the
@@ -12,7 +12,7 @@ real ``DiceReader`` (the cost a table pays). Frames per second above the camera'
 mean the window keeps up without dropping frames.
 
 Throw detection: scripted tables (hands, glare frames, cocked and flickering dice)
-and pybullet-rendered throw clips (``datasets.synthetic.render_throw_sequence``),
+and pybullet-rendered throw clips (``farklecam.datasets.synthetic.render_throw_sequence``),
 read by a reader built from their ground-truth labels plus a real reader's errors.
 Counts the true throws, the results, the results with the right faces, duplicates
 and misses. A benchmark, not a test: the numbers depend on the machine's load.
@@ -32,15 +32,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-
-from scoring.presets import get_rules
-from service.live.controller import ppm_bytes, render_scene
-from service.live.demo import DemoTable, demo_script
-from service.table import TableSession
-from vision.camera.sources import Frame, VideoFileSource, VideoSink
-from vision.evaluate.run import override_arg
-from vision.reading import Reading
-from vision.settle.detector import FrameReader, SettleDetector
+from farklecam.scoring.presets import get_rules
+from farklecam.service.live.controller import ppm_bytes, render_scene
+from farklecam.service.live.demo import DemoTable, demo_script
+from farklecam.service.table import TableSession
+from farklecam.vision.camera.sources import Frame, VideoFileSource, VideoSink
+from farklecam.vision.evaluate.run import override_arg
+from farklecam.vision.reading import Reading
+from farklecam.vision.settle.detector import FrameReader, SettleDetector
 
 SIZE = (640, 480)
 
@@ -142,7 +141,7 @@ def demo_detection(throws: int, seeds: int) -> tuple[int, ...]:
 
 def synthetic_detection(clips: int) -> tuple[int, ...] | None:
     try:
-        from datasets.synthetic import render_throw_sequence
+        from farklecam.datasets.synthetic import render_throw_sequence
     except ImportError:
         return None
     totals = np.zeros(5, int)
@@ -210,8 +209,8 @@ def main() -> int:
         readers["label reader"] = Replay(sidecars)
         if not args.no_model:
             try:
-                from vision.pose.view_search import VerticalMemory
-                from vision.reader import DiceReader, ReaderConfig
+                from farklecam.vision.pose.view_search import VerticalMemory
+                from farklecam.vision.reader import DiceReader, ReaderConfig
 
                 # As `farklecam live` builds it: one fixed camera, whose vertical is learned once.
                 readers["DiceReader"] = DiceReader(args.models).with_vertical_memory(VerticalMemory())

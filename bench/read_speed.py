@@ -7,14 +7,14 @@
 
 Stages: the detector (letterbox + ONNX + decode), and the detector as one camera's
 stream reads it (a frame of small dice read once, at the size the last frame
-needed: :class:`vision.detection.detector.LookMemory`); the face classifier on the dice
+needed: :class:`farklecam.vision.detection.detector.LookMemory`); the face classifier on the dice
 found (crops + ONNX), the tray search, the pip counter, the search for the
-camera's vertical (:mod:`vision.pose.view_search`), and the whole ``DiceReader.read``
+camera's vertical (:mod:`farklecam.vision.pose.view_search`), and the whole ``DiceReader.read``
 with the tray found in the frame: as configured by default (the vertical
 searched for in each frame), without that search, and for a fixed camera whose
 vertical is learned; with ``--pose-model``, also the whole read with the tray found where
 that pose network's tilt decides cocked instead of the search
-(:attr:`vision.reader.ReaderConfig.pose_model`). Where the model folder has a cocked test and the image a
+(:attr:`farklecam.vision.reader.ReaderConfig.pose_model`). Where the model folder has a cocked test and the image a
 labelled tray: the cocked test, and the whole read with that tray calibrated (as
 at a table). The target (issue 3) is a whole read in a median of <= 15 ms on 2
 cores. A benchmark, not a test: the numbers depend on the machine and on what
@@ -44,16 +44,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cv2
 import numpy as np
-
-from vision.detection.detector import DieDetector, LookMemory
-from vision.evaluate.run import load_labels, override_arg
-from vision.faces.pips import count_pips_in_boxes
-from vision.images import load_image
-from vision.pose.upright import upright_view
-from vision.pose.view_search import VerticalMemory, search_view
-from vision.reader import DiceReader, ReaderConfig
-from vision.tray.detect import detect_tray
-from vision.tray.outline import TrayOutline
+from farklecam.vision.detection.detector import DieDetector, LookMemory
+from farklecam.vision.evaluate.run import load_labels, override_arg
+from farklecam.vision.faces.pips import count_pips_in_boxes
+from farklecam.vision.images import load_image
+from farklecam.vision.pose.upright import upright_view
+from farklecam.vision.pose.view_search import VerticalMemory, search_view
+from farklecam.vision.reader import DiceReader, ReaderConfig
+from farklecam.vision.tray.detect import detect_tray
+from farklecam.vision.tray.outline import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ its first reading after the dice came to rest has the true faces and rethrow cou
 (a die less than half in view may be in it or not, unless ``--count-occluded``);
 any other reading is extra. Prints one line per video and the totals: throws right
 of throws, and readings made. The truth is the generator's
-(``python -m datasets.synthetic.throw_videos``: ``NAME.json`` beside each video).
+(``python -m farklecam.datasets.synthetic.throw_videos``: ``NAME.json`` beside each video).
 
 With ``--why`` it prints, for every throw not read right, what went wrong die by die
 (:func:`explain_throw`): each true die matched to the reading's box over it, and what

@@ -16,11 +16,11 @@ import statistics
 import tempfile
 import time
 
-from scoring import combinations, setasides, turn_dp
-from scoring.advisor import advise
-from scoring.presets import get_rules, preset_names
-from scoring.rules import Rules
-from scoring.solver import clear_memory_cache, solve
+from farklecam.scoring import combinations, setasides, turn_dp
+from farklecam.scoring.advisor import advise
+from farklecam.scoring.presets import get_rules, preset_names
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.solver import clear_memory_cache, solve
 
 
 def _empty_caches() -> None:

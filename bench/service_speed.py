@@ -13,7 +13,7 @@ same file, ``--serve``), then measures from this process:
   as the page sends it) to its JSON answer: decode, motion gate, read, settle,
   score, advice; without a game and at a game's table.
 
-The frames are read by the real :class:`~vision.reader.DiceReader` when the
+The frames are read by the real :class:`~farklecam.vision.reader.DiceReader` when the
 models are installed (or ``--models`` names them), else (or with ``--stub``) by a
 stub that returns the example's labelled dice, which measures everything but the
 models (the table says which). The last column is the server process's CPU time
@@ -52,7 +52,7 @@ class StubReader:
         self.dice = json.loads(LABELS.read_text(encoding="utf-8"))["dice"]
 
     def read(self, frame: Any) -> Any:
-        from vision.reading import Reading
+        from farklecam.vision.reading import Reading
 
         return Reading(
             xyxy=[d["box"] for d in self.dice],
@@ -67,10 +67,9 @@ class StubReader:
 def serve(port: int, db: Path, models: Path | None) -> None:
     """The child process: the app with the real reader (``models``) or the stub, on loopback."""
     import uvicorn
-
-    from service.app import create_app
-    from service.deps import ReaderSlot, get_reader_slot
-    from service.settings import Settings
+    from farklecam.service.app import create_app
+    from farklecam.service.deps import ReaderSlot, get_reader_slot
+    from farklecam.service.settings import Settings
 
     app = create_app(Settings(db_path=db, model_dir=models))
     if models is None:

@@ -2,7 +2,7 @@
 
     python bench/solver_cost.py [--seconds 240] [--seed 2]
 
-Solves random corners of the bounds of :class:`scoring.rules.Rules` (each integer
+Solves random corners of the bounds of :class:`farklecam.scoring.rules.Rules` (each integer
 option at its smallest or largest allowed value, each switch on or off, each
 kind scoring) from scratch, without any cache, for the given time, and prints
 the three costliest: seconds to solve and the size of the policy the disk cache
@@ -19,8 +19,8 @@ import time
 from dataclasses import fields
 from typing import Any
 
-from scoring.rules import KindScoring, Rules, option_spec
-from scoring.solver import compute_policy
+from farklecam.scoring.rules import KindScoring, Rules, option_spec
+from farklecam.scoring.solver import compute_policy
 
 
 def corner(rng: random.Random) -> dict[str, Any]:

@@ -21,13 +21,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-
-from datasets.yolo import find_images, read_sidecar
-from vision.evaluate.metrics import COCKED_CLASS, ImageLabels, match_by_centre
-from vision.evaluate.run import load_labels
-from vision.images import load_image
-from vision.reader import DiceReader, ReaderConfig
-from vision.reading import Reading
+from farklecam.datasets.yolo import find_images, read_sidecar
+from farklecam.vision.evaluate.metrics import COCKED_CLASS, ImageLabels, match_by_centre
+from farklecam.vision.evaluate.run import load_labels
+from farklecam.vision.images import load_image
+from farklecam.vision.reader import DiceReader, ReaderConfig
+from farklecam.vision.reading import Reading
 
 
 def camera_tilt_deg(camera: dict[str, list[float]]) -> float:

@@ -6,7 +6,7 @@ For each photo (YOLO folder with whole-die boxes, such as ``byler_d6``) and each
 1 or 6, one copy of the photo gets that die's top face painted over with a symbol in its own
 pip colour: a maker's logo (a ring with a letter), a skull, or a star. The copy is read and
 the painted die's status counted (``missed``: no die found there). Every die that reads ``ok``
-is a symbol scored as a number; the target is none (``vision.faces.symbols``).
+is a symbol scored as a number; the target is none (``farklecam.vision.faces.symbols``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import numpy.typing as npt
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vision.images import load_image
-from vision.reader import DiceReader
+from farklecam.vision.images import load_image
+from farklecam.vision.reader import DiceReader
 
 KINDS = ("logo", "skull", "star")
 

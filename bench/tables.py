@@ -8,11 +8,11 @@ playing one of the VIDEOs in real time (table i plays VIDEO i mod the count, fro
 start staggered by up to a second), keeps one frame in flight and, when an answer
 comes, sends the newest frame the camera has (a slow server sees fewer frames, never
 a queue). Each VIDEO needs the truth its generator wrote beside it
-(``python -m datasets.synthetic.throw_videos``: ``NAME.json``).
+(``python -m farklecam.datasets.synthetic.throw_videos``: ``NAME.json``).
 
 Per table it prints the frames answered a second, the throws reported right (the
 first report of a throw has its faces and rethrow count; a die less than half in view
-may be in it or not, as ``vision.evaluate`` judges occluded dice, unless
+may be in it or not, as ``farklecam.vision.evaluate`` judges occluded dice, unless
 ``--count-occluded``), extra reports (a second
 report of a throw, or one outside any), and the lag from the moment the dice came to
 rest to the answer that reported them; then the totals and the median lag. The
@@ -44,7 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from datasets.yolo import OCCLUDED_BELOW
+from farklecam.datasets.yolo import OCCLUDED_BELOW
 
 
 @dataclass
@@ -61,7 +61,8 @@ class Video:
         truth_path = path.with_suffix(".json")
         if not truth_path.exists():
             raise SystemExit(
-                f"error: {truth_path} is missing (write videos with python -m datasets.synthetic.throw_videos)"
+                f"error: {truth_path} is missing "
+                "(write videos with python -m farklecam.datasets.synthetic.throw_videos)"
             )
         capture = cv2.VideoCapture(str(path))
         fps = capture.get(cv2.CAP_PROP_FPS) or 15.0
@@ -97,8 +98,8 @@ def right_answers(throw: dict[str, Any], *, count_occluded: bool = False) -> set
     """Every ``(faces, rethrow)`` a report of ``throw`` may carry and be right.
 
     The truth's own, and (unless ``count_occluded``) the truth with any of its dice that
-    show less than :data:`~datasets.yolo.OCCLUDED_BELOW` of themselves left out: finding
-    such a die is no error and missing one no miss, as ``python -m vision.evaluate``
+    show less than :data:`~farklecam.datasets.yolo.OCCLUDED_BELOW` of themselves left out: finding
+    such a die is no error and missing one no miss, as ``python -m farklecam.vision.evaluate``
     scores a scene's occluded dice. A die mostly cut off by the picture's edge is one:
     with a game the table then says the count is short rather than scoring it.
     """

@@ -6,7 +6,7 @@ Each folder holds ``images/`` (a YOLO folder, such as ``data/eval/byler_d6``). P
 images, the dice, the dice called ``off_tray``, the images with any such call, and how many images
 read each tray verdict (``Reading.tray_state``: marked / found / unsure / none). The real photos have
 no labels for off-tray dice (none of them shows one), so every call there is a false one; the
-generated scenes' recall and precision come from ``python -m vision.evaluate --no-tray``.
+generated scenes' recall and precision come from ``python -m farklecam.vision.evaluate --no-tray``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pathlib import Path
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vision.camera.sources import ImageFolderSource
-from vision.reader import DiceReader
-from vision.reading import DieStatus
+from farklecam.vision.camera.sources import ImageFolderSource
+from farklecam.vision.reader import DiceReader
+from farklecam.vision.reading import DieStatus
 
 
 def tally(reader: DiceReader, folder: Path, limit: int | None) -> dict[str, object]:

@@ -4,13 +4,13 @@
 
 For each generated scene (YOLO folder with sidecars holding the floor's true
 corners), the tray is looked for as the reader does (``detect_tray``, the
-labelled dice as anchors) and the vertical drawn (``vision.pose.upright``) from the
+labelled dice as anchors) and the vertical drawn (``farklecam.vision.pose.upright``) from the
 colour outline's corners, and from its sides fitted at full resolution
-(``vision.tray.sides``), is compared with the one the true corners give: the
+(``farklecam.vision.tray.sides``), is compared with the one the true corners give: the
 angle between the two vertical directions in the camera's frame, in degrees.
 With ``--clicked PX`` also the true corners moved at random by PX (as
-``vision.evaluate.run --corner-noise`` moves them) and snapped to the edges
-(``vision.tray.sides.snap``): the vertical of the clicks, and of the snapped
+``farklecam.vision.evaluate.run --corner-noise`` moves them) and snapped to the edges
+(``farklecam.vision.tray.sides.snap``): the vertical of the clicks, and of the snapped
 sides where the snap holds. Prints how many scenes each gives a vertical for,
 and the error's median, 90th percentile and largest.
 """
@@ -27,13 +27,12 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-
-from datasets.yolo import find_images
-from vision.evaluate.run import sidecar_outline
-from vision.images import load_image
-from vision.pose.upright import upright_view
-from vision.tray.detect import detect_tray
-from vision.tray.sides import snap
+from farklecam.datasets.yolo import find_images
+from farklecam.vision.evaluate.run import sidecar_outline
+from farklecam.vision.images import load_image
+from farklecam.vision.pose.upright import upright_view
+from farklecam.vision.tray.detect import detect_tray
+from farklecam.vision.tray.sides import snap
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,15 +1,15 @@
 """How good is the two-player win table with more than two players? Simulated games say.
 
-With three or more players :func:`scoring.winprob.advise_win` values each keep
+With three or more players :func:`farklecam.scoring.winprob.advise_win` values each keep
 against each opponent alone and combines the chances
-(:func:`scoring.winprob.combine_opponents`). This bench plays seeded games
+(:func:`farklecam.scoring.winprob.combine_opponents`). This bench plays seeded games
 of ``--players`` players and measures that approximation two ways:
 
 * calibration: at the start of every turn, the chance to win the approximation
   gives the player to move, against how often that player went on to win
   (mean predicted, mean observed, Brier score);
 * strength: one seat plays to win (the approximation), the others maximise
-  points (:func:`scoring.advisor.advise`); the seat rotates, so an equal player
+  points (:func:`farklecam.scoring.advisor.advise`); the seat rotates, so an equal player
   would win ``1 / players`` of the games.
 
 Run: ``python bench/winprob_multiplayer.py --games 300 --players 3 --target 2000``
@@ -25,14 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scoring.actions import Bank, Keep, Roll
-from scoring.advisor import advise
-from scoring.game import Game
-from scoring.gamestate import Phase
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from scoring.simulate import RandomDice
-from scoring.winprob import advise_win, combine_opponents, solve_win
+from farklecam.scoring.actions import Bank, Keep, Roll
+from farklecam.scoring.advisor import advise
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.simulate import RandomDice
+from farklecam.scoring.winprob import advise_win, combine_opponents, solve_win
 
 
 def play(rules: Rules, players: int, to_win: set[int], seed: int) -> tuple[int, list[tuple[int, float]]]:

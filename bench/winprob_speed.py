@@ -1,7 +1,7 @@
 """Time a two-player win table's solve and the advice read from it.
 
 Solves the table from scratch (a fresh cache directory), prints CPU and wall
-seconds and the two anchors' quantities, then times :func:`scoring.winprob.advise_win`
+seconds and the two anchors' quantities, then times :func:`farklecam.scoring.winprob.advise_win`
 on random positions: the first roll of a turn (its states swept once) and again
 (memoised).
 
@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scoring import winprob, winprob_dp
-from scoring.presets import get_rules
-from scoring.rules import Rules
+from farklecam.scoring import winprob, winprob_dp
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
 
 
 def _against(rev: str, rules: Rules, wall: float) -> dict[str, object]:

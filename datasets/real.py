@@ -16,15 +16,16 @@ checks that the training sets built from them stay disjoint.
 
 Inside the training part, a further slice is the *validation* photos
 (:func:`validation_split`). They are ordinary training photos unless a run
-holds them back (``python -m models.train --hold-validation``): then they
+holds them back (``python -m farklecam.models.training --hold-validation``): then they
 choose between recipes on real dice without anyone looking at the held-out
 photos, which must stay a measurement of the one model finally chosen.
 
 Command line::
 
-    python -m datasets.real export-holdout OUT   # OUT/<source>/{images,labels} for vision.evaluate.run
-    python -m datasets.real export-holdout OUT --validation   # the validation photos instead
-    python -m datasets.real preview OUT.png      # draws derived matteop boxes for a visual check
+    python -m farklecam.datasets.real export-holdout OUT   # OUT/<source>/{images,labels} for
+    farklecam.vision.evaluate.run
+    python -m farklecam.datasets.real export-holdout OUT --validation   # the validation photos instead
+    python -m farklecam.datasets.real preview OUT.png      # draws derived matteop boxes for a visual check
 """
 
 from __future__ import annotations
@@ -43,8 +44,7 @@ from typing import cast
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from datasets.yolo import YoloBox, label_path_for, read_labels, write_labels
+from farklecam.datasets.yolo import YoloBox, label_path_for, read_labels, write_labels
 
 __all__ = [
     "DIE_PER_PATTERN",
@@ -67,7 +67,7 @@ __all__ = [
 #: Sources under the real-data folder; the value says whether boxes are pip patterns.
 SOURCES: dict[str, bool] = {"byler_d6": False, "matteop65_webcam": True}
 #: Sources photographed looking straight down (byler: a phone held over the dice), so the camera's
-#: vertical is the picture's centre (:func:`vision.pose.upright.straight_down_view`). Their flat dice can
+#: vertical is the picture's centre (:func:`farklecam.vision.pose.upright.straight_down_view`). Their flat dice can
 #: teach and test the cocked test on real dice; matteop's webcam looks at a tilt nobody measured.
 STRAIGHT_DOWN_SOURCES: tuple[str, ...] = ("byler_d6",)
 #: Share of each source held out for evaluation (chosen by file-name hash, never trained on).
@@ -114,7 +114,7 @@ class RealImage:
         return f"{self.source}__{self.path.name}"
 
     def yolo_boxes(self, *, whole_die: bool = True, one_class: bool = False) -> list[YoloBox]:
-        """Labels for this image in the YOLO convention of :mod:`datasets.yolo`.
+        """Labels for this image in the YOLO convention of :mod:`farklecam.datasets.yolo`.
 
         Args:
             whole_die: use the whole-die boxes (else the boxes as labelled).
@@ -324,9 +324,11 @@ def draw_preview(images: Sequence[RealImage], tile: tuple[int, int] = (480, 360)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``export-holdout OUT`` or ``preview OUT.png``."""
-    parser = argparse.ArgumentParser(prog="python -m datasets.real", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m farklecam.datasets.real", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    exp = sub.add_parser("export-holdout", help="write held-out photos as YOLO folders for vision.evaluate.run")
+    exp = sub.add_parser(
+        "export-holdout", help="write held-out photos as YOLO folders for farklecam.vision.evaluate.run"
+    )
     exp.add_argument("out", type=Path)
     exp.add_argument("--label-boxes", action="store_true", help="keep the source's boxes (pip patterns)")
     exp.add_argument("--validation", action="store_true", help="the validation photos instead of the held-out ones")

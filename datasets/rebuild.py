@@ -1,4 +1,4 @@
-"""Rebuild ``data/`` on a fresh machine: ``python -m datasets.rebuild [--training] [--jobs N]``.
+"""Rebuild ``data/`` on a fresh machine: ``python -m farklecam.datasets.rebuild [--training] [--jobs N]``.
 
 ``data/`` is git-ignored, and a new machine starts without it. The model card's
 evaluation reads the held-out sets and the calibration scenes; retraining reads the
@@ -7,7 +7,7 @@ written once, here (:data:`RUNS`), and this command writes whichever folders are
 missing or unfinished, in parallel, so that one command stands where a page of them did:
 
 - ``data/eval/<source>`` and ``data/val/<source>``: the real held-out and validation
-  photos, exported from ``../shared/datasets/real`` (:func:`datasets.real.export_holdout`);
+  photos, exported from ``../shared/datasets/real`` (:func:`farklecam.datasets.real.export_holdout`);
 - ``data/eval/synthetic*``: the generated held-out sets, written alone
   (``--holdout-only``: the very scenes the training runs hold out);
 - ``data/calib_synth``, ``data/calib_lean``: the calibration scenes (neither trained
@@ -36,10 +36,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from farklecam.datasets.real import export_holdout
+from farklecam.datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
 from tqdm import tqdm
-
-from datasets.real import export_holdout
-from datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
 
 __all__ = ["OUT_OF_WORLD", "RUNS", "NamedRun", "RendererRun", "main", "plan", "rebuild_out_of_world", "rebuild_scenes"]
 
@@ -101,8 +100,8 @@ class RendererRun:
 #: The other renderers' held-out sets, as the model card makes them (about 8 s a raytraced scene and a minute a
 #: Blender one on two cores).
 OUT_OF_WORLD: tuple[RendererRun, ...] = (
-    RendererRun("eval/raytraced", "datasets.raytraced", seed=30, count=300),
-    RendererRun("eval/blender", "datasets.blender", seed=40, count=300, python=".venv-blender/bin/python"),
+    RendererRun("eval/raytraced", "farklecam.datasets.raytraced", seed=30, count=300),
+    RendererRun("eval/blender", "farklecam.datasets.blender", seed=40, count=300, python=".venv-blender/bin/python"),
 )
 
 
@@ -189,7 +188,7 @@ def rebuild_scenes(data: Path, runs: Iterable[NamedRun], jobs: int = 2) -> dict[
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write the missing folders of ``data/`` and print what each holds."""
-    ap = argparse.ArgumentParser(prog="python -m datasets.rebuild", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m farklecam.datasets.rebuild", description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("data"), help="the data folder (default data/)")
     ap.add_argument("--training", action="store_true", help="also the training scenes (5100, about 10 min)")
     ap.add_argument("--only", nargs="+", default=[], metavar="FOLDER", help="just these generated folders")

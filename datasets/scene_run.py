@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.cli_args import non_negative, positive
-from datasets.yolo import YoloBox, write_example
+from farklecam.datasets.cli_args import non_negative, positive
+from farklecam.datasets.yolo import YoloBox, write_example
 
 __all__ = ["GeneratedScene", "add_run_arguments", "scene_name", "write_run"]
 

@@ -1,7 +1,7 @@
 """Training sets for the two models, built from the real photos and the generated scenes.
 
 Both models learn from the same labelled frames (:class:`Frame`): the training
-part of each real source (:func:`datasets.real.split`) and the training part
+part of each real source (:func:`farklecam.datasets.real.split`) and the training part
 of a folder of generated scenes (:func:`synthetic_split`). Held-out frames of
 either kind never reach a training set; the generated ones are split by the
 same stable file-name hash as the real ones, at :data:`SYNTH_HOLDOUT_PERCENT`.
@@ -9,11 +9,11 @@ same stable file-name hash as the real ones, at :data:`SYNTH_HOLDOUT_PERCENT`.
 - :func:`build_detector_dataset` writes a one-class ("die") YOLO folder with a
   ``data.yaml`` for ultralytics (ASCII names and an absolute ``path:`` so it
   stays offline); images are symbolic links, labels are rewritten.
-- ``models.training.classifier`` cuts face crops from the same frames.
+- ``farklecam.models.training.classifier`` cuts face crops from the same frames.
 
 Command line::
 
-    python -m datasets.training_sets export-synth-holdout SYNTH_DIR OUT   # generated holdout for evaluation
+    python -m farklecam.datasets.training_sets export-synth-holdout SYNTH_DIR OUT   # generated holdout for evaluation
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from datasets.real import SOURCES, RealImage, is_holdout, split, validation_split
-from datasets.yolo import YoloBox, find_images, label_path_for, read_labels, write_labels
+from farklecam.datasets.real import SOURCES, RealImage, is_holdout, split, validation_split
+from farklecam.datasets.yolo import YoloBox, find_images, label_path_for, read_labels, write_labels
 
 __all__ = [
     "SYNTH_HOLDOUT_PERCENT",
@@ -211,7 +210,7 @@ def build_detector_dataset(
     val = "images/val" if counts["val"] else "images/train"
     yaml = out / "data.yaml"
     yaml.write_text(
-        f"# die detector dataset written by datasets.training_sets\n"
+        f"# die detector dataset written by farklecam.datasets.training_sets\n"
         f"path: {out}\ntrain: images/train\nval: {val}\nnames:\n"
         + "".join(f"  {i}: {name}\n" for i, name in enumerate(names))
     )
@@ -246,9 +245,11 @@ def export_synthetic_holdout(folder: Path, out: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``export-synth-holdout SYNTH_DIR OUT``."""
-    parser = argparse.ArgumentParser(prog="python -m datasets.training_sets")
+    parser = argparse.ArgumentParser(prog="python -m farklecam.datasets.training_sets")
     sub = parser.add_subparsers(dest="command", required=True)
-    exp = sub.add_parser("export-synth-holdout", help="copy held-out generated scenes for vision.evaluate.run")
+    exp = sub.add_parser(
+        "export-synth-holdout", help="copy held-out generated scenes for farklecam.vision.evaluate.run"
+    )
     exp.add_argument("synth", type=Path)
     exp.add_argument("out", type=Path)
     args = parser.parse_args(argv)

@@ -18,7 +18,7 @@ spaces), ``roll F,F,...``, ``passed-roll F,...`` (piggyback: throw the dice the
 last banker passed), ``keep F,...``, ``bank``, ``farkle``, ``undo``, ``rules PRESET`` (the
 organiser switches the game to a preset's rules from this turn on, as a tournament's final may).
 
-Whether an action is *legal* is the game's business (:mod:`scoring.game`); this
+Whether an action is *legal* is the game's business (:mod:`farklecam.scoring.game`); this
 module only checks that an action is well formed. A malformed action raises
 :class:`InvalidActionError` (or :class:`~farklecam.errors.InvalidDiceError` for a
 face outside 1-6), never :class:`~farklecam.errors.IllegalActionError`.
@@ -167,7 +167,7 @@ class ChangeRules:
 
     The tournament's final may turn progressive "at any time"; being an event in the
     log, the switch replays, undoes and persists like any throw. Which options the
-    game keeps is :func:`scoring.play.changed_rules`' business.
+    game keeps is :func:`farklecam.scoring.play.changed_rules`' business.
     """
 
     preset: str

@@ -1,13 +1,13 @@
 """Exact advice for one roll: which dice to keep, then bank or roll, with expected values.
 
 :func:`advise` looks every legal keep of the roll up in the solved policy
-(:func:`scoring.solver.solve`, cached) and ranks them. ``expected`` is always
+(:func:`farklecam.scoring.solver.solve`, cached) and ranks them. ``expected`` is always
 the value of the turn *from here*, including the points already set aside,
 under optimal play from now on:
 
 * without a farkle penalty, the expected points this turn banks (a farkle is 0);
 * with one, the relative value of the average-reward solution (see
-  :mod:`scoring.solver`): this turn's expected points plus the change in
+  :mod:`farklecam.scoring.solver`): this turn's expected points plus the change in
   long-run prospects (a farkle is worth a negative amount once the run of
   farkles nears the penalty). At the start of a turn with no farkles behind it
   is the long-run average points per turn.
@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides, validate_roll
+from farklecam.scoring.solver import solve
+
 from farklecam.errors import IllegalActionError
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides, validate_roll
-from scoring.solver import solve
 
 __all__ = ["Action", "Advice", "KeepOption", "PiggybackAdvice", "advise", "advise_piggyback"]
 
@@ -148,7 +149,7 @@ def advise(
             ``rules.single_die_throws``).
 
     Raises:
-        InvalidDiceError: a bad roll (see :func:`scoring.setasides.validate_roll`).
+        InvalidDiceError: a bad roll (see :func:`farklecam.scoring.setasides.validate_roll`).
         IllegalActionError: a turn total that is not a non-negative multiple of 50, an impossible
             farkle streak, or ``throws_left`` out of range or given for several dice.
     """

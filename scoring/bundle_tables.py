@@ -1,16 +1,16 @@
 """Solve the presets' two-player win tables ahead and write them into the package (``scoring/tables``).
 
 Why ship them: a rule set with a farkle penalty (zilch) takes about two minutes
-to solve on two cores (:mod:`scoring.winprob_dp`), the others a few seconds, and a
+to solve on two cores (:mod:`farklecam.scoring.winprob_dp`), the others a few seconds, and a
 server that has not solved a table answers its win advice ``available: false``
-(:func:`scoring.winprob.ready`). A shipped table makes a preset's win advice
+(:func:`farklecam.scoring.winprob.ready`). A shipped table makes a preset's win advice
 answer from the first request. Each file is named like a cache entry (the rules'
-key and :data:`scoring.winprob.WIN_VERSION`), so a changed rule or solver never
+key and :data:`farklecam.scoring.winprob.WIN_VERSION`), so a changed rule or solver never
 reads a stale one; ``tests/scoring/test_bundled_tables.py`` checks that every
 preset has one and that each is still a fixed point of the solver. Rewrite them
 after a change to the solver or a preset:
 
-    python -m scoring.bundle_tables
+    python -m farklecam.scoring.bundle_tables
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from scoring import winprob, winprob_dp
-from scoring.presets import PRESETS
+from farklecam.scoring import winprob, winprob_dp
+from farklecam.scoring.presets import PRESETS
 
 __all__ = ["main", "write_table"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
-from scoring.rules import Rules
+from farklecam.scoring.rules import Rules
 
 __all__ = ["Combination", "Counts", "Scored", "best_score", "counts_of", "faces_of"]
 

@@ -1,6 +1,6 @@
 """The event log: every accepted action, numbered, from which a game is rebuilt.
 
-The log is append-only. An :class:`~scoring.actions.Undo` is itself an event:
+The log is append-only. An :class:`~farklecam.scoring.actions.Undo` is itself an event:
 it cancels the latest action still in force, so the log keeps everything that
 was ever accepted (a misread roll and its correction both stay visible) while
 :func:`effective_actions` gives the actions that make the current state.
@@ -12,8 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from farklecam.scoring.actions import Action, InvalidActionError, Undo, action_from_dict
+
 from farklecam.errors import IllegalActionError
-from scoring.actions import Action, InvalidActionError, Undo, action_from_dict
 
 __all__ = ["Event", "effective_actions"]
 

@@ -2,10 +2,10 @@
 
 A :class:`Game` holds the rules, the players (in seating order: turns pass to
 the next one), an append-only event log and the current
-:class:`~scoring.gamestate.GameState`. Dice values come from the camera, a user
-or :class:`scoring.simulate.RandomDice`; the game only checks and keeps score::
+:class:`~farklecam.scoring.gamestate.GameState`. Dice values come from the camera, a user
+or :class:`farklecam.scoring.simulate.RandomDice`; the game only checks and keeps score::
 
-    >>> from scoring.presets import get_rules
+    >>> from farklecam.scoring.presets import get_rules
     >>> game = Game(get_rules("boxed"), ["Ann", "Bob"], first_player="Ann")
     >>> for text in ["roll 5,5,2,3,4,6", "keep 5,5", "roll 3,3,3,5", "keep 3,3,3,5",
     ...              "roll 1,1,6,2,6,4", "keep 1,1", "bank"]:
@@ -21,7 +21,7 @@ Every accepted action (``Undo`` included) is appended to :attr:`Game.events`;
 
 Setup errors (fewer than two players, duplicate names) raise
 :class:`~farklecam.errors.InvalidRulesError`. The rule readings are listed in
-:mod:`scoring.play`.
+:mod:`farklecam.scoring.play`.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from farklecam.scoring.actions import ACTION_TYPES, Action, ChangeRules, InvalidActionError, Undo, parse_action
+from farklecam.scoring.events import Event
+from farklecam.scoring.gamestate import GameState, LastRound, LegalActions, PassedDice, Phase, TurnRecord, legal_actions
+from farklecam.scoring.play import changed_rules, initial_state, step
+from farklecam.scoring.rules import Rules
+
 from farklecam.errors import IllegalActionError, InvalidRulesError, RulesError
-from scoring.actions import ACTION_TYPES, Action, ChangeRules, InvalidActionError, Undo, parse_action
-from scoring.events import Event
-from scoring.gamestate import GameState, LastRound, LegalActions, PassedDice, Phase, TurnRecord, legal_actions
-from scoring.play import changed_rules, initial_state, step
-from scoring.rules import Rules
 
 __all__ = ["FORMAT", "Game"]
 
@@ -345,7 +346,7 @@ class Game:
 
 def _rules_from(data: object) -> Rules:
     """Rules from their ``to_dict()`` form, or a preset name."""
-    from scoring.presets import get_rules
+    from farklecam.scoring.presets import get_rules
 
     if isinstance(data, str):
         return get_rules(data)

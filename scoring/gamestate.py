@@ -2,8 +2,8 @@
 
 :class:`GameState` holds everything about a game at one moment; per-player
 tuples follow the seating order of ``players``. :func:`legal_actions` says what
-:func:`scoring.play.step` accepts now. The rules of play themselves live in
-:mod:`scoring.play`; :mod:`scoring.game` wraps both with the event log.
+:func:`farklecam.scoring.play.step` accepts now. The rules of play themselves live in
+:mod:`farklecam.scoring.play`; :mod:`farklecam.scoring.game` wraps both with the event log.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scoring.rules import Rules
-from scoring.setasides import SetAside, legal_set_asides
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import SetAside, legal_set_asides
 
 __all__ = ["GameState", "LastRound", "LegalActions", "PassedDice", "Phase", "TurnEnd", "TurnRecord", "legal_actions"]
 

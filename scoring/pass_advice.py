@@ -7,7 +7,7 @@ increases their chances of building on your score". So :func:`advise_pass` value
 each choice twice:
 
 * ``expected_*``: this turn's expected points under the exact policy
-  (:func:`scoring.advisor.advise_piggyback`'s figures);
+  (:func:`farklecam.scoring.advisor.advise_piggyback`'s figures);
 * ``gives_*``: what the turn is expected to hand the next player. A bank of
   ``T`` points with ``d`` dice left offers the next player ``max(0, V(T, d) - V0)``
   over a fresh turn (``V`` the value of throwing ``d`` dice with ``T`` set aside,
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from scoring.advisor import advise_piggyback
-from scoring.chance import roll_outcomes
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides
-from scoring.solver import Policy, solve
+from farklecam.scoring.advisor import advise_piggyback
+from farklecam.scoring.chance import roll_outcomes
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
+from farklecam.scoring.solver import Policy, solve
 
 __all__ = ["PassAdvice", "advise_pass", "expected_gift"]
 

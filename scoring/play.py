@@ -1,10 +1,10 @@
 """The rules of play as a pure function: ``step(state, action, rules) -> new state``.
 
-:class:`~scoring.gamestate.GameState` is a frozen value; :func:`step` checks an action against the
+:class:`~farklecam.scoring.gamestate.GameState` is a frozen value; :func:`step` checks an action against the
 rules and returns the next state, or raises
 :class:`~farklecam.errors.IllegalActionError` whose message says why, what is
 allowed now and where the game stands. Because nothing is mutated, a rejected
-action cannot leave a half-changed state behind. :mod:`scoring.game` wraps this
+action cannot leave a half-changed state behind. :mod:`farklecam.scoring.game` wraps this
 with the event log, undo, replay and JSON.
 
 Rule readings chosen where the texts leave room:
@@ -46,12 +46,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from farklecam.scoring.actions import Action, Bank, ChangeRules, Farkle, Keep, PassedRoll, Roll, RollOff
+from farklecam.scoring.gamestate import GameState, LastRound, PassedDice, Phase, TurnEnd, TurnRecord, legal_actions
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules, TieRule
+from farklecam.scoring.setasides import legal_set_asides, score_keep
+
 from farklecam.errors import GameOverError, IllegalActionError
-from scoring.actions import Action, Bank, ChangeRules, Farkle, Keep, PassedRoll, Roll, RollOff
-from scoring.gamestate import GameState, LastRound, PassedDice, Phase, TurnEnd, TurnRecord, legal_actions
-from scoring.presets import get_rules
-from scoring.rules import Rules, TieRule
-from scoring.setasides import legal_set_asides, score_keep
 
 __all__ = ["changed_rules", "initial_state", "step"]
 
@@ -64,7 +65,7 @@ def initial_state(players: tuple[str, ...], rules: Rules, first_player: str | No
 
 
 def step(state: GameState, action: Action, rules: Rules, *, auto_farkle: bool = True) -> GameState:
-    """The state after ``action`` (``Undo`` is the event log's business, see :class:`scoring.game.Game`).
+    """The state after ``action`` (``Undo`` is the event log's business, see :class:`farklecam.scoring.game.Game`).
 
     Args:
         state: the current state.

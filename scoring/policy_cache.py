@@ -2,7 +2,7 @@
 
 The directory is ``$FARKLECAM_CACHE_DIR`` when set, else platformdirs'
 ``user_cache_dir("farklecam")``, with a ``policies`` folder inside. A file is
-named by :meth:`scoring.rules.Rules.key` and the solver version, so changing a
+named by :meth:`farklecam.scoring.rules.Rules.key` and the solver version, so changing a
 rule or the solver never reads a stale policy.
 
 The cache is an optimisation only: a missing, unreadable, corrupt or
@@ -80,7 +80,8 @@ def load_arrays(name: str, required: tuple[str, ...]) -> dict[str, Any] | None:
 def read_arrays(path: Path, required: tuple[str, ...]) -> dict[str, Any] | None:
     """The arrays of one ``.npz`` file, or ``None`` when absent, unreadable or missing one of ``required``.
 
-    Also reads the solved tables shipped in the package (:mod:`scoring.bundle_tables`), which are never pruned.
+    Also reads the solved tables shipped in the package (:mod:`farklecam.scoring.bundle_tables`), which are never
+    pruned.
     """
     try:
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:

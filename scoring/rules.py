@@ -2,7 +2,7 @@
 
 Rules are data, not code paths. Every scoring table, minimum and house variant
 that the rule texts in ``../shared/rules/`` describe is a field of :class:`Rules`;
-presets (:mod:`scoring.presets`) are just named values of it, and a user's
+presets (:mod:`farklecam.scoring.presets`) are just named values of it, and a user's
 ``--set key=value`` or TOML file produces another value through
 :func:`Rules.with_options`. The set-aside enumerator, the solver and the game
 engine branch on these fields and nothing else.

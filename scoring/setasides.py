@@ -16,9 +16,10 @@ from functools import cache
 from itertools import product
 from typing import Any
 
+from farklecam.scoring.combinations import Counts, best_score, counts_of, faces_of
+from farklecam.scoring.rules import Rules
+
 from farklecam.errors import IllegalActionError, InvalidDiceError
-from scoring.combinations import Counts, best_score, counts_of, faces_of
-from scoring.rules import Rules
 
 __all__ = ["NO_SCORE_BONUS", "SetAside", "is_farkle", "legal_set_asides", "score_keep", "validate_roll"]
 

@@ -2,8 +2,8 @@
 
 :func:`solve` returns a :class:`Policy`, computed once per rule configuration by
 dynamic programming over (turn total, dice to throw) on the exact roll table
-(:mod:`scoring.turn_dp`; no sampling), then cached in memory and on disk
-(:mod:`scoring.policy_cache`). It respects the opening and per-turn minimums
+(:mod:`farklecam.scoring.turn_dp`; no sampling), then cached in memory and on disk
+(:mod:`farklecam.scoring.policy_cache`). It respects the opening and per-turn minimums
 (:meth:`Rules.bank_minimum`), must-roll-after-hot-dice, the Elizabethan
 ``single_die_throws``, Zilch's no-score bonus (a keep like any other) and the
 farkle penalty.
@@ -11,9 +11,9 @@ farkle penalty.
 Exact target (``exact_target``): a turn total past the target can never be
 banked for points by anyone (a player has at least 0), so when the target lies
 below the point from which banking always wins, every total past it is worth a
-farkle (:func:`scoring.turn_dp.sweep` with ``dead_tail``) and the turn is solved
+farkle (:func:`farklecam.scoring.turn_dp.sweep` with ``dead_tail``) and the turn is solved
 up to the target. The player's own score is not known here: advice that knows
-it (``advise --scores``) comes from :mod:`scoring.winprob`.
+it (``advise --scores``) comes from :mod:`farklecam.scoring.winprob`.
 
 Values
 ------
@@ -21,7 +21,7 @@ Without a farkle penalty a value is the expected final score of the turn,
 *including* the points already set aside (``turn_total``), under optimal play:
 banking ``T`` is worth ``T`` and a farkle 0. The turn is not capped at the
 target: beyond the point where banking beats throwing in every state that can
-farkle, values are closed forms (see :mod:`scoring.turn_dp`).
+farkle, values are closed forms (see :mod:`farklecam.scoring.turn_dp`).
 
 With a penalty (``farkle_penalty`` lost on the ``farkle_penalty_streak``-th
 farkle in a row; the run then starts again) one turn's score is not the whole
@@ -43,12 +43,12 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from farklecam.scoring import policy_cache, turn_dp
+from farklecam.scoring.chance import roll_outcomes
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
 
 from farklecam.errors import IllegalActionError
-from scoring import policy_cache, turn_dp
-from scoring.chance import roll_outcomes
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides
 
 __all__ = ["SOLVER_VERSION", "Policy", "clear_memory_cache", "farkle_probabilities", "solve", "solve_summary"]
 

@@ -10,8 +10,8 @@ progressive in the middle: a ``ChangeRules`` event in that game's log).
 Nothing here touches dice, games on disk or the clock: a :class:`Tournament` is
 a frozen value (name, seed, the sign-up list and the seating of every round
 started), and each round's outcome comes in as :class:`TableResult` values read
-off finished games. The service (:mod:`service.tournament_store`) keeps the
-value and the games; :mod:`scoring.tournament_sim` plays the whole thing with
+off finished games. The service (:mod:`farklecam.service.tournament_store`) keeps the
+value and the games; :mod:`farklecam.scoring.tournament_sim` plays the whole thing with
 the advisor.
 
 Readings chosen where the text leaves room (each one documented, each tested):
@@ -44,9 +44,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules, TieRule
+
 from farklecam.errors import IllegalActionError, InvalidRulesError
-from scoring.presets import get_rules
-from scoring.rules import Rules, TieRule
 
 __all__ = [
     "MAX_PLAYERS",

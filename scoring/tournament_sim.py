@@ -1,10 +1,10 @@
 """A whole tournament played by the advisor, from a seed: ``farklecam tournament simulate``.
 
-Every table is a :class:`~scoring.game.Game` under :func:`scoring.tournament.table_rules`,
-thrown with :class:`~scoring.simulate.RandomDice` (one generator per table, seeded
+Every table is a :class:`~farklecam.scoring.game.Game` under :func:`farklecam.scoring.tournament.table_rules`,
+thrown with :class:`~farklecam.scoring.simulate.RandomDice` (one generator per table, seeded
 from the tournament's seed and the table) and played by :func:`advisor_action`:
 the exact advisor's keep, its bank-or-roll, and on progressive tables its
-take-the-pass-or-start-fresh (:func:`scoring.pass_advice.advise_pass`, which weighs
+take-the-pass-or-start-fresh (:func:`farklecam.scoring.pass_advice.advise_pass`, which weighs
 what the choice passes on to the next player). The same seed always gives the same tournament.
 
 The advisor maximises the turn's expected points. One guard keeps it from the
@@ -19,15 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from farklecam.scoring.actions import Action, Bank, ChangeRules, Keep, PassedRoll, Roll, RollOff
+from farklecam.scoring.advisor import advise
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
+from farklecam.scoring.pass_advice import advise_pass
+from farklecam.scoring.simulate import RandomDice
+from farklecam.scoring.solver import solve
+from farklecam.scoring.tournament import RoundPlan, TableResult, Tournament, plan_rounds, table_rules
+
 from farklecam.errors import GameOverError
-from scoring.actions import Action, Bank, ChangeRules, Keep, PassedRoll, Roll, RollOff
-from scoring.advisor import advise
-from scoring.game import Game
-from scoring.gamestate import Phase
-from scoring.pass_advice import advise_pass
-from scoring.simulate import RandomDice
-from scoring.solver import solve
-from scoring.tournament import RoundPlan, TableResult, Tournament, plan_rounds, table_rules
 
 __all__ = ["SimulatedRound", "SimulatedTournament", "advisor_action", "play_table", "simulate"]
 
@@ -144,8 +145,8 @@ def simulate(players: int, seed: int, *, progressive_final_at: int | None = None
     """Sign up ``players`` (``P01``, ``P02``, ...) and play every round with the advisor.
 
     Args:
-        players: the field, :data:`~scoring.tournament.MIN_PLAYERS` to
-            :data:`~scoring.tournament.MAX_PLAYERS`.
+        players: the field, :data:`~farklecam.scoring.tournament.MIN_PLAYERS` to
+            :data:`~farklecam.scoring.tournament.MAX_PLAYERS`.
         seed: seats every round and seeds every table's dice.
         progressive_final_at: the organiser switches the final to progressive rules once this
             many turns have been played in it (``None``: never).

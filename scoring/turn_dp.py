@@ -1,7 +1,7 @@
 """The numeric core of the solver: one turn of Farkle as a finite DP over (turn total, dice), in numpy.
 
-Everything here is internal to :mod:`scoring.solver` (which wraps it in a typed
-:class:`~scoring.solver.Policy`); no other module imports numpy.
+Everything here is internal to :mod:`farklecam.scoring.solver` (which wraps it in a typed
+:class:`~farklecam.scoring.solver.Policy`); no other module imports numpy.
 
 The model
 ---------
@@ -10,14 +10,14 @@ Turn totals are multiples of 50 (every score is), so a total is an index
 ``m`` dice left to throw (1..D-1) or ``m = 0`` for hot dice (all D dice may be
 thrown again). The player banks (when the rules allow it there) or throws; a
 throw of ``n`` dice is a chance node over the exact roll table
-(:func:`scoring.chance.roll_outcomes`), and for each roll the player picks the
+(:func:`farklecam.scoring.chance.roll_outcomes`), and for each roll the player picks the
 best keep. Every keep adds at least 50 points, so values at ``t`` only depend on
 larger ``t``: one backward sweep from the cap down to 0 solves the turn exactly
 (the sweep is vectorised over all rolls, keeps and *scenarios* at once).
 
 A scenario is one ``(bank minimum, farkle value)`` pair: on or off the board,
 and, with a farkle penalty, the relative value a farkle leads to (see
-:mod:`scoring.solver` for the average-reward formulation that sets it).
+:mod:`farklecam.scoring.solver` for the average-reward formulation that sets it).
 
 The cap
 -------
@@ -44,10 +44,9 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-
-from scoring.chance import roll_outcomes
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides
+from farklecam.scoring.chance import roll_outcomes
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
 
 STEP = 50
 NEG = -np.inf
@@ -207,7 +206,7 @@ def sweep(
     ``bank_tail`` replaces the closed-form tail by "the turn ends with a bank at
     the cap" (Farkler's truncation at the target; tests compare against it).
     ``dead_tail`` makes every total from the cap on worth a farkle (``exact_target``:
-    a bank past the target scores nothing for the banker; see :mod:`scoring.solver`).
+    a bank past the target scores nothing for the banker; see :mod:`farklecam.scoring.solver`).
 
     Returns:
         ``W`` (K, top, D + 1): value of throwing n dice at total index t (n = 1: all single-die throws);

@@ -3,17 +3,17 @@
 :func:`solve_win` returns a :class:`WinTable` for a rule set: the chance that the
 player about to start a turn wins, for every pair of banked scores below the
 target, solved by value iteration in 50-point units as in Busche & Neller,
-"Optimal Play of the Farkle Dice Game" (ACG 2017); see :mod:`scoring.winprob_dp`
+"Optimal Play of the Farkle Dice Game" (ACG 2017); see :mod:`farklecam.scoring.winprob_dp`
 for the model and its documented approximations (piggyback offers not modelled;
 with a farkle penalty, both players' streaks are in the state). A "chance to win" counts a tie after the last
 round (whatever the ``tie`` rule) as one half. It is
 computed once per rule set and cached on disk next to the turn policies
-(:mod:`scoring.policy_cache`) and in memory; the presets' tables ship solved
-in the package (``scoring/tables``, written by :mod:`scoring.bundle_tables`), so
+(:mod:`farklecam.scoring.policy_cache`) and in memory; the presets' tables ship solved
+in the package (``scoring/tables``, written by :mod:`farklecam.scoring.bundle_tables`), so
 their win advice is there from the first request.
 
 :func:`advise_win` ranks the keeps of a roll by the chance to win from the
-players' banked scores and names what maximising points (:func:`scoring.advisor.advise`)
+players' banked scores and names what maximising points (:func:`farklecam.scoring.advisor.advise`)
 would do where that differs. A score at or past the target among the others
 means this is the player's last turn (``last_round``): the advice then plays to
 beat the best score (exact for two players; players still to take their last
@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from farklecam.scoring import policy_cache, winprob_dp
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides, validate_roll
 
 from farklecam.errors import IllegalActionError
-from scoring import policy_cache, winprob_dp
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides, validate_roll
 
 __all__ = [
     "BUNDLED_DIR",
@@ -63,7 +63,8 @@ __all__ = [
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
 WIN_VERSION = 2
-#: The presets' tables, solved ahead and shipped (a farkle penalty's takes minutes): :mod:`scoring.bundle_tables`.
+#: The presets' tables, solved ahead and shipped (a farkle penalty's takes minutes):
+# :mod:`farklecam.scoring.bundle_tables`.
 BUNDLED_DIR = Path(__file__).with_name("tables")
 
 STEP = winprob_dp.STEP
@@ -152,7 +153,7 @@ def _name(rules: Rules) -> str:
 
 
 def bundled_path(rules: Rules) -> Path:
-    """Where the package ships the solved table of ``rules`` (the presets': :mod:`scoring.bundle_tables`)."""
+    """Where the package ships the solved table of ``rules`` (the presets': :mod:`farklecam.scoring.bundle_tables`)."""
     return BUNDLED_DIR / f"{_name(rules)}.npz"
 
 
@@ -194,7 +195,7 @@ def ready(rules: Rules, scores: Sequence[int]) -> bool:
     """Whether :func:`advise_win` answers at once: a last turn (no table needed) or a table already solved.
 
     Lets a server answer a request without solving a table first (3 to 7 s; 2 minutes with a farkle penalty:
-    :mod:`scoring.winprob_dp`).
+    :mod:`farklecam.scoring.winprob_dp`).
     """
     last = len(scores) > 1 and max(scores[1:]) >= rules.target
     return last or _cached(rules) is not None
@@ -455,7 +456,7 @@ def check_scores(rules: Rules, scores: Sequence[int], turn_total: int = 0) -> tu
 
 
 def _points_view(faces: tuple[int, ...], rules: Rules, mine: int, turn_total: int) -> tuple[tuple[int, ...], str]:
-    from scoring.advisor import advise  # the points advisor; imported here as it imports the solver
+    from farklecam.scoring.advisor import advise  # the points advisor; imported here as it imports the solver
 
     found = advise(faces, rules, turn_total=turn_total, on_board=mine > 0)
     return found.keep, found.action or ""

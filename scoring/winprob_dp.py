@@ -1,7 +1,7 @@
 """The numeric core of the win-probability solver: two-player Farkle as value iteration (numpy, one numba kernel).
 
-Everything here is internal to :mod:`scoring.winprob` (which wraps it in a typed
-:class:`~scoring.winprob.WinTable`).
+Everything here is internal to :mod:`farklecam.scoring.winprob` (which wraps it in a typed
+:class:`~farklecam.scoring.winprob.WinTable`).
 
 The model
 ---------
@@ -9,7 +9,7 @@ Scores are counted in 50-point units (Busche & Neller, ACG 2017). ``V[i, j]`` is
 the chance that the player about to start a turn with ``i`` banked wins against an
 opponent with ``j`` (ties after a last round count one half). Inside that turn the
 state is the turn total ``t`` and the dice to throw, exactly as in
-:mod:`scoring.turn_dp`; only the terminal values differ:
+:mod:`farklecam.scoring.turn_dp`; only the terminal values differ:
 
 * a bank of ``t`` is worth ``1 - V[j, i + t]`` (the opponent starts a turn), or,
   at or past the target, 1 (``last_round`` off) or one minus the opponent's
@@ -34,7 +34,7 @@ or 4,000 points no pair needed it).
 Exact target: banking past the target gives the turn total to the opponent
 (``1 - V[j + t, i]``) or to nobody (worth ``F``); only a bank landing on the
 target reaches it. Values then do not grow with the turn total, so the keeps
-are not pruned (:func:`scoring.turn_dp.build_tables` with ``prune=False``).
+are not pruned (:func:`farklecam.scoring.turn_dp.build_tables` with ``prune=False``).
 
 Approximations (documented where the tables are used):
 
@@ -51,7 +51,7 @@ round; 31.9 s with the last build's numpy sweep in the same run: ``--against
 8409f6f``), 6.1 on house, 6.3 on elizabethan, 2.6 on busche-neller without a last
 round, and 116 s on zilch, whose farkle penalty puts both streaks in the state
 (:func:`_solve_streaks`: about nine Gauss-Seidel passes over nine streak pairs). The
-presets' tables ship solved (:mod:`scoring.bundle_tables`): only a customised rule set waits.
+presets' tables ship solved (:mod:`farklecam.scoring.bundle_tables`): only a customised rule set waits.
 Advice from a solved table, median of 30 positions for a turn's first roll: 0.75 ms
 (2.0 ms with four players, ``--players 4``); the first call in a process builds the
 chance node (about 50 ms).
@@ -66,9 +66,8 @@ from typing import Any
 
 import numba
 import numpy as np
-
-from scoring import turn_dp
-from scoring.rules import Rules
+from farklecam.scoring import turn_dp
+from farklecam.scoring.rules import Rules
 
 STEP = turn_dp.STEP
 NEG = -np.inf

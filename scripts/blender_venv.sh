@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Make the Blender venv that runs `python -m datasets.blender` (the third scene generator).
+# Make the Blender venv that runs `python -m farklecam.datasets.blender` (the third scene generator).
 #
 # bpy (Blender 4.5 as a Python module) needs Python 3.11 exactly and numpy<2, while farklecam
 # pins numpy 2, so it gets its own interpreter instead of an extra. The repo itself is not
 # installed there: run from the repo root, which puts `datasets` on the path.
 #
 #   scripts/blender_venv.sh [PATH]      # default: .venv-blender in the repo root (git-ignored)
-#   .venv-blender/bin/python -m datasets.blender --out DIR --count N --seed S
+#   .venv-blender/bin/python -m farklecam.datasets.blender --out DIR --count N --seed S
 #
 # The bpy wheel is about 1 GB unpacked: where the disk is short, pass a PATH on a larger one
 # (and point TMPDIR there too while pip unpacks), e.g. scripts/blender_venv.sh /dev/shm/bw_venv

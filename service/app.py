@@ -4,12 +4,12 @@ The lifespan opens the game database and prepares (but does not load) the dice
 reader: the ONNX models are loaded by the first request that reads a picture,
 so the scoring and game routes, and the tests of them, never pay for it.
 
-Run it with ``farklecam serve`` or ``uvicorn --factory service.app:create_app``
+Run it with ``farklecam serve`` or ``uvicorn --factory farklecam.service.app:create_app``
 (settings then come from ``FARKLECAM_*`` variables). ``/docs`` is FastAPI's
 Swagger page, whose script and style the browser fetches from a CDN, so it only
 renders with a network; ``/openapi.json`` is served by the app itself and works
 offline, as does everything the table's page at ``/`` needs. Every request and
-WebSocket passes :class:`service.security.SiteGuard` first (Host, Origin, table code).
+WebSocket passes :class:`farklecam.service.security.SiteGuard` first (Host, Origin, table code).
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
+from farklecam.service.errors import BodySizeLimit, install_error_handlers
+from farklecam.service.routes import games, health, readings, rules, scoring, session, tournament, ws
+from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
+from farklecam.service.settings import Settings, get_settings
+from farklecam.service.storage import Games, GameStore
+from farklecam.service.tournament_store import TournamentStore
+from farklecam.service.win_solver import BackgroundWinSolver, install
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
-from service.deps import Cameras, FrameReader, ReaderSlot, Tables
-from service.errors import BodySizeLimit, install_error_handlers
-from service.routes import games, health, readings, rules, scoring, session, tournament, ws
-from service.security import SiteGuard, SitePolicy, declare_table_code
-from service.settings import Settings, get_settings
-from service.storage import Games, GameStore
-from service.tournament_store import TournamentStore
-from service.win_solver import BackgroundWinSolver, install
 
 __all__ = ["STATIC_DIR", "build_reader", "create_app"]
 
@@ -41,7 +41,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 
 def build_reader(settings: Settings) -> FrameReader:
     """The real reader the settings ask for (imported here: onnxruntime is only needed once a picture comes in)."""
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down))
 

@@ -2,7 +2,7 @@
 
 This module only builds the parser and turns every :class:`~farklecam.errors.FarkleError`
 into one clear line on stderr and exit status 2; each verb lives in its own
-module under :mod:`service.commands` and calls the same library functions the
+module under :mod:`farklecam.service.commands` and calls the same library functions the
 web service does.
 """
 
@@ -12,9 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from farklecam.service.commands import COMMANDS
+
 from farklecam import __version__
 from farklecam.errors import FarkleError
-from service.commands import COMMANDS
 
 __all__ = ["build_parser", "main"]
 

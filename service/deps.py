@@ -15,17 +15,17 @@ from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
+from farklecam.service.settings import Settings
+from farklecam.service.storage import Games
+from farklecam.service.table import TableSession
+from farklecam.vision.onnx_runtime import default_threads
+from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.reading import Reading
+from farklecam.vision.settle.detector import FrameReader  # the one definition; re-exported for the app's factory
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
 from farklecam.errors import ImageError
-from service.settings import Settings
-from service.storage import Games
-from service.table import TableSession
-from vision.onnx_runtime import default_threads
-from vision.pose.view_search import VerticalMemory
-from vision.reading import Reading
-from vision.settle.detector import FrameReader  # the one definition; re-exported for the app's factory
 
 __all__ = [
     "READS_AT_ONCE",
@@ -82,10 +82,10 @@ class SharedReader:
         Args:
             frame: the BGR frame.
             tray: calibrated corners for this read.
-            memory: the camera's learned vertical (:class:`vision.pose.view_search.VerticalMemory`), for
+            memory: the camera's learned vertical (:class:`farklecam.vision.pose.view_search.VerticalMemory`), for
                 a reader that takes one (others ignore it: it only saves time and helps small throws).
             straight_down: whether this camera looks straight down, for a reader that takes it
-                (:meth:`vision.reader.DiceReader.with_straight_down`); None keeps the reader's own.
+                (:meth:`farklecam.vision.reader.DiceReader.with_straight_down`); None keeps the reader's own.
 
         Raises:
             ImageError: a tray was given to a reader that cannot take one.
@@ -219,9 +219,9 @@ class Cameras:
 
 
 class Tables:
-    """The live tables: one :class:`~service.table.TableSession` per game with a camera streaming to it.
+    """The live tables: one :class:`~farklecam.service.table.TableSession` per game with a camera streaming to it.
 
-    A session shares the game object of :class:`~service.storage.Games`, so REST
+    A session shares the game object of :class:`~farklecam.service.storage.Games`, so REST
     actions and camera throws change the same game; its saver commits through
     :meth:`Games.persist`. Use :meth:`session` under ``games.lock(game_id)``.
 

@@ -13,6 +13,10 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import annotated_types
+from farklecam.scoring.actions import Action, action_from_dict, parse_action
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.service.names import check_player_name
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -24,11 +28,6 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
-
-from scoring.actions import Action, action_from_dict, parse_action
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from service.names import check_player_name
 
 __all__ = [
     "ActionIn",
@@ -169,7 +168,7 @@ class ScorePublic(BaseModel):
 
 
 class AdvicePublic(BaseModel):
-    """The advisor's answer (:meth:`scoring.advisor.Advice.to_dict`); extra fields pass through."""
+    """The advisor's answer (:meth:`farklecam.scoring.advisor.Advice.to_dict`); extra fields pass through."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -280,7 +279,7 @@ class ActionIn(_In):
         return self
 
     def to_action(self) -> Action:
-        """The :mod:`scoring.actions` value.
+        """The :mod:`farklecam.scoring.actions` value.
 
         Raises:
             InvalidActionError: fields that do not fit the action type (the message lists the forms).

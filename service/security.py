@@ -17,7 +17,7 @@ Three checks, in this order, by one ASGI middleware (:class:`SiteGuard`):
    loopback): every ``/api`` call except ``GET /api/session`` carries it in the
    ``X-Table-Code`` header, a WebSocket under ``/ws`` in its ``code`` query
    parameter. Ten wrong codes from one address within a minute shut it out
-   (429) until the minute is over (:mod:`service.code_attempts`). The page's
+   (429) until the minute is over (:mod:`farklecam.service.code_attempts`). The page's
    files (``/``, its scripts, ``/favicon.ico``) and ``/openapi.json`` need none:
    the page must load to ask for the code.
 
@@ -39,14 +39,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from farklecam.service.code_attempts import WrongCodeLimit
+from farklecam.service.settings import LOOPBACK_NAMES, Settings, is_ip_address
+from farklecam.service.table_code import same_code
 from starlette.datastructures import Headers, QueryParams
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
-
-from service.code_attempts import WrongCodeLimit
-from service.settings import LOOPBACK_NAMES, Settings, is_ip_address
-from service.table_code import same_code
 
 __all__ = [
     "CODE_HEADER",

@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from farklecam.scoring.presets import get_preset
+from farklecam.service.table_code import generate_code, validate_code
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from farklecam.errors import InvalidRulesError
-from scoring.presets import get_preset
-from service.table_code import generate_code, validate_code
 
 __all__ = [
     "ENV_PREFIX",
@@ -76,17 +76,17 @@ class Settings(BaseModel):
         offline: never touch the network (the service and its page load nothing from outside).
         straight_down: every table's camera looks straight down (overhead rigs): the cocked test
             takes the picture's centre as the nadir where no tray is marked
-            (:attr:`vision.reader.ReaderConfig.straight_down`).
+            (:attr:`farklecam.vision.reader.ReaderConfig.straight_down`).
         allow_hosts: names (or addresses) the server answers to besides the loopback names and
-            ``host``: a request naming any other host is refused (:mod:`service.security`).
-        table_code: the code every API call and WebSocket must carry (:mod:`service.table_code`);
+            ``host``: a request naming any other host is refused (:mod:`farklecam.service.security`).
+        table_code: the code every API call and WebSocket must carry (:mod:`farklecam.service.table_code`);
             beyond loopback one is always in force, generated when none is given, so no settings
             can open a table to the network without it.
         tls_cert: PEM certificate to serve https with (with ``tls_key``); a phone's browser only
             lets a page use its camera over https.
         tls_key: PEM private key of ``tls_cert``.
         solve_win_tables: solve a customised rule set's win table in the background when its
-            advice first asks (:mod:`service.win_solver`); ``farklecam serve`` turns it on.
+            advice first asks (:mod:`farklecam.service.win_solver`); ``farklecam serve`` turns it on.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

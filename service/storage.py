@@ -1,7 +1,7 @@
 """Games on disk: SQLite holds each game's setup and its append-only event log.
 
 A game is never stored as a snapshot of its state. The ``games`` table holds
-what :class:`~scoring.game.Game` is built from (players, rules, first player),
+what :class:`~farklecam.scoring.game.Game` is built from (players, rules, first player),
 and the ``events`` table holds every accepted action in order; a game is
 reloaded by replaying its events, the way python-chess keeps a move stack
 rather than board dumps. So the database cannot hold a state the rules would
@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farklecam.scoring.actions import Action, action_from_dict
+from farklecam.scoring.events import Event
+from farklecam.scoring.game import FORMAT, Game
+from farklecam.service.errors import GameNotFoundError
+from farklecam.service.sqlite_file import SqliteFile
+
 from farklecam.errors import FarkleError, StorageError
-from scoring.actions import Action, action_from_dict
-from scoring.events import Event
-from scoring.game import FORMAT, Game
-from service.errors import GameNotFoundError
-from service.sqlite_file import SqliteFile
 
 __all__ = ["SCHEMA_VERSION", "GameRow", "GameStore", "Games", "new_game_id"]
 
@@ -216,7 +217,7 @@ class Games:
     Every change to a game happens under its lock (:meth:`lock`) and is followed
     by :meth:`persist`, which commits the events the store does not have yet
     before the caller answers. :meth:`apply` does both for one action; the table
-    WebSocket holds the lock while its :class:`~service.table.TableSession` may
+    WebSocket holds the lock while its :class:`~farklecam.service.table.TableSession` may
     apply a camera throw and persists through the same method. If a commit fails
     the cached game is dropped, so the next request replays what is really on disk.
 

@@ -1,8 +1,8 @@
 """One table's live state: camera throws in, a scored game and advice out.
 
 A :class:`TableSession` is what the live window and the web service's WebSocket
-share. It owns the rules, a :class:`scoring.game.Game` and a
-:class:`~vision.settle.detector.SettleDetector`. Frames go in through :meth:`TableSession.on_frame`
+share. It owns the rules, a :class:`farklecam.scoring.game.Game` and a
+:class:`~farklecam.vision.settle.detector.SettleDetector`. Frames go in through :meth:`TableSession.on_frame`
 and come back as a :class:`TableView` (everything an overlay or a page draws);
 players act through :meth:`accept_suggestion`, :meth:`keep`, :meth:`bank`,
 :meth:`roll_again` and :meth:`undo`, which become game actions.
@@ -24,20 +24,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from farklecam.scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
+from farklecam.scoring.advisor import Advice, advise
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase, TurnEnd
+from farklecam.scoring.pass_advice import PassAdvice, advise_pass, expected_gift
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import SetAside, legal_set_asides
+from farklecam.scoring.solver import solve
+from farklecam.service.usecases.scoring import win_block
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
 
 from farklecam.errors import FarkleError, IllegalActionError
-from scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
-from scoring.advisor import Advice, advise
-from scoring.game import Game
-from scoring.gamestate import Phase, TurnEnd
-from scoring.pass_advice import PassAdvice, advise_pass, expected_gift
-from scoring.rules import Rules
-from scoring.setasides import SetAside, legal_set_asides
-from scoring.solver import solve
-from service.usecases.scoring import win_block
-from vision.camera.sources import Frame
-from vision.reading import DieStatus, Reading
-from vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
 
 __all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
 
@@ -86,9 +86,9 @@ class TableView:
         can_undo: whether an action can be taken back.
         roll_off: during the roll-off, the contenders still to throw their one die (the first throws next).
         pass_advice: progressive, a pass on offer: take the passed dice or start fresh, weighing what each
-            choice passes on to the next player (:func:`scoring.pass_advice.advise_pass`).
+            choice passes on to the next player (:func:`farklecam.scoring.pass_advice.advise_pass`).
         win: for ``roll``, the keep and bank/roll that maximise the chance to win from the game's scores
-            (:func:`service.usecases.scoring.win_block`; ``available: false`` until the rules are solved).
+            (:func:`farklecam.service.usecases.scoring.win_block`; ``available: false`` until the rules are solved).
     """
 
     frame_index: int

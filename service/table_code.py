@@ -3,7 +3,7 @@
 A server that only this machine can reach needs no code. One that listens on
 the network (``farklecam serve --host 0.0.0.0``) prints a code when it starts;
 the players type it once on each device, and every API call and WebSocket then
-carries it (:mod:`service.security` checks it). The code is short enough to
+carries it (:mod:`farklecam.service.security` checks it). The code is short enough to
 type on a phone, case-insensitive, and its hyphens and spaces are ignored; eight
 characters from a 31-letter alphabet leave about 8.5e11 codes to guess.
 """

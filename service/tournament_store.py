@@ -1,6 +1,6 @@
 """Tournaments on disk: sign-ups and seatings in SQLite beside the games each table plays.
 
-A tournament is kept the way :mod:`service.storage` keeps a game: never as a
+A tournament is kept the way :mod:`farklecam.service.storage` keeps a game: never as a
 snapshot, only as what it is rebuilt from. The ``tournaments`` table holds the
 name and the seed, ``tournament_players`` the sign-up list in order, and
 ``tournament_tables`` which stored game each round's table plays (the game's row
@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from farklecam.scoring.game import Game
+from farklecam.scoring.tournament import TableResult, Tournament, TournamentError, check_name, table_rules
+from farklecam.service.errors import GameNotFoundError
+from farklecam.service.sqlite_file import SqliteFile
+from farklecam.service.storage import Games, GameStore
+
 from farklecam.errors import StorageError
-from scoring.game import Game
-from scoring.tournament import TableResult, Tournament, TournamentError, check_name, table_rules
-from service.errors import GameNotFoundError
-from service.sqlite_file import SqliteFile
-from service.storage import Games, GameStore
 
 __all__ = ["TableGame", "TournamentNotFoundError", "TournamentStore", "open_store"]
 
@@ -168,7 +169,7 @@ class TournamentStore:
 
         Raises:
             TournamentNotFoundError: no such tournament.
-            TournamentError, InvalidTournamentError: see :meth:`scoring.tournament.Tournament.signup`.
+            TournamentError, InvalidTournamentError: see :meth:`farklecam.scoring.tournament.Tournament.signup`.
         """
         with self._file.lock:
             before = self.get(name)

@@ -11,8 +11,8 @@ import csv
 import io
 from typing import Any
 
-from scoring.tournament import MAX_PLAYERS, MIN_PLAYERS, TableResult, Tournament, TournamentError, rank_round
-from service.tournament_store import TournamentStore
+from farklecam.scoring.tournament import MAX_PLAYERS, MIN_PLAYERS, TableResult, Tournament, TournamentError, rank_round
+from farklecam.service.tournament_store import TournamentStore
 
 __all__ = ["CSV_COLUMNS", "standings_csv", "table_link", "tournament_view"]
 

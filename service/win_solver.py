@@ -1,14 +1,14 @@
 """Win tables solved in the background, so a customised game's advice turns to the chance to win by itself.
 
-The presets' tables ship solved (:mod:`scoring.bundle_tables`); a game whose rules were
+The presets' tables ship solved (:mod:`farklecam.scoring.bundle_tables`); a game whose rules were
 changed on the page needs its own, a few seconds to solve, about two minutes with a farkle
-penalty (:mod:`scoring.winprob_dp`). A server answering a frame or a request cannot wait that
-long, so :func:`service.usecases.scoring.win_block` asks the solver installed here to solve
+penalty (:mod:`farklecam.scoring.winprob_dp`). A server answering a frame or a request cannot wait that
+long, so :func:`farklecam.service.usecases.scoring.win_block` asks the solver installed here to solve
 it and answers by points until the table is there.
 
 One rule set at a time, in a child process at a lower CPU priority (``nice`` 10), so the
 tables' frame reads come first; the child writes the table into the disk cache
-(:mod:`scoring.policy_cache`), where :func:`scoring.winprob.ready` finds it. A rule set whose
+(:mod:`farklecam.scoring.policy_cache`), where :func:`farklecam.scoring.winprob.ready` finds it. A rule set whose
 solve failed is not tried again by this server. ``farklecam serve`` installs a solver
 (``Settings.solve_win_tables``); without one, the advice says how to solve the table from
 the command line.
@@ -22,7 +22,7 @@ import os
 import threading
 from enum import StrEnum
 
-from scoring.rules import Rules
+from farklecam.scoring.rules import Rules
 
 __all__ = ["BackgroundWinSolver", "SolveState", "install", "installed"]
 
@@ -43,7 +43,7 @@ def _solve(rules: Rules, niceness: int) -> None:
     """The child's work: solve and cache ``rules``' table, at a lower priority."""
     with contextlib.suppress(OSError):
         os.nice(niceness)
-    from scoring.winprob import solve_win
+    from farklecam.scoring.winprob import solve_win
 
     solve_win(rules)
 
@@ -64,7 +64,7 @@ class BackgroundWinSolver:
 
     def request(self, rules: Rules) -> SolveState:
         """Where ``rules``' table stands; starts solving it when nothing else is being solved."""
-        from scoring.winprob import ready
+        from farklecam.scoring.winprob import ready
 
         if ready(rules, ()):
             return SolveState.READY
@@ -86,7 +86,7 @@ class BackgroundWinSolver:
 
         A child gone without a cached table failed (or could not write the cache): that rule set is not tried again.
         """
-        from scoring.winprob import ready
+        from farklecam.scoring.winprob import ready
 
         child, rules = self._child, self._solving
         if child is None or rules is None:

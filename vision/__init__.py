@@ -1,9 +1,9 @@
-"""Run-time vision: camera frame in, :class:`~vision.reading.Reading` out (onnxruntime only).
+"""Run-time vision: camera frame in, :class:`~farklecam.vision.reading.Reading` out (onnxruntime only).
 
-The main names are importable from here, lazily, so ``import vision.crops`` (as
+The main names are importable from here, lazily, so ``import farklecam.vision.crops`` (as
 training does) does not load the reader::
 
-    from vision import DiceReader, annotate_reading, load_image
+    from farklecam.vision import DiceReader, annotate_reading, load_image
 
     reader = DiceReader()                       # loads both models once
     reading = reader.read(load_image("roll.jpg"))
@@ -30,16 +30,16 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DiceReader": "vision.reader",
-    "ReaderConfig": "vision.reader",
-    "Die": "vision.reading",
-    "DieStatus": "vision.reading",
-    "Reading": "vision.reading",
-    "TrayOutline": "vision.tray.outline",
-    "annotate_reading": "vision.overlay",
-    "decode_image": "vision.images",
-    "load_image": "vision.images",
-    "save_image": "vision.images",
+    "DiceReader": "farklecam.vision.reader",
+    "ReaderConfig": "farklecam.vision.reader",
+    "Die": "farklecam.vision.reading",
+    "DieStatus": "farklecam.vision.reading",
+    "Reading": "farklecam.vision.reading",
+    "TrayOutline": "farklecam.vision.tray.outline",
+    "annotate_reading": "farklecam.vision.overlay",
+    "decode_image": "farklecam.vision.images",
+    "load_image": "farklecam.vision.images",
+    "save_image": "farklecam.vision.images",
 }
 
 

@@ -3,7 +3,7 @@
 The face classifier sees each die as a square crop cut from the *full
 resolution* frame around the detector's box, with some context around it (a
 cocked die is recognised partly by the shadow and the tray around it). Training
-(``models.train``) and run time (``vision``) must cut crops identically, or the
+(``farklecam.models.training``) and run time (``vision``) must cut crops identically, or the
 classifier meets pictures it never saw: both call :func:`extract_crops`.
 """
 
@@ -59,7 +59,7 @@ def turn_and_squeeze(side: int, angle_deg: float, squeeze: float = 1.0) -> npt.N
         squeeze: factor on the turned crop's horizontal axis about its centre (1 leaves it):
             a turned crop with the nadir below shows a flat face foreshortened vertically by
             the cosine of the camera's angle, and squeezing the width by that cosine makes
-            it square again (:func:`vision.pose.cocked.foreshortening`).
+            it square again (:func:`farklecam.vision.pose.cocked.foreshortening`).
     """
     c = (side - 1) / 2.0
     turn = cast("npt.NDArray[np.float64]", cv2.getRotationMatrix2D((c, c), float(angle_deg), 1.0))
@@ -177,7 +177,7 @@ def neighbour_planes(
     show its own side; this plane tells the cocked test which pixels belong to another
     die. A box of ``dice`` is the crop's own die, not another, when its centre lies within
     reach of the crop box's (:func:`centre_distances`, as
-    :func:`models.bank.crop_bank.match_detections` decides), so the plane is the same whether
+    :func:`farklecam.models.bank.crop_bank.match_detections` decides), so the plane is the same whether
     the crop was cut around the detector's box, a labelled one or a jittered one.
 
     Args:

@@ -165,7 +165,9 @@ def load_onnx(
     metadata = {k: parse_metadata_value(v) for k, v in raw_meta.items()}
     missing = [k for k in required_metadata if k not in metadata]
     if missing:
-        raise ModelLoadError(f"ONNX model {p} lacks metadata {missing}; re-export it with `python -m models.train`")
+        raise ModelLoadError(
+            f"ONNX model {p} lacks metadata {missing}; re-export it with `python -m farklecam.models.training`"
+        )
     return OnnxModel(
         path=p,
         session=session,

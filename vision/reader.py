@@ -4,7 +4,7 @@
 than a read) and then runs, per frame: detection, crops from the full
 resolution frame, face classification (which also vetoes detections that are
 no die), the tray outline (one found in the picture calls no die off where the
-picture speaks against it: :mod:`vision.tray.trust`), the cocked test on crops turned upright (where the
+picture speaks against it: :mod:`farklecam.vision.tray.trust`), the cocked test on crops turned upright (where the
 tray is known and the model folder has ``cocked_test.onnx``) or, with a pose network
 (:attr:`ReaderConfig.pose_model`), each die's measured tilt in its place, the pip
 counter's second opinion, and finally one status per die.
@@ -21,34 +21,34 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import importlib.util
+import importlib.resources
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 import numpy.typing as npt
+from farklecam.vision.detection.detector import DieDetector
+from farklecam.vision.faces.classifier import FaceClassifier, FaceScores
+from farklecam.vision.faces.pips import count_pips_in_boxes, pip_posterior
+from farklecam.vision.faces.symbols import symbol_faces
+from farklecam.vision.images import decode_image, load_image
+from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
+from farklecam.vision.pose.cocked import CockedFusion, CockedTest
+from farklecam.vision.pose.cocked_call import CockedJudge
+from farklecam.vision.pose.net import DicePose, PoseNet
+from farklecam.vision.pose.support import near_picture_edge
+from farklecam.vision.pose.tilt_scores import tilt_scores
+from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_view
+from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.reader_config import ReaderConfig, config_override
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.tray.detect import detect_tray, tray_from_aruco
+from farklecam.vision.tray.marked import MarkedTrays
+from farklecam.vision.tray.outline import TrayOutline, footprint_inside
+from farklecam.vision.tray.trust import off_tray_calls
 
-from farklecam.errors import ImageError, ModelLoadError, VisionError
-from vision.detection.detector import DieDetector
-from vision.faces.classifier import FaceClassifier, FaceScores
-from vision.faces.pips import count_pips_in_boxes, pip_posterior
-from vision.faces.symbols import symbol_faces
-from vision.images import decode_image, load_image
-from vision.onnx_runtime import OnnxModel, load_onnx
-from vision.pose.cocked import CockedFusion, CockedTest
-from vision.pose.cocked_call import CockedJudge
-from vision.pose.net import DicePose, PoseNet
-from vision.pose.support import near_picture_edge
-from vision.pose.tilt_scores import tilt_scores
-from vision.pose.upright import UprightView, straight_down_view, upright_view
-from vision.pose.view_search import VerticalMemory
-from vision.reader_config import ReaderConfig, config_override
-from vision.reading import DieStatus, Reading
-from vision.tray.detect import detect_tray, tray_from_aruco
-from vision.tray.marked import MarkedTrays
-from vision.tray.outline import TrayOutline, footprint_inside
-from vision.tray.trust import off_tray_calls
+from farklecam.errors import ImageError, VisionError
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -104,14 +104,8 @@ def fusion_for(test: CockedTest | None, classifier: object) -> CockedFusion | No
 
 
 def default_model_dir() -> Path:
-    """The installed ``models/`` package folder, found without importing it.
-
-    Importing ``models`` could pull in training code; only its location is needed.
-    """
-    spec = importlib.util.find_spec("models")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelLoadError("the 'models' package is not installed; pass model_dir explicitly")
-    return Path(next(iter(spec.submodule_search_locations)))
+    """The folder of the models shipped as package data in :mod:`farklecam.models`."""
+    return Path(str(importlib.resources.files("farklecam.models")))
 
 
 def as_bgr_frame(frame: npt.NDArray[np.generic]) -> npt.NDArray[np.uint8]:
@@ -204,7 +198,7 @@ class DiceReader:
         """The same reader, learning one fixed camera's vertical in ``memory`` (one memory per camera).
 
         Without a calibrated tray, reads then search for the vertical only until it is known
-        and judge leaning dice under it after (:class:`vision.pose.view_search.VerticalMemory`).
+        and judge leaning dice under it after (:class:`farklecam.vision.pose.view_search.VerticalMemory`).
         """
         other = copy.copy(self)
         other.vertical_memory = memory
@@ -338,7 +332,7 @@ class DiceReader:
             if tray is not None
             else np.ones(len(found), np.float32)
         )
-        # An outline found in the picture calls a die off only where the picture backs it (vision.tray.trust).
+        # An outline found in the picture calls a die off only where the picture backs it (farklecam.vision.tray.trust).
         trust, off = off_tray_calls(frame, tray, found.xyxy, inside, self.config.off_tray_min_inside)
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
@@ -388,7 +382,7 @@ class DiceReader:
         """Combine classifier, pips and tray into faces, confidences and statuses.
 
         ``inside`` is each die's footprint inside the tray (kept as ``data["in_tray"]``), ``off``
-        the dice called off the tray (:func:`vision.tray.trust.off_tray_calls`).
+        the dice called off the tray (:func:`farklecam.vision.tray.trust.off_tray_calls`).
 
         ``cut`` marks the dice the picture's edge cuts (``ReaderConfig.cut_die_margin_px``):
         where one would be called cocked, it reads ``uncertain`` with its best face instead.

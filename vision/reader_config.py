@@ -12,9 +12,9 @@ import ast
 import dataclasses
 from dataclasses import dataclass
 
-from vision.detection.detector import SmallDiceLook
-from vision.pose.tilt import COCKED_TILT_DEG, TILT_BAND_DEG, TiltCall
-from vision.pose.view_search import ViewSearchConfig
+from farklecam.vision.detection.detector import SmallDiceLook
+from farklecam.vision.pose.tilt import COCKED_TILT_DEG, TILT_BAND_DEG, TiltCall
+from farklecam.vision.pose.view_search import ViewSearchConfig
 
 __all__ = ["ReaderConfig", "config_override"]
 
@@ -25,16 +25,16 @@ class ReaderConfig:
 
     Attributes:
         det_conf: minimum detector score for a die; None for the model's recommendation
-            (see :class:`vision.detection.detector.DieDetector`).
+            (see :class:`farklecam.vision.detection.detector.DieDetector`).
         det_iou: NMS overlap above which two boxes are one die.
         small_dice_imgsz: where the dice the detector finds have a median side under
             ``small_dice_side_px`` at its own input size (320), read the frame again with
             the detector at this size and keep what it finds there
-            (:class:`vision.detection.detector.SmallDiceLook`); None reads each frame once. Chosen by a
+            (:class:`farklecam.vision.detection.detector.SmallDiceLook`); None reads each frame once. Chosen by a
             rule written first (``models/HISTORY.md``): on the calibration scenes it found
             more dice (recall 0.9946 against 0.9933) and read them better (exact 0.884
             against 0.881, cocked F1 0.850 against 0.836), and it found the one real
-            validation die missed at 320 (``python -m models.thresholds.candidate --set
+            validation die missed at 320 (``python -m farklecam.models.thresholds.candidate --set
             small_dice_imgsz=None --no-gate`` measures it again). Frames of larger dice
             (a webcam over a tray) pay nothing; those it reads again pay a second detector
             run on 1.7 times the pixels.
@@ -44,38 +44,38 @@ class ReaderConfig:
         cocked_min_conf: confidence needed to call a die ``cocked`` (else ``uncertain``).
         use_pips: run the pip counter as a second opinion on every die (about 0.5-1 ms a
             die). Off by default: with classifiers trained on real and generated dice it
-            gave no net gain on held-out real photos (``python -m vision.evaluate --pips on``
+            gave no net gain on held-out real photos (``python -m farklecam.vision.evaluate --pips on``
             measures it again for a new model).
         pip_reliability: how often a fully confident pip count is right (see
-            :func:`vision.faces.pips.pip_posterior`).
+            :func:`farklecam.vision.faces.pips.pip_posterior`).
         off_tray_min_inside: share of a die's footprint that must lie inside the tray.
         auto_tray: look for the tray in every frame when no outline was given.
         tray_sides: fit a found tray's sides at full resolution and, where they can be
             trusted, draw the camera's vertical from them as from calibrated corners
-            (:mod:`vision.tray.sides`) instead of searching for it. On the renderer no model
+            (:mod:`farklecam.vision.tray.sides`) instead of searching for it. On the renderer no model
             trained on, nothing marked, it raised cocked recall / precision from 0.528 / 0.942
             to 0.654 / 0.929, and called no real flat die cocked (``docs/experiments/out_of_world.md``).
         corner_sigma_px: how far the tray's corners may be off, in pixels, when the camera's
-            vertical is drawn from them (:func:`vision.pose.upright.focal_from_corners`); None takes
-            it from where the outline came from (:data:`vision.tray.outline.CORNER_SIGMA_PX`: 2 px for
+            vertical is drawn from them (:func:`farklecam.vision.pose.upright.focal_from_corners`); None takes
+            it from where the outline came from (:data:`farklecam.vision.tray.outline.CORNER_SIGMA_PX`: 2 px for
             clicked corners, 0 for a generated scene's labels).
         snap_corners: fit the sides of a tray given by its corners to the picture's edges near
-            them (:func:`vision.tray.sides.snap`, tried on the first few frames until it holds)
+            them (:func:`farklecam.vision.tray.sides.snap`, tried on the first few frames until it holds)
             and draw the camera's vertical from those: clicks are a few pixels off.
         watch_tray: compare each frame with the first one read with a calibrated tray (clicked
             corners or ArUco markers) and, while the picture has shifted or turned since (a
-            bumped camera, :mod:`vision.camera.motion`), read as if no tray had been given
+            bumped camera, :mod:`farklecam.vision.camera.motion`), read as if no tray had been given
             (found in the picture, the vertical searched) rather than with corners in the
             wrong place; :attr:`DiceReader.tray_moved` says so, for a notice to mark them again.
         aruco: look for ArUco corner markers in every frame when no outline was given
             (about 5 ms a frame; :meth:`DiceReader.calibrate` looks once instead).
         threads: onnxruntime intra-op threads (None: automatic).
         ort_spin: onnxruntime's worker threads busy-wait between operators while a model
-            runs, and sleep once it returns (:func:`vision.onnx_runtime.load_onnx`'s ``spin``).
+            runs, and sleep once it returns (:func:`farklecam.vision.onnx_runtime.load_onnx`'s ``spin``).
         face_views: views of each crop the classifier averages (1, 2, 4 or 8; see
-            :meth:`vision.faces.classifier.FaceClassifier.classify_crops`). Four quarter turns cost
+            :meth:`farklecam.vision.faces.classifier.FaceClassifier.classify_crops`). Four quarter turns cost
             about 1 ms for three dice; they were chosen with the cocked offset on the
-            calibration scenes (``python -m models.thresholds.calibrate``: cocked F1 0.365 against
+            calibration scenes (``python -m farklecam.models.thresholds.calibrate``: cocked F1 0.365 against
             0.349 with one view). On the held-out real photos no die they marked ok had a
             wrong face (one view: 98.1 % and 99.6 % of them right).
         face_views_sure: a die whose first view the classifier reads as a face with this
@@ -90,7 +90,7 @@ class ReaderConfig:
             views. Off by default: offsets of -0.05, 0 and +0.05 read the calibration
             scenes no better (face accuracy 0.9655 against 0.9660, exact 0.895 against
             0.893) and cost three times the classifier's time; on the held-out real
-            photos they read two more byler dice right (``python -m vision.evaluate
+            photos they read two more byler dice right (``python -m farklecam.vision.evaluate
             --context-offsets=-0.05,0,0.05``), which the held-out sets alone cannot choose.
         cut_die_margin_px: a die whose box comes within this many pixels of the picture's
             edge is never called cocked: part of it, and whatever it may lean on, is out of
@@ -99,10 +99,10 @@ class ReaderConfig:
             first (``models/HISTORY.md``): on the calibration scenes cocked precision 0.825
             against 0.800 and recall 0.883 against 0.906 (F1 0.853 against 0.850; three cut
             leaning dice now read uncertain), the validation photos read the same
-            (``python -m models.thresholds.candidate --set cut_die_margin_px=None --no-gate``).
+            (``python -m farklecam.models.thresholds.candidate --set cut_die_margin_px=None --no-gate``).
         drop_not_die: drop detections the classifier reads as "not a die" (only for a
-            classifier with that class; see :mod:`vision.faces.classifier`).
-        cocked_test: let the cocked test (:mod:`vision.pose.cocked`) decide which dice lean,
+            classifier with that class; see :mod:`farklecam.vision.faces.classifier`).
+        cocked_test: let the cocked test (:mod:`farklecam.vision.pose.cocked`) decide which dice lean,
             where the camera's vertical is known from the tray (its corners given, snapped to
             its edges or from ArUco markers, or with ``tray_sides`` the fitted sides of an
             outline found in the picture: see :attr:`TrayOutline.vertical_corners`) and the
@@ -110,10 +110,10 @@ class ReaderConfig:
         cocked_fusion: where the cocked test decides under a calibrated vertical, or a
             searched one the frame's dice agree on, combine
             it with the face classifier's cocked probability as the test's fitted
-            :class:`vision.pose.cocked.CockedFusion` says (if it has one for this classifier).
+            :class:`farklecam.vision.pose.cocked.CockedFusion` says (if it has one for this classifier).
         straight_down: the camera looks straight down at the dice (an overhead rig): where no
             calibrated tray gives the vertical, the picture's centre is the nadir
-            (:func:`vision.pose.upright.straight_down_view`) and the cocked test decides under it,
+            (:func:`farklecam.vision.pose.upright.straight_down_view`) and the cocked test decides under it,
             with no search. Only for a camera within about 5 degrees of straight down: on the
             calibration scenes it called 1.4 % of flat dice cocked where the camera was 0-5
             degrees off, 3 % at 5-10, 5 % at 10-15 and 21-69 % beyond (a tilted camera
@@ -121,7 +121,7 @@ class ReaderConfig:
             catches most of those).
         straight_down_check_deg: with ``straight_down``, where the test calls a die cocked
             under the picture's centre, search the vertical as for an unmarked tray
-            (:func:`vision.pose.view_search.search_view`); if the dice clearly agree on one more
+            (:func:`farklecam.vision.pose.view_search.search_view`); if the dice clearly agree on one more
             than this many degrees off straight down, the camera is not looking straight
             down and the frame is read under the searched vertical
             (:attr:`Reading.straight_down_doubted` says so). None trusts the setting. At 10
@@ -132,17 +132,17 @@ class ReaderConfig:
             byler validation photos (a phone held over the dice) it called the same 2 of 213
             flat dice cocked as the setting alone.
         view_search: where the tray's corners are not known, find the camera's vertical
-            from the dice themselves (:mod:`vision.pose.view_search`) and run the cocked test
+            from the dice themselves (:mod:`farklecam.vision.pose.view_search`) and run the cocked test
             under it; None keeps the face classifier's own cocked call there.
         pose_model: the pose network (an ONNX file in the model folder, or a path) whose
             measured tilt decides which dice are cocked in place of the cocked test, the
-            vertical search and ``straight_down`` (:mod:`vision.pose.tilt_scores`): the table's
+            vertical search and ``straight_down`` (:mod:`farklecam.vision.pose.tilt_scores`): the table's
             normal is the marked tray's, else the one the frame's dice agree on
-            (:func:`vision.pose.tilt.consensus`), and every die's ``tilt_deg`` is reported.
+            (:func:`farklecam.vision.pose.tilt.consensus`), and every die's ``tilt_deg`` is reported.
             None (the default) keeps the cocked test, until the tilt path is measured to beat it
             in worlds its network never trained in (``docs/experiments/out_of_world.md``).
         tilt_cocked_deg: with ``pose_model``, a die is cocked past this tilt plus ``tilt_band_deg``
-            (:class:`vision.pose.tilt.TiltCall`; why 12: :data:`vision.pose.tilt.COCKED_TILT_DEG`).
+            (:class:`farklecam.vision.pose.tilt.TiltCall`; why 12: :data:`farklecam.vision.pose.tilt.COCKED_TILT_DEG`).
         tilt_band_deg: half-width of the band around ``tilt_cocked_deg`` read ``uncertain``.
     """
 

@@ -45,7 +45,8 @@ class TrayState(StrEnum):
     FOUND = "found"
     """Found in the picture, and nothing in the picture speaks against it. Its off-tray calls stand."""
     UNSURE = "unsure"
-    """Found in the picture, but the picture speaks against it (:mod:`vision.tray.trust`): no die is called off."""
+    """Found in the picture, but the picture speaks against it (:mod:`farklecam.vision.tray.trust`): no die is called
+    off."""
     NONE = "none"
     """No tray: no die is called off."""
 
@@ -116,10 +117,10 @@ class Reading:
         data: extra per-die columns (each of length n), e.g. ``"cocked"``, ``"pips"`` or
             ``"tilt_deg"`` (the measured tilt, NaN where unknown: :attr:`Die.tilt_deg`).
         tray_set_aside: a tray was marked, but the camera moved since, so this frame was read
-            as if none had been (:attr:`vision.reader.ReaderConfig.watch_tray`).
+            as if none had been (:attr:`farklecam.vision.reader.ReaderConfig.watch_tray`).
         straight_down_doubted: the camera was said to look straight down, but the dice clearly
             agreed on a tilted vertical, so this frame was read under theirs
-            (:attr:`vision.reader.ReaderConfig.straight_down_check_deg`).
+            (:attr:`farklecam.vision.reader.ReaderConfig.straight_down_check_deg`).
         tray_state: a :class:`TrayState` value: whether ``tray`` was marked or found, and whether
             it called dice off the tray (``"unsure"``: found, but doubted, so it called none).
     """

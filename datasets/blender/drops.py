@@ -1,7 +1,7 @@
 """Where each die starts before the rigid-body drop, and the leaning poses placed by geometry (no bpy).
 
 Units are cm; the tray is centred on the origin with its inner floor's top at
-``z = floor_t`` and the table at ``z = 0`` (the frame of :mod:`datasets.raytraced`).
+``z = floor_t`` and the table at ``z = 0`` (the frame of :mod:`farklecam.datasets.raytraced`).
 A die is one of:
 
 - ``toss``: a random orientation 0.9-3 edges above the floor, anywhere over it; physics
@@ -12,8 +12,8 @@ A die is one of:
 - ``die``: leaning the same way on a ``helper`` die that lies flat (both placed here).
 
 Leaning dice and their helpers are placed, not dropped: under Blender's rigid bodies every
-leaning die slid flat within a quarter of a second (see :mod:`datasets.blender`), so
-:mod:`datasets.blender.physics` holds them still and drops the rest around them.
+leaning die slid flat within a quarter of a second (see :mod:`farklecam.datasets.blender`), so
+:mod:`farklecam.datasets.blender.physics` holds them still and drops the rest around them.
 """
 
 from __future__ import annotations
@@ -23,17 +23,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.blender.rotations import UPRIGHT, random_rotation, rotation_about
-from datasets.raytraced.camera import PinholeCamera
-from datasets.raytraced.framing import FramingRanges
-from datasets.raytraced.placement import Tray
+from farklecam.datasets.blender.rotations import UPRIGHT, random_rotation, rotation_about
+from farklecam.datasets.raytraced.camera import PinholeCamera
+from farklecam.datasets.raytraced.framing import FramingRanges
+from farklecam.datasets.raytraced.placement import Tray
 
 __all__ = ["FRAMING", "HELD_KINDS", "Drop", "lean_pose", "plan_drops"]
 
 F64 = npt.NDArray[np.float64]
 
-#: The scene's framing (:func:`datasets.raytraced.framing.frame_tray`): dice 16-27 px on an edge,
+#: The scene's framing (:func:`farklecam.datasets.raytraced.framing.frame_tray`): dice 16-27 px on an edge,
 #: trays 14-34 cm wide with walls 2-5 cm high.
 FRAMING = FramingRanges(
     edge_px=(16, 27),

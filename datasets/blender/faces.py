@@ -1,18 +1,17 @@
 """The Blender dice's faces and pip layout, in the die's own frame (pure numpy, no bpy).
 
-Faces are :data:`datasets.raytraced.dice.FACE_NORMALS` (value ``v`` points along
+Faces are :data:`farklecam.datasets.raytraced.dice.FACE_NORMALS` (value ``v`` points along
 ``FACES[v]``, opposite faces sum to 7), so a pose means the same top face in both
 generators. Pips sit on a 3x3 grid ``PIP_SPACING`` of the edge from the face's centre;
 each is cut as a sphere sunk into its face (:func:`pip_spheres`), which
-:mod:`datasets.blender.meshes` subtracts from the bevelled cube.
+:mod:`farklecam.datasets.blender.meshes` subtracts from the bevelled cube.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.raytraced.dice import FACE_NORMALS
+from farklecam.datasets.raytraced.dice import FACE_NORMALS
 
 __all__ = ["FACES", "PIPS", "PIP_SPACING", "face_axes", "pip_spheres"]
 

@@ -1,13 +1,13 @@
 """From the dice's final poses to farklecam labels: YOLO boxes and sidecar entries (no bpy).
 
-The fields and rules of :mod:`datasets.raytraced.labels`: the top face is the one whose
+The fields and rules of :mod:`farklecam.datasets.raytraced.labels`: the top face is the one whose
 normal is closest to the table's (+z), ``tilt_deg`` its angle from it
-(:func:`datasets.raytraced.dice.top_face`); ``cocked`` past
-:data:`~datasets.raytraced.dice.COCKED_TILT_DEG`; ``off_tray`` when the die's centre is not
+(:func:`farklecam.datasets.raytraced.dice.top_face`); ``cocked`` past
+:data:`~farklecam.datasets.raytraced.dice.COCKED_TILT_DEG`; ``off_tray`` when the die's centre is not
 over the inner floor; the box bounds the real (bevelled, dimpled) mesh's projected
 vertices, clipped to the frame. Two fields are this generator's own: ``placed`` (how the
 final pose rests: off, wall, die or flat) and ``dropped_as`` (how it started, see
-:mod:`datasets.blender.drops`). Visibility needs the renderer's rays, so it comes in as a
+:mod:`farklecam.datasets.blender.drops`). Visibility needs the renderer's rays, so it comes in as a
 callable and the rest stays testable without Blender.
 """
 
@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.raytraced.camera import PinholeCamera
-from datasets.raytraced.dice import COCKED_TILT_DEG, top_face
-from datasets.raytraced.placement import Tray
-from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
+from farklecam.datasets.raytraced.camera import PinholeCamera
+from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG, top_face
+from farklecam.datasets.raytraced.placement import Tray
+from farklecam.datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
 
 __all__ = ["TOUCH_CM", "DiePose", "SeenShare", "die_gap", "label_dice", "near_wall"]
 
@@ -82,7 +81,7 @@ def label_dice(
 
     Returns:
         ``(labels, hidden)``: the labels and how many dice were left out (behind the camera,
-        out of frame, fallen under the table, or under :data:`~datasets.yolo.HIDDEN_BELOW` seen).
+        out of frame, fallen under the table, or under :data:`~farklecam.datasets.yolo.HIDDEN_BELOW` seen).
     """
     w, h = camera.width, camera.height
     labels: list[DieLabel] = []

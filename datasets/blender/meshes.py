@@ -2,7 +2,7 @@
 
 A die is a cube rounded by Blender's bevel modifier (3 segments) with its pips cut as
 real dimples: an exact boolean difference against the spheres of
-:func:`datasets.blender.faces.pip_spheres`. The dimples' polygons get the pip material
+:func:`farklecam.datasets.blender.faces.pip_spheres`. The dimples' polygons get the pip material
 (material slot 1), the rest the body (slot 0).
 """
 
@@ -16,9 +16,8 @@ import bpy  # first: it puts bmesh and mathutils on the path
 import bmesh
 import numpy as np
 import numpy.typing as npt
+from farklecam.datasets.blender.faces import pip_spheres
 from mathutils import Matrix, Vector
-
-from datasets.blender.faces import pip_spheres
 
 __all__ = ["box_object", "die_mesh", "die_object", "reset_scene"]
 

@@ -2,7 +2,7 @@
 
 Centimetre units (gravity 981 cm/s^2), 60 frames a second for 150 frames (2.5 s), 20
 substeps, box collision shapes (the bevel only rounds edges, so a die on a face rests
-exactly flat). Leaning dice and their helpers (:data:`datasets.blender.drops.HELD_KINDS`)
+exactly flat). Leaning dice and their helpers (:data:`farklecam.datasets.blender.drops.HELD_KINDS`)
 are passive: they stay where geometry put them and the dropped dice settle against them.
 """
 
@@ -13,8 +13,7 @@ from typing import Any
 
 import bpy
 import numpy as np
-
-from datasets.blender.drops import HELD_KINDS
+from farklecam.datasets.blender.drops import HELD_KINDS
 
 __all__ = ["FPS", "FRAMES", "simulate"]
 

@@ -3,7 +3,7 @@
 Cycles runs on the CPU (adaptive sampling, OpenImageDenoise, few bounces, no caustics)
 into a linear 32-bit EXR, which :func:`develop` turns into a photo: auto exposure (median
 brightness to 0.18-0.3), a Reinhard-style shoulder, sRGB and a little sensor noise.
-The camera is the project's :class:`~datasets.raytraced.camera.PinholeCamera` (same
+The camera is the project's :class:`~farklecam.datasets.raytraced.camera.PinholeCamera` (same
 intrinsics as the labels). Lights: a sun, a rectangular area light and a coloured world.
 """
 
@@ -21,9 +21,8 @@ import bpy  # first: it puts mathutils on the path
 # isort: split
 import numpy as np
 import numpy.typing as npt
+from farklecam.datasets.raytraced.camera import PinholeCamera
 from mathutils import Matrix, Vector
-
-from datasets.raytraced.camera import PinholeCamera
 
 os.environ.setdefault("OPENCV_IO_ENABLE_OPENEXR", "1")  # before cv2 first reads an EXR
 import cv2

@@ -1,6 +1,6 @@
 """Rotation matrices computed exactly as Blender's ``mathutils`` computes them, in numpy (no bpy).
 
-Why not :mod:`datasets.raytraced.placement`'s rotations: ``mathutils`` works in single
+Why not :mod:`farklecam.datasets.raytraced.placement`'s rotations: ``mathutils`` works in single
 precision (``Matrix.Rotation`` wraps the angle and multiplies in C ``float`` with the C
 library's ``sinf``/``cosf``), and the held-out set ``data/eval/blender`` was drawn with it.
 A float64 Rodrigues rotation differs from it by up to 6e-7, enough to change where a

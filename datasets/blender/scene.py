@@ -4,7 +4,7 @@
 draw comes from ``numpy.random.default_rng([seed, index, 3])`` in a fixed order (Cycles'
 own seed is fixed), so a run can be resumed or split by index. Units are cm; the table is
 ``z = 0`` and the tray's inner floor top ``z = floor_t``, centred on the origin (the frame
-of :mod:`datasets.raytraced`).
+of :mod:`farklecam.datasets.raytraced`).
 """
 
 from __future__ import annotations
@@ -14,17 +14,16 @@ from typing import Any
 
 import bpy
 import numpy as np
-
-from datasets.blender import materials
-from datasets.blender.drops import FRAMING, plan_drops
-from datasets.blender.labels import DiePose, label_dice
-from datasets.blender.meshes import box_object, die_mesh, die_object, reset_scene
-from datasets.blender.physics import FPS, FRAMES, simulate
-from datasets.blender.render import add_camera, add_lights, develop, render, visible_share
-from datasets.raytraced.framing import frame_tray
-from datasets.raytraced.labels import scene_fields
-from datasets.raytraced.placement import Tray
-from datasets.scene_run import GeneratedScene
+from farklecam.datasets.blender import materials
+from farklecam.datasets.blender.drops import FRAMING, plan_drops
+from farklecam.datasets.blender.labels import DiePose, label_dice
+from farklecam.datasets.blender.meshes import box_object, die_mesh, die_object, reset_scene
+from farklecam.datasets.blender.physics import FPS, FRAMES, simulate
+from farklecam.datasets.blender.render import add_camera, add_lights, develop, render, visible_share
+from farklecam.datasets.raytraced.framing import frame_tray
+from farklecam.datasets.raytraced.labels import scene_fields
+from farklecam.datasets.raytraced.placement import Tray
+from farklecam.datasets.scene_run import GeneratedScene
 
 __all__ = ["GENERATOR_VERSION", "generate_scene"]
 

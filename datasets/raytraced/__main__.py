@@ -1,4 +1,4 @@
-"""``python -m datasets.raytraced --out DIR --count N --seed S``: write raytraced scenes as a YOLO folder.
+"""``python -m farklecam.datasets.raytraced --out DIR --count N --seed S``: write raytraced scenes as a YOLO folder.
 
 ``OUT/images/NAME.jpg``, ``OUT/labels/NAME.txt`` and ``OUT/labels/NAME.json`` (the
 sidecar), scene ``i`` of seed ``s`` named ``r{s}_{i:06d}``; scenes whose sidecar is already
@@ -12,10 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from datasets.cli_args import positive
-from datasets.raytraced.scene import generate_scene
-from datasets.scene_run import add_run_arguments, write_run
-from datasets.scene_run import scene_name as run_scene_name
+from farklecam.datasets.cli_args import positive
+from farklecam.datasets.raytraced.scene import generate_scene
+from farklecam.datasets.scene_run import add_run_arguments, write_run
+from farklecam.datasets.scene_run import scene_name as run_scene_name
 
 __all__ = ["main", "scene_name"]
 
@@ -30,7 +30,7 @@ def scene_name(seed: int, index: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the run; returns the exit status (2 when mitsuba is missing)."""
-    parser = argparse.ArgumentParser(prog="python -m datasets.raytraced", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m farklecam.datasets.raytraced", description=__doc__.splitlines()[0])
     add_run_arguments(parser)
     parser.add_argument("--spp", type=positive, default=25, help="samples per pixel, rounded up to a square (25)")
     args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ reaches in a direction, to rest it on a floor or against a wall) and the *signed
 
 Faces: value ``v`` points along :data:`FACE_NORMALS` ``[v]`` in the die's frame, opposite
 faces sum to 7. Each face's grid carries texture coordinates into cell ``v - 1`` of a
-six-cell atlas (:func:`datasets.raytraced.looks.die_atlas`), row = v, column = u.
+six-cell atlas (:func:`farklecam.datasets.raytraced.looks.die_atlas`), row = v, column = u.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A generated scene's tray and camera, drawn so the dice come out the size asked for.
 
-Both path-traced generators (:mod:`datasets.raytraced`, :mod:`datasets.blender`) frame a
+Both path-traced generators (:mod:`farklecam.datasets.raytraced`, :mod:`farklecam.datasets.blender`) frame a
 scene the same way and differ only in their ranges (:class:`FramingRanges`): draw how many
 pixels a die's edge spans and the lens, square the camera to the tray or not, size the tray
 to what the frame holds at that scale (never so small that a die cannot lean), aim the
@@ -13,9 +13,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-from datasets.raytraced.camera import PinholeCamera, aim_camera
-from datasets.raytraced.placement import Tray
+from farklecam.datasets.raytraced.camera import PinholeCamera, aim_camera
+from farklecam.datasets.raytraced.placement import Tray
 
 __all__ = ["FramingRanges", "frame_tray"]
 

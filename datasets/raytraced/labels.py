@@ -1,7 +1,7 @@
 """From placed dice to the farklecam label format: YOLO boxes and the generated-scene sidecar.
 
-The format is the only thing this generator shares with :mod:`datasets.synthetic`: the
-class ids and writers of :mod:`datasets.yolo`, and the sidecar's fields (``tray``
+The format is the only thing this generator shares with :mod:`farklecam.datasets.synthetic`: the
+class ids and writers of :mod:`farklecam.datasets.yolo`, and the sidecar's fields (``tray``
 corners; per die ``box``, ``face``, ``status``, ``tilt_deg``, ``up_cam``, ``occluded``...;
 the camera's ``intrinsics`` and ``table_normal``) with the same meanings. A die's box is
 the bounding box of its projected mesh (the whole die), clipped to the picture.
@@ -12,11 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from datasets.raytraced.camera import PinholeCamera
-from datasets.raytraced.dice import COCKED_TILT_DEG
-from datasets.raytraced.placement import TOUCH_CM, Placed, Tray
-from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
+from farklecam.datasets.raytraced.camera import PinholeCamera
+from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG
+from farklecam.datasets.raytraced.placement import TOUCH_CM, Placed, Tray
+from farklecam.datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
 
 __all__ = ["camera_fields", "label_dice", "scene_fields", "tray_corners_px"]
 
@@ -81,8 +80,8 @@ def label_dice(
     """Label every die that can be seen, sorted left to right.
 
     Status: ``off_tray`` when the die's centre is not over the tray's inner floor, else
-    ``cocked`` past :data:`~datasets.raytraced.dice.COCKED_TILT_DEG`, else ``ok``; the
-    class is :data:`~datasets.yolo.COCKED_CLASS` for any die past the threshold, else face - 1.
+    ``cocked`` past :data:`~farklecam.datasets.raytraced.dice.COCKED_TILT_DEG`, else ``ok``; the
+    class is :data:`~farklecam.datasets.yolo.COCKED_CLASS` for any die past the threshold, else face - 1.
 
     Returns:
         ``(labels, hidden)``: the labels and how many dice were left out (out of frame,

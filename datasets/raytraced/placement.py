@@ -4,7 +4,7 @@ The tray is axis-aligned and centred on the origin, its inner floor's top at
 ``z = floor_t``; the table is ``z = 0``. Each die is placed in one of four ways:
 
 - **flat**: a face up, a random yaw and up to 2 degrees of wobble, its lowest point on the
-  floor (:meth:`~datasets.raytraced.dice.RoundedDie.support`);
+  floor (:meth:`~farklecam.datasets.raytraced.dice.RoundedDie.support`);
 - **wall**: tilted 15-50 degrees (most 25-36) towards a wall, lowest edge on the floor, its
   far side touching the wall's inner face;
 - **die**: tilted the same way towards a flat helper die, lowest edge on the floor, slid
@@ -12,7 +12,7 @@ The tray is axis-aligned and centred on the origin, its inner floor's top at
 - **off**: flat on the table just outside the tray.
 
 A placement is kept only if no two dice overlap (by the signed distance of each one's
-mesh vertices to the other, :meth:`~datasets.raytraced.dice.RoundedDie.clearance`) and
+mesh vertices to the other, :meth:`~farklecam.datasets.raytraced.dice.RoundedDie.clearance`) and
 no die in the tray crosses a wall; otherwise it is drawn again.
 """
 
@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.raytraced.dice import FACE_NORMALS, RoundedDie
+from farklecam.datasets.raytraced.dice import FACE_NORMALS, RoundedDie
 
 __all__ = [
     "OVERLAP_TOL_CM",

@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.raytraced.camera import PinholeCamera
-from datasets.raytraced.dice import RoundedDie, rounded_die_mesh
-from datasets.raytraced.placement import Tray
+from farklecam.datasets.raytraced.camera import PinholeCamera
+from farklecam.datasets.raytraced.dice import RoundedDie, rounded_die_mesh
+from farklecam.datasets.raytraced.placement import Tray
 
 __all__ = ["VARIANT", "Lighting", "Surfaces", "render_scene", "visible_fraction"]
 

@@ -11,12 +11,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.raytraced.camera import PinholeCamera
-from datasets.raytraced.dice import RoundedDie
-from datasets.raytraced.framing import FramingRanges, frame_tray
-from datasets.raytraced.labels import label_dice, scene_fields
-from datasets.raytraced.looks import (
+from farklecam.datasets.raytraced.camera import PinholeCamera
+from farklecam.datasets.raytraced.dice import RoundedDie
+from farklecam.datasets.raytraced.framing import FramingRanges, frame_tray
+from farklecam.datasets.raytraced.labels import label_dice, scene_fields
+from farklecam.datasets.raytraced.looks import (
     FELT_COLOURS,
     WOOD_COLOURS,
     DieLook,
@@ -25,7 +24,7 @@ from datasets.raytraced.looks import (
     sample_die_look,
     wood_texture,
 )
-from datasets.raytraced.placement import (
+from farklecam.datasets.raytraced.placement import (
     OVERLAP_TOL_CM,
     Placed,
     Tray,
@@ -36,8 +35,8 @@ from datasets.raytraced.placement import (
     off_tray_die,
     overlaps,
 )
-from datasets.raytraced.render import Lighting, Surfaces, render_scene
-from datasets.scene_run import GeneratedScene
+from farklecam.datasets.raytraced.render import Lighting, Surfaces, render_scene
+from farklecam.datasets.scene_run import GeneratedScene
 
 __all__ = ["GENERATOR_VERSION", "generate_scene", "place_dice"]
 

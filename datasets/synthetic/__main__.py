@@ -1,15 +1,14 @@
-"""``python -m datasets.synthetic --out DIR --count N --seed S``: write a run of scenes."""
+"""``python -m farklecam.datasets.synthetic --out DIR --count N --seed S``: write a run of scenes."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from farklecam.datasets.cli_args import share
+from farklecam.datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
+from farklecam.datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN
 from tqdm import tqdm
-
-from datasets.cli_args import share
-from datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
-from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -24,7 +23,7 @@ def _size(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     """Generate scenes ``start .. start+count-1`` of ``seed`` into ``out``; READY marks a full run."""
-    ap = argparse.ArgumentParser(prog="python -m datasets.synthetic", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m farklecam.datasets.synthetic", description=__doc__)
     ap.add_argument("--out", type=Path, required=True, help="output folder (images/, labels/, dataset.yaml)")
     ap.add_argument("--count", type=int, required=True, help="number of scenes to write")
     ap.add_argument("--seed", type=int, default=0, help="run seed; scene i is seeded from (seed, i)")

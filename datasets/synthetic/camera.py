@@ -77,7 +77,7 @@ class Camera:
         """World directions (n, 3) in the camera's frame as vision uses it: x right, y down, z forward.
 
         OpenGL's view frame has y up and looks along -z; the reader's
-        (:meth:`vision.pose.upright.UprightView.direction`) has y down and z along the lens axis.
+        (:meth:`farklecam.vision.pose.upright.UprightView.direction`) has y down and z along the lens axis.
         """
         view = np.asarray(self.view(), np.float64).reshape(4, 4).T[:3, :3]
         turn: np.ndarray = np.diag([1.0, -1.0, -1.0]) @ view

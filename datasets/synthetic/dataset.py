@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, Scene, generate_scene
-from datasets.training_sets import is_synthetic_holdout
-from datasets.yolo import CLASS_NAMES, write_example
+from farklecam.datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN, Scene, generate_scene
+from farklecam.datasets.training_sets import is_synthetic_holdout
+from farklecam.datasets.yolo import CLASS_NAMES, write_example
 
 __all__ = ["READY_FILE", "SceneRun", "scene_name", "write_dataset_yaml", "write_scene", "write_scenes"]
 
@@ -45,7 +45,7 @@ class SceneRun:
     """One run of the generator: scenes ``start .. start+count-1`` of ``seed``, drawn alike.
 
     The one description of a run that the generator's command line and
-    :mod:`datasets.rebuild` share: which scenes it holds and the ``READY`` text that
+    :mod:`farklecam.datasets.rebuild` share: which scenes it holds and the ``READY`` text that
     marks it finished (so a folder already holding the run is known by that text).
 
     Attributes:
@@ -56,7 +56,8 @@ class SceneRun:
         height: image height in pixels.
         lean_rate: chance a scene gets a die placed leaning.
         version: the generator's version (1 regenerates the first training scenes exactly).
-        holdout_only: only the scenes a full run holds out (:func:`datasets.training_sets.is_synthetic_holdout`).
+        holdout_only: only the scenes a full run holds out
+        (:func:`farklecam.datasets.training_sets.is_synthetic_holdout`).
     """
 
     seed: int

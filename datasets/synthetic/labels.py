@@ -3,7 +3,7 @@
 The box of a die is the bounding box of its 8 projected corners (the whole die, as
 the detector should learn it), clipped to the image. Its pose is recorded as
 ``up_cam``: the outward normal of its most upward face in the camera's frame (x
-right, y down, z forward; :meth:`~datasets.synthetic.camera.Camera.to_camera`), so
+right, y down, z forward; :meth:`~farklecam.datasets.synthetic.camera.Camera.to_camera`), so
 ``tilt_deg`` is the angle between it and the table's normal in the same frame. Visibility is measured on the
 renderer's segmentation mask: the die's own pixels over the area of its projected
 silhouette, so dice hidden behind a wall, another die or a hand are known.
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-
-from datasets.synthetic.camera import Camera
-from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, top_face
-from datasets.synthetic.world import DiePose, Tray
-from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
+from farklecam.datasets.synthetic.camera import Camera
+from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, top_face
+from farklecam.datasets.synthetic.world import DiePose, Tray
+from farklecam.datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, OCCLUDED_BELOW, DieLabel, YoloBox
 
 __all__ = ["label_dice", "tray_outline"]
 
@@ -35,8 +34,8 @@ def label_dice(
 
     Status: ``off_tray`` when the die's centre is not over the tray's inner floor (on
     the table, or on a wall's rim), else ``cocked`` when its tilt exceeds
-    :data:`~datasets.synthetic.mesh.COCKED_TILT_DEG`, else ``ok``. The class is
-    :data:`~datasets.yolo.COCKED_CLASS` for any die over the threshold, else face - 1.
+    :data:`~farklecam.datasets.synthetic.mesh.COCKED_TILT_DEG`, else ``ok``. The class is
+    :data:`~farklecam.datasets.yolo.COCKED_CLASS` for any die over the threshold, else face - 1.
 
     Returns:
         ``(labels, hidden)``: labels sorted left to right, and how many dice were in the

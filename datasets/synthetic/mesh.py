@@ -18,8 +18,7 @@ import itertools
 from functools import lru_cache
 
 import numpy as np
-
-from datasets.synthetic.textures import ATLAS_GRID
+from farklecam.datasets.synthetic.textures import ATLAS_GRID
 
 __all__ = [
     "COCKED_TILT_DEG",

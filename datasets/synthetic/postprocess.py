@@ -11,10 +11,9 @@ from typing import Any, cast
 
 import cv2
 import numpy as np
-
-from datasets.synthetic.camera import Camera
-from datasets.synthetic.textures import Rgb, surface_texture
-from datasets.synthetic.world import DiePose
+from farklecam.datasets.synthetic.camera import Camera
+from farklecam.datasets.synthetic.textures import Rgb, surface_texture
+from farklecam.datasets.synthetic.world import DiePose
 
 __all__ = ["TABLE_GREY", "degrade", "soft_shadows", "table_background", "table_texture", "webcam"]
 

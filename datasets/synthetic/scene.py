@@ -13,14 +13,20 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-
-from datasets.synthetic.camera import Camera, Light, look_from, render
-from datasets.synthetic.labels import label_dice
-from datasets.synthetic.labels import tray_outline as tray_outline_px
-from datasets.synthetic.postprocess import TABLE_GREY, degrade, soft_shadows, table_background
-from datasets.synthetic.textures import DieStyle, die_atlas, sample_die_style, save_rgb, surface_texture
-from datasets.synthetic.world import Tray, World, flat_rotation, lean_pose, quat_from_matrix, random_quaternion
-from datasets.yolo import YoloBox
+from farklecam.datasets.synthetic.camera import Camera, Light, look_from, render
+from farklecam.datasets.synthetic.labels import label_dice
+from farklecam.datasets.synthetic.labels import tray_outline as tray_outline_px
+from farklecam.datasets.synthetic.postprocess import TABLE_GREY, degrade, soft_shadows, table_background
+from farklecam.datasets.synthetic.textures import DieStyle, die_atlas, sample_die_style, save_rgb, surface_texture
+from farklecam.datasets.synthetic.world import (
+    Tray,
+    World,
+    flat_rotation,
+    lean_pose,
+    quat_from_matrix,
+    random_quaternion,
+)
+from farklecam.datasets.yolo import YoloBox
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -46,7 +52,8 @@ _FLOORS: dict[str, tuple[Rgb, ...]] = {
 _FLOOR_P = {"felt": 0.4, "wood": 0.25, "plastic": 0.2, "paper": 0.15}
 #: Chance that a scene gets a die placed leaning on a wall or a die (cocked), or one outside the tray.
 P_LEAN, P_OFF_TRAY = 0.12, 0.05
-#: The generator's version. Version 2 widened the dice palette (:data:`~datasets.synthetic.textures.DIE_STYLES_V2`)
+#: The generator's version. Version 2 widened the dice palette
+# (:data:`~farklecam.datasets.synthetic.textures.DIE_STYLES_V2`)
 #: and turns the helper die a cocked die leans on to a random face (version 1 always showed a 1).
 #: Version 1 is kept so the scenes the first models were trained on can be regenerated exactly.
 GENERATOR_VERSION = 2
@@ -128,7 +135,7 @@ def spawn_dice(
     Thrown box-shaped dice almost never end up leaning, and rarely leave a tray, yet
     the reader must learn both. So with probability ``lean_rate`` (default
     :data:`P_LEAN`; a cocked-rich training batch raises it) one die starts
-    leaning on a wall or on a helper die (see :func:`~datasets.synthetic.world.lean_pose`)
+    leaning on a wall or on a helper die (see :func:`~farklecam.datasets.synthetic.world.lean_pose`)
     and with :data:`P_OFF_TRAY` one starts just outside the walls; physics then decides
     where everything really rests, and the labels come from the rested poses only.
     From ``version`` 2 on, the helper die shows a random face.

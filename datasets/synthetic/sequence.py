@@ -25,14 +25,13 @@ from typing import Any
 import cv2
 import numpy as np
 import pybullet as p
-
-from datasets.synthetic.camera import Camera, Light, render
-from datasets.synthetic.hand import SKIN_TONES, Hand
-from datasets.synthetic.labels import label_dice, tray_outline
-from datasets.synthetic.postprocess import soft_shadows, table_background, table_texture, webcam
-from datasets.synthetic.scene import dice_specs, furnish, sample_camera, sample_light, sample_tray, spawn_dice
-from datasets.synthetic.textures import DieStyle, sample_die_style
-from datasets.synthetic.world import TIME_STEP, DiePose, Tray, World, random_quaternion
+from farklecam.datasets.synthetic.camera import Camera, Light, render
+from farklecam.datasets.synthetic.hand import SKIN_TONES, Hand
+from farklecam.datasets.synthetic.labels import label_dice, tray_outline
+from farklecam.datasets.synthetic.postprocess import soft_shadows, table_background, table_texture, webcam
+from farklecam.datasets.synthetic.scene import dice_specs, furnish, sample_camera, sample_light, sample_tray, spawn_dice
+from farklecam.datasets.synthetic.textures import DieStyle, sample_die_style
+from farklecam.datasets.synthetic.world import TIME_STEP, DiePose, Tray, World, random_quaternion
 
 __all__ = ["SEQUENCE_STREAM", "ThrowTruth", "render_game_video", "render_throw_sequence", "unseen_look"]
 
@@ -115,7 +114,7 @@ class _Shooter:
     """Renders the world as the clip's one webcam sees it, post-processed the same way every frame.
 
     Each frame is rendered :data:`SUPERSAMPLE` times larger and averaged down. The webcam
-    (:func:`~datasets.synthetic.postprocess.webcam`) is in focus; what moves
+    (:func:`~farklecam.datasets.synthetic.postprocess.webcam`) is in focus; what moves
     while the shutter is open (a tumbling die, the hand) is smeared along its path
     (:func:`_smear`), what rests is not; every frame has its own sensor grain, then the
     look (if any) and the stream's JPEG.
@@ -374,7 +373,7 @@ class ThrowTruth:
 def unseen_look(rng: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
     """A colour post-process outside what the reader's training scenes saw, fixed for a whole video.
 
-    The training scenes' :func:`~datasets.synthetic.postprocess.degrade` keeps white
+    The training scenes' :func:`~farklecam.datasets.synthetic.postprocess.degrade` keeps white
     balance within 15 % per channel. This look turns every hue by 26-60 degrees (trays,
     felt and coloured dice in colours never rendered), casts a tungsten or fluorescent
     tint of 22-30 % per channel and adds chroma noise; its videos are also streamed at

@@ -204,7 +204,7 @@ def die_atlas(rng: np.random.Generator, style: DieStyle) -> np.ndarray:
     """The texture of one die look: faces 1..6 in a 4x2 grid, cell 7 and 8 plain (edges).
 
     Face ``v`` sits at column ``(v - 1) % 4``, row ``(v - 1) // 4`` (rows counted from the
-    image top); :mod:`datasets.synthetic.mesh` maps UVs accordingly.
+    image top); :mod:`farklecam.datasets.synthetic.mesh` maps UVs accordingly.
     """
     gw, gh = ATLAS_GRID
     s = ATLAS_CELL

@@ -1,14 +1,14 @@
-"""Write game videos for the live-play benchmarks: ``python -m datasets.synthetic.throw_videos OUT``.
+"""Write game videos for the live-play benchmarks: ``python -m farklecam.datasets.synthetic.throw_videos OUT``.
 
-Each video is :func:`~datasets.synthetic.sequence.render_game_video` written as
+Each video is :func:`~farklecam.datasets.synthetic.sequence.render_game_video` written as
 ``OUT/game_NN.mp4`` (640x480, 15 fps, ``mp4v``) with ``OUT/game_NN.json`` beside it:
-the truth per throw (:class:`~datasets.synthetic.sequence.ThrowTruth`), what the
+the truth per throw (:class:`~farklecam.datasets.synthetic.sequence.ThrowTruth`), what the
 video holds, and each frame's phase. The JSON is written last, so an interrupted
 run resumes at the first video without one (rendering is the slow part: about
 0.6 s of CPU a frame, each rendered at twice the size; 6 minutes a video), and
 ``--first``/``--videos`` split a run over cores. Videos cycle through four kinds:
 the training look, a look the reader did not train on
-(:func:`~datasets.synthetic.sequence.unseen_look`), small dice with that look, and
+(:func:`~farklecam.datasets.synthetic.sequence.unseen_look`), small dice with that look, and
 small dice with the training look.
 """
 
@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from datasets.synthetic.sequence import ThrowTruth, render_game_video
-from vision.camera.sources import VideoSink
+from farklecam.datasets.synthetic.sequence import ThrowTruth, render_game_video
+from farklecam.vision.camera.sources import VideoSink
 
 __all__ = ["KINDS", "main", "write_game_video"]
 
@@ -63,7 +63,7 @@ def write_game_video(
 
 def main(argv: list[str] | None = None) -> int:
     """Write the videos that are missing; print one line per video."""
-    parser = argparse.ArgumentParser(prog="python -m datasets.synthetic.throw_videos", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m farklecam.datasets.synthetic.throw_videos", description=__doc__)
     parser.add_argument("out", type=Path, help="folder for the videos (data/throw_videos is git-ignored)")
     parser.add_argument("--videos", type=int, default=4, help="how many videos (default 4)")
     parser.add_argument("--throws", type=int, default=6, help="throws per video (default 6)")

@@ -1,12 +1,12 @@
 """Banks of die crops for the crop networks (the face classifier and the cocked test).
 
-Crops are cut exactly as at run time, by :func:`vision.crops.extract_crops`
+Crops are cut exactly as at run time, by :func:`farklecam.vision.crops.extract_crops`
 on the full-resolution frame, around boxes jittered like a detector's (shifted,
 scaled, stretched), so a network is used to imperfect boxes. To turn a crop by
 any angle without black corners, each die is banked once at 1.5x the field of
 view (:data:`BANK_SIZE` pixels, the run-time crop's pixel scale) and turned at
 training time (:func:`turned_centres`), keeping the centre
-:data:`~vision.crops.CROP_SIZE` pixels; an unturned sample takes that centre
+:data:`~farklecam.vision.crops.CROP_SIZE` pixels; an unturned sample takes that centre
 directly, which equals the run-time crop.
 
 Besides the dice, the bank holds "not_die" crops: the detector's own false
@@ -26,13 +26,12 @@ from typing import cast
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from datasets.training_sets import Frame
-from datasets.yolo import CLASS_NAMES, COCKED_CLASS
-from models.training.classifier_config import ClassifierConfig
-from vision.crops import CROP_CONTEXT, CROP_SIZE, centre_distances, extract_crops, turn_and_squeeze
-from vision.faces.classifier import NOT_DIE_NAME
-from vision.settle.detector import paired_iou
+from farklecam.datasets.training_sets import Frame
+from farklecam.datasets.yolo import CLASS_NAMES, COCKED_CLASS
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, centre_distances, extract_crops, turn_and_squeeze
+from farklecam.vision.faces.classifier import NOT_DIE_NAME
+from farklecam.vision.settle.detector import paired_iou
 
 __all__ = [
     "BANK_CONTEXT",
@@ -180,7 +179,7 @@ def match_detections(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np
     """For each labelled box, the detected box nearest its centre, else the labelled box itself.
 
     A detection counts when its centre lies within half the labelled box's
-    longer side of the labelled centre (:func:`vision.crops.centre_distances`).
+    longer side of the labelled centre (:func:`farklecam.vision.crops.centre_distances`).
     """
     out = labelled.copy()
     if len(detected) == 0 or len(labelled) == 0:
@@ -260,7 +259,7 @@ def detect_boxes(
         detector_path: the exported ``die_detector.onnx``.
         conf: score threshold (None: the model's recommendation; :data:`MINING_CONF` to mine).
     """
-    from vision.detection.detector import DieDetector
+    from farklecam.vision.detection.detector import DieDetector
 
     detector = DieDetector(detector_path, conf=conf)
     out: dict[Path, npt.NDArray[np.float32]] = {}
@@ -285,7 +284,7 @@ def prune_unlabelled_dice(
     (neither die nor "not_die"); holes, cables and keys, which no face classifier
     reads with confidence, stay as negatives.
     """
-    from vision.faces.classifier import FaceClassifier
+    from farklecam.vision.faces.classifier import FaceClassifier
 
     classifier = FaceClassifier(classifier_path)
     out: dict[Path, npt.NDArray[np.float32]] = {}

@@ -17,8 +17,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.crops import CROP_CONTEXT
+from farklecam.vision.crops import CROP_CONTEXT
 
 #: Points of each drawn curve (enough for a smooth arc on a 64 px crop).
 _CURVE_POINTS = 24
@@ -27,7 +26,7 @@ _SHIFT = 3
 
 
 def _die_span(side: int) -> tuple[float, float]:
-    """The die's extent inside a crop cut with :data:`vision.crops.CROP_CONTEXT` on each side."""
+    """The die's extent inside a crop cut with :data:`farklecam.vision.crops.CROP_CONTEXT` on each side."""
     margin = side * CROP_CONTEXT / (1 + 2 * CROP_CONTEXT)
     return margin, side - margin
 

@@ -12,12 +12,12 @@ half of the "cocked" calls are right, it improves by never calling a die
 cocked, and a scorer that never asks for a rethrow lets illegal throws count.
 F1 weighs a missed cocked die and a false alarm alike. ``--write`` stores the
 offset in the model's ``logit_bias`` metadata, where
-:class:`vision.faces.classifier.FaceClassifier` applies it.
+:class:`farklecam.vision.faces.classifier.FaceClassifier` applies it.
 
 Example::
 
-    python -m datasets.synthetic --out data/calib_synth --count 400 --seed 11 --generator-version 1
-    python -m models.thresholds.calibrate data/calib_synth --models models --write
+    python -m farklecam.datasets.synthetic --out data/calib_synth --count 400 --seed 11 --generator-version 1
+    python -m farklecam.models.thresholds.calibrate data/calib_synth --models models --write
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from models.training.onnx_metadata import set_metadata
-from vision.evaluate.metrics import FolderStats, f1
-from vision.faces.classifier import COCKED_NAME, FaceClassifier
-from vision.reader import CLASSIFIER_FILE, DiceReader, ReaderConfig, default_model_dir
+from farklecam.models.training.onnx_metadata import set_metadata
+from farklecam.vision.evaluate.metrics import FolderStats, f1
+from farklecam.vision.faces.classifier import COCKED_NAME, FaceClassifier
+from farklecam.vision.reader import CLASSIFIER_FILE, DiceReader, ReaderConfig, default_model_dir
 
 __all__ = ["DEFAULT_GRID", "calibrate", "main", "write_logit_bias"]
 
@@ -51,7 +50,7 @@ def calibrate(
     model_dir: Path, folders: Sequence[Path], grid: Sequence[float] = DEFAULT_GRID
 ) -> tuple[float, list[dict[str, Any]]]:
     """Evaluate the reader with each cocked offset in ``grid``; returns the best and every row."""
-    from vision.evaluate.run import evaluate_folder
+    from farklecam.vision.evaluate.run import evaluate_folder
 
     # The offset tunes the classifier's own cocked call, which the reader uses where the
     # cocked test does not run (no tray outline, or no cocked_test.onnx): so without it.
@@ -89,7 +88,9 @@ def write_logit_bias(model_path: Path, bias: Sequence[float]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the grid as a table; with ``--write`` store the best offset in the model."""
-    parser = argparse.ArgumentParser(prog="python -m models.thresholds.calibrate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m farklecam.models.thresholds.calibrate", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("dirs", nargs="+", type=Path, help="labelled YOLO folders set apart for calibration")
     parser.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
     parser.add_argument("--grid", type=float, nargs="+", default=list(DEFAULT_GRID), help="cocked offsets to try")

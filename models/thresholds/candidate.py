@@ -1,4 +1,4 @@
-"""Judge a retrained network against another in one command: ``python -m models.thresholds.candidate``.
+"""Judge a retrained network against another in one command: ``python -m farklecam.models.thresholds.candidate``.
 
 A recipe ships by a rule written down before it is trained (see the model
 card), and the rules keep asking the same few numbers: the whole reader on the
@@ -12,22 +12,22 @@ offset, a swapped cocked test its own threshold, and the fusion is refitted for
 whatever set of detector, classifier and cocked test it holds.
 
 The gate hears the classifier, so it must be judged with one trained without
-the validation photos (``python -m models.train --hold-validation``):
+the validation photos (``python -m farklecam.models.training --hold-validation``):
 ``--gate-classifier`` names it for both sets where the set's own classifier
 saw them.
 
 A reader setting is judged the same way: ``--set FIELD=VALUE`` changes a
-:class:`~vision.reader.ReaderConfig` field of the candidate's reader (with or
+:class:`~farklecam.vision.reader.ReaderConfig` field of the candidate's reader (with or
 without swapped files), and ``--no-gate`` leaves out the gate, which reads the
 cocked test alone and so cannot see most settings.
 
 Example (a candidate cocked test, a candidate classifier against its twin, a reader setting)::
 
-    python -m models.thresholds.candidate runs/cocked6/cocked_test.onnx \
+    python -m farklecam.models.thresholds.candidate runs/cocked6/cocked_test.onnx \
         --gate-classifier runs/cls12A_out/face_classifier.onnx
-    python -m models.thresholds.candidate runs/cls13A_out/face_classifier.onnx \
+    python -m farklecam.models.thresholds.candidate runs/cls13A_out/face_classifier.onnx \
         --baseline runs/cls12A_out/face_classifier.onnx
-    python -m models.thresholds.candidate --set small_dice_imgsz=416 --no-gate
+    python -m farklecam.models.thresholds.candidate --set small_dice_imgsz=416 --no-gate
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vision.reader import (
+from farklecam.vision.reader import (
     CLASSIFIER_FILE,
     COCKED_TEST_FILE,
     DETECTOR_FILE,
@@ -53,7 +53,7 @@ from vision.reader import (
 )
 
 if TYPE_CHECKING:
-    from vision.evaluate.metrics import FolderStats
+    from farklecam.vision.evaluate.metrics import FolderStats
 
 __all__ = ["ModelSet", "judge", "main"]
 
@@ -103,9 +103,9 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: Reader
     ``mean_cocked_f1`` the mean of their cocked F1 (None unless each has leaning dice): a
     mostly flat set and a leaning-rich one weigh alike, however many dice each holds.
     """
-    from vision.evaluate.metrics import FolderStats
-    from vision.evaluate.run import evaluate_folder
-    from vision.reader import DiceReader
+    from farklecam.vision.evaluate.metrics import FolderStats
+    from farklecam.vision.evaluate.run import evaluate_folder
+    from farklecam.vision.reader import DiceReader
 
     reader, total = DiceReader(folder, config=config), FolderStats()
     folders: dict[str, dict[str, Any]] = {}
@@ -123,7 +123,7 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: Reader
 
 def _counted(stats: FolderStats) -> dict[str, Any]:
     """A :class:`~vision.evaluate.metrics.FolderStats`'s metrics, cocked F1, dice read right and dice scored wrong."""
-    from vision.evaluate.metrics import f1
+    from farklecam.vision.evaluate.metrics import f1
 
     metrics: dict[str, Any] = stats.metrics()
     recall, precision = metrics["cocked_recall"], metrics["cocked_precision"]
@@ -145,17 +145,17 @@ def judge(
 ) -> dict[str, Any]:
     """Make ``models`` ready in ``work`` as shipping would, then measure it; the numbers the rules ask.
 
-    A swapped classifier gets its cocked logit offset chosen (:mod:`models.thresholds.calibrate`,
+    A swapped classifier gets its cocked logit offset chosen (:mod:`farklecam.models.thresholds.calibrate`,
     nine passes over the calibration scenes) unless ``choose_offset`` is False; the
     gate's classifier is given the set's classifier's offset, chosen or shipped. The
     readers use ``models.config``; ``gate=False`` leaves the gate out of the report.
     """
-    from models.thresholds.calibrate import calibrate, write_logit_bias
-    from models.thresholds.cocked_fusion import refit, write_fusion
-    from models.thresholds.view_search import gate_table
-    from models.training.cocked import choose_threshold, write_threshold
-    from vision.faces.classifier import COCKED_NAME, FaceClassifier
-    from vision.pose.view_search import ViewSearchConfig
+    from farklecam.models.thresholds.calibrate import calibrate, write_logit_bias
+    from farklecam.models.thresholds.cocked_fusion import refit, write_fusion
+    from farklecam.models.thresholds.view_search import gate_table
+    from farklecam.models.training.cocked import choose_threshold, write_threshold
+    from farklecam.vision.faces.classifier import COCKED_NAME, FaceClassifier
+    from farklecam.vision.pose.view_search import ViewSearchConfig
 
     folder = models.assemble(work / models.name)
     report: dict[str, Any] = {"models": models.name, "swaps": [str(p) for p in models.swaps]}
@@ -202,9 +202,9 @@ def judge(
 
 def _fusion_threshold(folder: Path) -> float | None:
     """The threshold of the folder's fusion where it was fitted for the folder's classifier, else None."""
-    from vision.faces.classifier import FaceClassifier
-    from vision.pose.cocked import CockedTest
-    from vision.reader import fusion_for
+    from farklecam.vision.faces.classifier import FaceClassifier
+    from farklecam.vision.pose.cocked import CockedTest
+    from farklecam.vision.reader import fusion_for
 
     fusion = fusion_for(CockedTest(folder / COCKED_TEST_FILE), FaceClassifier(folder / CLASSIFIER_FILE))
     return None if fusion is None else fusion.threshold
@@ -265,7 +265,9 @@ def format_side_by_side(baseline: dict[str, Any], candidate: dict[str, Any]) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: judge the baseline and the candidate; a table, or ``--json``."""
-    ap = argparse.ArgumentParser(prog="python -m models.thresholds.candidate", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m farklecam.models.thresholds.candidate", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("candidate", type=Path, nargs="*", help="model files to swap in, named as in models/")
     ap.add_argument("--baseline", type=Path, nargs="*", default=[], help="files the baseline swaps in (default none)")
     ap.add_argument("--calib", type=Path, nargs="+", default=[_REPO / "data" / "calib_synth"])
@@ -274,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         nargs="*",
         default=[_REPO / "data" / "val" / "byler_d6", _REPO / "data" / "val" / "matteop65_webcam"],
-        help="real validation folders (python -m datasets.real export-holdout OUT --validation)",
+        help="real validation folders (python -m farklecam.datasets.real export-holdout OUT --validation)",
     )
     ap.add_argument("--gate-classifier", type=Path, help="a classifier trained without the validation photos")
     ap.add_argument(

@@ -1,15 +1,15 @@
 """Fit how the cocked test and the face classifier's ``cocked`` class are combined.
 
-    python -m models.thresholds.cocked_fusion data/calib_synth [--models DIR] [--write]
+    python -m farklecam.models.thresholds.cocked_fusion data/calib_synth [--models DIR] [--write]
 
 The two networks see a leaning die differently: the cocked test with "down"
 known (the crop turned so the nadir lies below), the classifier in any
 orientation but with its own view of the die's faces. Their mistakes are not
 the same ones, so where the vertical is calibrated the reader combines them
-(:class:`vision.pose.cocked.CockedFusion`): a two-weight logistic regression on
+(:class:`farklecam.vision.pose.cocked.CockedFusion`): a two-weight logistic regression on
 their logits, fitted here by Newton's method (a few lines of numpy; no
 library is needed for three parameters), with the threshold chosen by cocked
-F1 as ``models.training.cocked calibrate`` chooses the test's own.
+F1 as ``farklecam.models.training.cocked calibrate`` chooses the test's own.
 
 The rows are what the reader sees at run time: every die the shipped detector
 finds in the calibration scenes (never trained on, not a holdout), the tray
@@ -31,11 +31,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from datasets.yolo import COCKED_CLASS, find_images
-from models.training.cocked import best_threshold, call_scores, mean_group_f1
-from models.training.onnx_metadata import set_metadata
-from vision.pose.cocked import FUSION_METADATA_KEY, FUSION_TERMS, CockedEvidence, CockedFusion, logit
+from farklecam.datasets.yolo import COCKED_CLASS, find_images
+from farklecam.models.training.cocked import best_threshold, call_scores, mean_group_f1
+from farklecam.models.training.onnx_metadata import set_metadata
+from farklecam.vision.pose.cocked import FUSION_METADATA_KEY, FUSION_TERMS, CockedEvidence, CockedFusion, logit
 
 __all__ = [
     "FusionRows",
@@ -58,7 +57,7 @@ class FusionRows:
         classifier: the face classifier's ``cocked`` probability.
         truth: 1 leaning, 0 lying flat, -1 no labelled die (a false alarm).
         folder: the index of the calibration folder each row comes from; None for one folder.
-        evidence: what else the reader knows of each die (:class:`vision.pose.cocked.CockedEvidence`).
+        evidence: what else the reader knows of each die (:class:`farklecam.vision.pose.cocked.CockedEvidence`).
         scene: the index of each row's scene within its folder (for folds); None where unknown.
     """
 
@@ -83,11 +82,11 @@ class FusionRows:
 
 def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows:
     """Run the shipped detector, classifier and cocked test on every scene with a sidecar tray."""
-    from vision.evaluate.metrics import match_by_centre
-    from vision.evaluate.run import load_labels
-    from vision.images import load_image
-    from vision.pose.upright import upright_view
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.evaluate.metrics import match_by_centre
+    from farklecam.vision.evaluate.run import load_labels
+    from farklecam.vision.images import load_image
+    from farklecam.vision.pose.upright import upright_view
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     config = ReaderConfig(cocked_fusion=False)
     reader = DiceReader(models, config=config)
@@ -120,7 +119,7 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             for i, j in match_by_centre(xyxy, labels.xyxy):
                 occluded = labels.occluded is not None and bool(labels.occluded[j])
                 truth[i] = -2 if occluded else int(labels.classes[j] == COCKED_CLASS)
-            scored = truth != -2  # occluded dice are neither right nor wrong (as in vision.evaluate.run)
+            scored = truth != -2  # occluded dice are neither right nor wrong (as in farklecam.vision.evaluate.run)
             cols["test"].append(test(frame, xyxy, view)[scored])
             cols["classifier"].append(scores.cocked_prob[scored])
             cols["truth"].append(truth[scored])
@@ -178,10 +177,10 @@ def fit_fusion(
 ) -> tuple[CockedFusion, dict[str, float]]:
     """The fusion fitted on the labelled dice of ``rows``, its threshold the F1-best.
 
-    The weights (of the two logits and of each of ``terms``, :data:`vision.pose.cocked.FUSION_TERMS`)
+    The weights (of the two logits and of each of ``terms``, :data:`farklecam.vision.pose.cocked.FUSION_TERMS`)
     are fitted on every row. The threshold is the F1-best over every row, or, where the rows
     come from several calibration folders, the best mean of the folders' own F1
-    (:func:`models.training.cocked.best_threshold`).
+    (:func:`farklecam.models.training.cocked.best_threshold`).
 
     Returns:
         The fusion and its recall, precision and F1 on ``rows``.
@@ -233,8 +232,8 @@ def refit(
     out of fold (:func:`out_of_fold`), beside the two-logit fusion's where ``terms``
     are weighed.
     """
-    from vision.onnx_runtime import load_onnx
-    from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE
+    from farklecam.vision.onnx_runtime import load_onnx
+    from farklecam.vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE
 
     sha = str(load_onnx(folder / CLASSIFIER_FILE).metadata.get("train_config_sha", ""))
     test_model = load_onnx(folder / COCKED_TEST_FILE)
@@ -260,16 +259,18 @@ def refit(
 
 def write_fusion(folder: Path, fusion: CockedFusion) -> None:
     """Store ``fusion`` in the metadata of ``folder``'s cocked test (it names the classifier it was fitted with)."""
-    from vision.reader import COCKED_TEST_FILE
+    from farklecam.vision.reader import COCKED_TEST_FILE
 
     set_metadata(folder / COCKED_TEST_FILE, FUSION_METADATA_KEY, fusion.to_json())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: fit, print the fusion against the test alone, and optionally store it."""
-    from vision.reader import default_model_dir
+    from farklecam.vision.reader import default_model_dir
 
-    ap = argparse.ArgumentParser(prog="python -m models.thresholds.cocked_fusion", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m farklecam.models.thresholds.cocked_fusion", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
     ap.add_argument("--write", action="store_true", help="store the fusion in the folder's cocked test")

@@ -9,11 +9,11 @@ chosen here, on data the deciding networks never trained on:
   cocked test learned from generated scenes alone, and real dice look
   different to it: a gate that calls none of them cocked keeps the reader's
   real-photo accuracy. For the test alone these are the real *training*
-  photos (:func:`datasets.real.split`). The fused call (the test with the face
-  classifier, :class:`vision.pose.cocked.CockedFusion`) also hears the classifier,
+  photos (:func:`farklecam.datasets.real.split`). The fused call (the test with the face
+  classifier, :class:`farklecam.vision.pose.cocked.CockedFusion`) also hears the classifier,
   which did train on them; it is judged on the *validation* photos
   (``--real validation``) with a classifier trained without them
-  (``python -m models.train --hold-validation``) and its own fusion;
+  (``python -m farklecam.models.training --hold-validation``) and its own fusion;
 * calibration scenes (generated, neither trained on nor held out): their
   leaning dice give recall and precision.
 
@@ -23,8 +23,8 @@ folder's fusion names its classifier), ``max_score`` and ``threshold``.
 
 Example::
 
-    python -m models.thresholds.view_search data/calib_synth
-    python -m models.thresholds.view_search data/calib_synth --models runs/cls10A_out --real validation
+    python -m farklecam.models.thresholds.view_search data/calib_synth
+    python -m farklecam.models.thresholds.view_search data/calib_synth --models runs/cls10A_out --real validation
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from models.training.cocked import LabelledScene, labelled_scenes
-from vision.pose.cocked import CockedTest
-from vision.pose.upright import UprightView
-from vision.pose.view_search import ViewSearchConfig, search_view
-from vision.reader import COCKED_TEST_FILE
+from farklecam.models.training.cocked import LabelledScene, labelled_scenes
+from farklecam.vision.pose.cocked import CockedTest
+from farklecam.vision.pose.upright import UprightView
+from farklecam.vision.pose.view_search import ViewSearchConfig, search_view
+from farklecam.vision.reader import COCKED_TEST_FILE
 
 __all__ = ["GateCounts", "SearchRow", "estimates", "gate_counts", "gate_table", "main"]
 
@@ -132,8 +131,8 @@ def gate_counts(
 
 def _real_frames(part: str) -> Iterator[LabelledScene]:
     """The real photos of one part of the training photos (``training``: all; ``validation``: that slice)."""
-    from datasets.real import SOURCES, split, validation_split
-    from vision.images import load_image
+    from farklecam.datasets.real import SOURCES, split, validation_split
+    from farklecam.vision.images import load_image
 
     for source in SOURCES:
         photos = validation_split(source)[1] if part == "validation" else split(source)[0]
@@ -144,8 +143,8 @@ def _real_frames(part: str) -> Iterator[LabelledScene]:
 
 def _fuse(folder: Path, test: CockedTest) -> Fuse | None:
     """The folder's classifier and fusion as a :data:`Fuse`, where the fusion was fitted with that classifier."""
-    from vision.faces.classifier import FaceClassifier
-    from vision.reader import CLASSIFIER_FILE, fusion_for
+    from farklecam.vision.faces.classifier import FaceClassifier
+    from farklecam.vision.reader import CLASSIFIER_FILE, fusion_for
 
     classifier = FaceClassifier(folder / CLASSIFIER_FILE)
     fusion = fusion_for(test, classifier)
@@ -177,7 +176,7 @@ def gate_table(
     real_rows = estimates(test, _real_frames(real), cfg, fuse)
     scene_rows = estimates(test, labelled_scenes(dirs), cfg, fuse)
     if gates is None:
-        # The fused call decides at the fusion's own threshold (vision.reader): always on the grid.
+        # The fused call decides at the fusion's own threshold (farklecam.vision.reader): always on the grid.
         fused = tuple(sorted({*FUSED_THRESHOLDS, test.fusion.threshold})) if test.fusion else FUSED_THRESHOLDS
         kinds = [("test", THRESHOLDS)] + ([("fused", fused)] if fuse is not None else [])
         gates = [(kind, m, t) for kind, thresholds in kinds for m in MAX_SCORES for t in thresholds]
@@ -207,9 +206,11 @@ def gate_table(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: print the gate table as JSON lines."""
-    from vision.reader import default_model_dir
+    from farklecam.vision.reader import default_model_dir
 
-    ap = argparse.ArgumentParser(prog="python -m models.thresholds.view_search", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m farklecam.models.thresholds.view_search", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("dirs", type=Path, nargs="+", help="folders of generated scenes set apart for calibration")
     ap.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
     ap.add_argument(

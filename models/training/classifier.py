@@ -1,13 +1,13 @@
 """The face classifier: a tiny CNN that reads the top face (or "cocked") from a 64x64 die crop.
 
-It learns from a bank of crops of real and generated dice (:mod:`models.bank.crop_bank`:
+It learns from a bank of crops of real and generated dice (:mod:`farklecam.models.bank.crop_bank`:
 cut as at run time, around jittered and detected boxes, with "not_die" crops of
 the detector's false alarms), turned by any angle on 70 % of the samples
 (a die face is rotation-invariant up to the orientation of 2, 3 and 6, which
 any-angle turns cover, and mirror-symmetric, so flips are safe too), given
 marble streaks and motion blur on a share of them, and the shared photometric
-augmentation (:mod:`models.training.facenet`). At run time the reader drops a detection
-the classifier calls "not_die" (see :mod:`vision.faces.classifier`).
+augmentation (:mod:`farklecam.models.training.facenet`). At run time the reader drops a detection
+the classifier calls "not_die" (see :mod:`farklecam.vision.faces.classifier`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 import torch
+from farklecam.models.bank.crop_bank import CLASSIFIER_NAMES, CropBank, centre_crops, turned_centres
+from farklecam.models.bank.marbling import add_streaks
+from farklecam.models.bank.motion_blur import add_motion_blur
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.models.training.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
 from torch import nn
-
-from models.bank.crop_bank import CLASSIFIER_NAMES, CropBank, centre_crops, turned_centres
-from models.bank.marbling import add_streaks
-from models.bank.motion_blur import add_motion_blur
-from models.training.classifier_config import ClassifierConfig
-from models.training.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
 
 __all__ = ["evaluate", "train_classifier"]
 

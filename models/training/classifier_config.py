@@ -29,11 +29,11 @@ class ClassifierConfig:
         background_boxes: die-sized patches clear of every die banked per frame ("not_die").
         shift: box centre jitter, fraction of the box side (standard deviation).
         scale: box size jitter, log-normal standard deviation.
-        streaks: share of training crops given marble streaks (:mod:`models.bank.marbling`).
-        motion_blur: share of training crops smeared along a line (:mod:`models.bank.motion_blur`).
-        width: factor on the network's channel widths (:func:`models.training.facenet.scaled_widths`).
+        streaks: share of training crops given marble streaks (:mod:`farklecam.models.bank.marbling`).
+        motion_blur: share of training crops smeared along a line (:mod:`farklecam.models.bank.motion_blur`).
+        width: factor on the network's channel widths (:func:`farklecam.models.training.facenet.scaled_widths`).
         head_grid: side of the grid the last feature map is pooled to before the linear head
-            (:class:`models.training.facenet.FaceNet`; 1 is a global average pool).
+            (:class:`farklecam.models.training.facenet.FaceNet`; 1 is a global average pool).
         seed: seed for jitter, augmentation, initialisation and batch order.
         max_steps: stop after this many steps (smoke tests); None trains every epoch.
         threads: torch CPU threads.

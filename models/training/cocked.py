@@ -1,4 +1,4 @@
-"""Train and calibrate the cocked test (:mod:`vision.pose.cocked`): ``python -m models.training.cocked``.
+"""Train and calibrate the cocked test (:mod:`vision.pose.cocked`): ``python -m farklecam.models.training.cocked``.
 
 Only generated scenes know which dice lean (the real photos have none) and
 where the tray is, so the test learns leaning dice from them alone: every die
@@ -6,25 +6,25 @@ of the training part of each folder (the held-out part is never read), its
 crop turned so the nadir found from the labelled tray outline lies below, and
 the sine of the camera's angle to it as a fourth plane. With ``--real-flat``
 it also learns what real flat dice look like, from the training photos of
-sources shot looking straight down (:data:`datasets.real.STRAIGHT_DOWN_SOURCES`,
+sources shot looking straight down (:data:`farklecam.datasets.real.STRAIGHT_DOWN_SOURCES`,
 whose vertical is the picture's centre; never their validation or held-out
 photos): a test that saw only rendered dice calls some real flat ones cocked.
 (Measured as cocked7 and not shipped: it found fewer rendered leaning dice;
 ``docs/experiments/HISTORY.md``.) Leaning dice are rare in thrown scenes and banked
 several times over; the threshold on the cocked probability is then chosen by
-cocked F1 on scenes set apart for calibration, as :mod:`models.thresholds.calibrate` does
+cocked F1 on scenes set apart for calibration, as :mod:`farklecam.models.thresholds.calibrate` does
 for the face classifier.
 
 Crops are banked unturned at 1.5x the field of view, as the face classifier's
-are (:func:`models.bank.crop_bank.bank_size`), and turned at training time by
+are (:func:`farklecam.models.bank.crop_bank.bank_size`), and turned at training time by
 their upright angle plus a little jitter (the nadir's direction is only as
 good as the tray outline), then cut to the run-time crop.
 
 Example::
 
-    python -m models.training.cocked train --synthetic data/synth data/synth_lean data/synth_v2 \
+    python -m farklecam.models.training.cocked train --synthetic data/synth data/synth_lean data/synth_v2 \
         --out models/cocked_test.onnx
-    python -m models.training.cocked calibrate data/calib_synth --model models/cocked_test.onnx --write
+    python -m farklecam.models.training.cocked calibrate data/calib_synth --model models/cocked_test.onnx --write
 """
 
 from __future__ import annotations
@@ -42,8 +42,7 @@ from typing import Any, NamedTuple, cast
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from datasets.cli_args import (
+from farklecam.datasets.cli_args import (
     copy_count,
     crop_context,
     crop_side,
@@ -52,10 +51,10 @@ from datasets.cli_args import (
     weight_decay,
     width_scale,
 )
-from datasets.real import STRAIGHT_DOWN_SOURCES
-from datasets.training_sets import Frame, real_frames, synthetic_frames
-from datasets.yolo import COCKED_CLASS, find_images, read_sidecar
-from models.bank.crop_bank import (
+from farklecam.datasets.real import STRAIGHT_DOWN_SOURCES
+from farklecam.datasets.training_sets import Frame, real_frames, synthetic_frames
+from farklecam.datasets.yolo import COCKED_CLASS, find_images, read_sidecar
+from farklecam.models.bank.crop_bank import (
     bank_context,
     bank_size,
     detect_boxes,
@@ -64,11 +63,11 @@ from models.bank.crop_bank import (
     misplaced_boxes,
     turned_centres,
 )
-from models.training.classifier_config import ClassifierConfig
-from models.training.onnx_metadata import set_metadata
-from vision.crops import CROP_CONTEXT, CROP_SIZE
-from vision.evaluate.metrics import f1
-from vision.pose.cocked import (
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.models.training.onnx_metadata import set_metadata
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
+from farklecam.vision.evaluate.metrics import f1
+from farklecam.vision.pose.cocked import (
     COCKED_TEST_NAMES,
     DEFAULT_THRESHOLD,
     UNDO_FORESHORTENING_KEY,
@@ -76,7 +75,7 @@ from vision.pose.cocked import (
     foreshortening,
     upright_angles,
 )
-from vision.pose.upright import UprightView, straight_down_view, upright_view
+from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_view
 
 __all__ = [
     "BankRecipe",
@@ -113,7 +112,7 @@ class CockedBank:
     """Banked crops (:func:`~models.bank.crop_bank.bank_size` square, unturned): label, upright angle, view sine.
 
     ``crops`` are BGR, (n, s, s, 3), or with a fourth channel holding the crop's neighbour
-    plane (:func:`vision.crops.neighbour_planes`), so that one turn moves both alike.
+    plane (:func:`farklecam.vision.crops.neighbour_planes`), so that one turn moves both alike.
     """
 
     crops: npt.NDArray[np.uint8]
@@ -142,12 +141,12 @@ class BankRecipe:
         flat_copies: crops banked per generated flat die (the first two unjittered).
         real_flat_copies: crops banked per real flat die (the first two unjittered).
         undo_foreshortening: read crops squeezed across by the cosine of the camera's angle
-            (:func:`vision.pose.cocked.foreshortening`), so that a flat top face looks square at any
+            (:func:`farklecam.vision.pose.cocked.foreshortening`), so that a flat top face looks square at any
             angle; the model's metadata says so and the run-time test squeezes alike.
         misplaced: also bank each die around boxes as badly placed as the detector's worst
             (:func:`build_cocked_bank`); nothing changes at run time.
         neighbours: a fifth input plane marks the other dice's boxes in each crop
-            (:func:`vision.crops.neighbour_planes`); the run-time test adds it when its model
+            (:func:`farklecam.vision.crops.neighbour_planes`); the run-time test adds it when its model
             takes five planes.
         aux: also teach each die's tilt and hidden share (:func:`die_targets`) on two more
             outputs, which the export leaves out; nothing changes at run time.
@@ -235,8 +234,8 @@ class LabelledScene:
 
 def labelled_scenes(folders: Sequence[Path]) -> Iterator[LabelledScene]:
     """Every scene of the folders with at least one visible die (occluded dice, per the sidecar, left out)."""
-    from datasets.training_sets import read_synthetic_frame
-    from vision.images import load_image
+    from farklecam.datasets.training_sets import read_synthetic_frame
+    from farklecam.vision.images import load_image
 
     for folder in folders:
         for path in find_images(folder):
@@ -261,7 +260,7 @@ def build_cocked_bank(
     A leaning die is banked :data:`COCKED_COPIES` times, a flat one ``recipe.flat_copies`` times
     (``recipe.real_flat_copies`` in a real photo); copies after the first two are jittered.
 
-    ``detected`` holds each detector's boxes per frame (:func:`~models.bank.crop_bank.detect_boxes`).
+    ``detected`` holds each detector's boxes per frame (:func:`~farklecam.models.bank.crop_bank.detect_boxes`).
     Even copies are cut around the labelled box, odd ones around a detector's box where
     it found the die; with several detectors they take turns, frame by frame and copy by
     copy (odd copy ``c`` of the ``i``-th frame: detector ``(i + c // 2) % n``), so a
@@ -271,27 +270,27 @@ def build_cocked_bank(
     for a lean.
 
     With ``recipe.misplaced`` each die is banked half as many times again around boxes placed as
-    badly as the detector's worst (:func:`~models.bank.crop_bank.misplaced_boxes`, IoU 0.5-0.8
+    badly as the detector's worst (:func:`~farklecam.models.bank.crop_bank.misplaced_boxes`, IoU 0.5-0.8
     with the label): a third of every die's copies then, flat or leaning, so neither the
     classes' balance nor their share of such crops tells the test which class a crop is.
     Those boxes come from their own random stream: the other copies are banked exactly as
     without them, which keeps a control trained without them comparable.
 
-    ``recipe.context`` is the run-time crop's context (:func:`vision.crops.square_boxes`); the
-    bank holds 1.5x that field of view (:func:`~models.bank.crop_bank.bank_context`).
+    ``recipe.context`` is the run-time crop's context (:func:`farklecam.vision.crops.square_boxes`); the
+    bank holds 1.5x that field of view (:func:`~farklecam.models.bank.crop_bank.bank_context`).
 
     With ``recipe.neighbours`` each crop carries a fourth channel marking the other dice's boxes
-    (:func:`vision.crops.neighbour_planes`): those the run-time reader would have, the
+    (:func:`farklecam.vision.crops.neighbour_planes`): those the run-time reader would have, the
     detector's own boxes for a copy cut around one of them, else the visible labelled dice.
 
     With ``recipe.aux`` each crop also carries its die's :func:`die_targets`.
 
     With ``recipe.undo_foreshortening`` the crops are banked already turned upright and squeezed
-    across (:func:`vision.pose.cocked.foreshortening`), their angles kept as 0, so that training
+    across (:func:`farklecam.vision.pose.cocked.foreshortening`), their angles kept as 0, so that training
     turns them by the jitter alone: a crop squeezed to a third of its width needs three
     times the field of view across, more than an unturned bank crop holds.
     """
-    from vision.crops import extract_crops, neighbour_planes
+    from farklecam.vision.crops import extract_crops, neighbour_planes
 
     rng = np.random.default_rng(seed)
     misplacing = np.random.default_rng([seed, 1])
@@ -387,14 +386,12 @@ def train_cocked(
         detectors: exported die detectors; half the copies are cut around their boxes, the
             detectors taking turns (:func:`build_cocked_bank`).
         limit: at most this many scenes per folder (smoke runs).
-        real_flat: real sources (of :data:`datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
+        real_flat: real sources (of :data:`farklecam.datasets.real.STRAIGHT_DOWN_SOURCES`) whose training photos,
             less their validation slice (which judges the test), add real flat dice.
         recipe: how the crops are cut and banked (:class:`BankRecipe`).
     """
     import torch
-
-    from farklecam import __version__
-    from models.training.facenet import (
+    from farklecam.models.training.facenet import (
         FaceNet,
         LeadingOutputs,
         augment,
@@ -405,6 +402,8 @@ def train_cocked(
         scaled_widths,
         to_tensor,
     )
+
+    from farklecam import __version__
 
     start = time.monotonic()
     problem = grid_problem(recipe.crop_size, config.head_grid)
@@ -432,7 +431,7 @@ def train_cocked(
         near = torch.from_numpy(turned[..., 3:].transpose(0, 3, 1, 2) / 255.0).float() if bank.neighbours else None
         x = augment(to_tensor(turned[..., :3]), gen, flip_vertical=False, planes=near)
         steep = torch.from_numpy(bank.sines[idx]).float()[:, None, None, None].expand(-1, 1, *x.shape[2:])
-        # The run-time order (vision.pose.cocked.upright_inputs): RGB, steepness, then the neighbour plane.
+        # The run-time order (farklecam.vision.pose.cocked.upright_inputs): RGB, steepness, then the neighbour plane.
         return torch.cat([x[:, :3], steep, x[:, 3:]], dim=1)
 
     widths = scaled_widths(config.width)
@@ -557,8 +556,8 @@ def labelled_box_probs(test: CockedTest, paths: Iterable[Path]) -> BoxReads:
     Each die is read through its labelled box, so this measures the test alone, not the
     detector's boxes; scenes without labelled dice or a tray outline are skipped.
     """
-    from datasets.training_sets import read_synthetic_frame
-    from vision.images import load_image
+    from farklecam.datasets.training_sets import read_synthetic_frame
+    from farklecam.vision.images import load_image
 
     probs, truth, boxes = [np.zeros(0, np.float32)], [np.zeros(0, bool)], [np.zeros((0, 4), np.float32)]
     where: list[Path] = []
@@ -611,7 +610,7 @@ def write_threshold(model: Path, threshold: float) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``train`` or ``calibrate``."""
-    ap = argparse.ArgumentParser(prog="python -m models.training.cocked", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m farklecam.models.training.cocked", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     tr = sub.add_parser("train", help="train and export the cocked test on generated scenes")
     tr.add_argument("--synthetic", type=Path, nargs="+", required=True, help="folders of generated scenes")
@@ -700,8 +699,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.command == "calibrate":
         return calibrate(args)
-    from models.training.facenet import grid_problem
-    from models.training.offline import go_offline
+    from farklecam.models.training.facenet import grid_problem
+    from farklecam.models.training.offline import go_offline
 
     problem = grid_problem(args.crop_size, args.head_grid)
     if problem:

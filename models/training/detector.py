@@ -1,10 +1,10 @@
 """Train and export the one-class die detector with ultralytics (training extra only).
 
 The detector finds every die and its whole-die box; the face is read later
-by :mod:`models.training.classifier` on a full-resolution crop. One class converges on
+by :mod:`farklecam.models.training.classifier` on a full-resolution crop. One class converges on
 a CPU in tens of epochs where six face classes from scratch do not (issue 3).
 The network is built from its yaml: there are no pretrained weights, and
-nothing is ever downloaded (:func:`models.training.offline.go_offline` runs first).
+nothing is ever downloaded (:func:`farklecam.models.training.offline.go_offline` runs first).
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from models.training.offline import go_offline
-from vision.detection.yolo_head import level_strides
+from farklecam.models.training.offline import go_offline
+from farklecam.vision.detection.yolo_head import level_strides
 
 __all__ = [
     "DETECTOR_NAMES",
@@ -136,7 +135,7 @@ def recommend_conf(checkpoint: Path, data_yaml: Path, config: DetectorConfig) ->
     """The score threshold with the best F1 on the dataset's validation split (never the holdout).
 
     Written to the ONNX metadata as ``farklecam_det_conf``, which
-    ``vision.detection.detector`` uses when no threshold is given. Clipped to 0.1..0.7 so
+    ``farklecam.vision.detection.detector`` uses when no threshold is given. Clipped to 0.1..0.7 so
     a tiny validation split cannot pick an extreme.
     """
     go_offline()
@@ -172,7 +171,7 @@ def branch_convs(graph: Any) -> dict[tuple[str, int], Any]:
     """The last convolution of each level's box (``"2"``) and class (``"3"``) branch, keyed by (branch, level).
 
     These produce what the decoding reads: :func:`cut_head` makes their outputs the
-    graph's, and :mod:`models.training.quantize` keeps them in float.
+    graph's, and :mod:`farklecam.models.training.quantize` keeps them in float.
     """
     found: dict[tuple[str, int], Any] = {}
     for node in graph.node:
@@ -274,7 +273,7 @@ def export_detector(
     """Export a checkpoint to ONNX with a dynamic input size, simplified, and add farklecam's metadata.
 
     The input's height and width are left free (``dynamic``), so that
-    :class:`vision.detection.detector.DieDetector` can feed the smallest padded rectangle
+    :class:`farklecam.vision.detection.detector.DieDetector` can feed the smallest padded rectangle
     that holds the frame at ``imgsz`` scale (320x256 for a 4:3 frame) rather
     than the full square: about 20 % faster at the same accuracy. (ultralytics
     frees the batch axis with them; the reader feeds one frame.)
@@ -324,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m models.training.detector", description="Export a detector checkpoint to ONNX without training."
+        prog="python -m farklecam.models.training.detector",
+        description="Export a detector checkpoint to ONNX without training.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     export = sub.add_parser("export", help="export a checkpoint to ONNX")

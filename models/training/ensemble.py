@@ -11,7 +11,7 @@ output logits of the same shape; a mismatch is refused with the member named.
 
 Example::
 
-    python -m models.training.ensemble runs/cocked_A0/cocked_test.onnx runs/cocked_B0/cocked_test.onnx \
+    python -m farklecam.models.training.ensemble runs/cocked_A0/cocked_test.onnx runs/cocked_B0/cocked_test.onnx \
         --out runs/e2.onnx
 """
 
@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import onnx
+from farklecam.vision.pose.cocked import UNDO_FORESHORTENING_KEY
 from onnx import compose, helper
-
-from vision.pose.cocked import UNDO_FORESHORTENING_KEY
 
 __all__ = ["EnsembleError", "main", "merge"]
 
@@ -96,8 +95,10 @@ def merge(members: Sequence[onnx.ModelProto]) -> onnx.ModelProto:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m models.training.ensemble MEMBER... --out FILE``: write the members' mean as one model."""
-    parser = argparse.ArgumentParser(prog="python -m models.training.ensemble", description=__doc__.splitlines()[0])
+    """``python -m farklecam.models.training.ensemble MEMBER... --out FILE``: write the members' mean as one model."""
+    parser = argparse.ArgumentParser(
+        prog="python -m farklecam.models.training.ensemble", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("members", nargs="+", type=Path, help="ONNX files taking the same input")
     parser.add_argument("--out", type=Path, required=True, help="where to write the merged model")
     args = parser.parse_args(argv)

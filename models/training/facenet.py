@@ -1,7 +1,7 @@
 """The small crop CNN both crop networks use, and how it is trained and exported.
 
-The face classifier (:mod:`models.training.classifier`: faces, cocked, not a die, from
-an RGB crop) and the cocked test (:mod:`models.training.cocked`: flat or leaning, from
+The face classifier (:mod:`farklecam.models.training.classifier`: faces, cocked, not a die, from
+an RGB crop) and the cocked test (:mod:`farklecam.models.training.cocked`: flat or leaning, from
 the crop turned upright plus a plane of the camera's angle) are the same
 :class:`FaceNet` with different inputs and classes; they share the training
 loop (:func:`fit`), the photometric augmentation (:func:`augment`) and the
@@ -21,11 +21,10 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 import torch
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
 from torch import nn
 from torch.nn import functional as F
-
-from models.training.classifier_config import ClassifierConfig
-from vision.crops import CROP_CONTEXT, CROP_SIZE
 
 __all__ = [
     "FACENET_WIDTHS",
@@ -146,7 +145,7 @@ def class_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def to_tensor(crops: npt.NDArray[np.uint8]) -> torch.Tensor:
-    """BGR uint8 crops -> RGB float tensor in 0..1, as :func:`vision.crops.crops_to_tensor`."""
+    """BGR uint8 crops -> RGB float tensor in 0..1, as :func:`farklecam.vision.crops.crops_to_tensor`."""
     return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1])).permute(0, 3, 1, 2).float() / 255.0
 
 

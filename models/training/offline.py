@@ -13,7 +13,7 @@ time, so the switches must be set first:
 - ``ORT_DISABLE_TELEMETRY=1``: onnxruntime sends no usage events.
 
 Datasets must also use ASCII class names and an absolute ``path:`` in their
-YAML (see :mod:`datasets.detector_data`), or ultralytics looks them up online.
+YAML (see :mod:`farklecam.datasets.detector_data`), or ultralytics looks them up online.
 """
 
 from __future__ import annotations

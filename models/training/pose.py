@@ -1,12 +1,13 @@
 """Train and measure the pose network (:mod:`vision.pose.net`): ``python -m models.training.pose {train,measure}``.
 
-The network is :class:`models.training.facenet.FaceNet` with three outputs, trained by the shared
-loop (:func:`models.training.facenet.fit`) with a regression loss: the distance between its unit
+The network is :class:`farklecam.models.training.facenet.FaceNet` with three outputs, trained by the shared
+loop (:func:`farklecam.models.training.facenet.fit`) with a regression loss: the distance between its unit
 output and each die's up-axis in the frame of the crop's viewing ray
-(:func:`vision.pose.tilt.ray_rotations`, with the scene's true intrinsics). Crops are banked
-unturned at 1.5x the field of view as the face classifier's are (:mod:`models.bank.crop_bank`),
+(:func:`farklecam.vision.pose.tilt.ray_rotations`, with the scene's true intrinsics). Crops are banked
+unturned at 1.5x the field of view as the face classifier's are (:mod:`farklecam.models.bank.crop_bank`),
 around the labelled box, the detector's box and jittered ones; each training crop is
-turned by any angle and mirrored at random, and its target with it (:func:`vision.pose.tilt.turn_in_ray_frame`):
+turned by any angle and mirrored at random, and its target with it
+(:func:`farklecam.vision.pose.tilt.turn_in_ray_frame`):
 in the ray's frame a turn of the crop about its centre is a turn about the ray.
 
 Only generated scenes whose sidecars record ``up_cam`` (generated since the pose
@@ -14,8 +15,9 @@ fields were added) can train or measure it.
 
 Example::
 
-    python -m models.training.pose train --synthetic runs/pose_data/train_v1 --out runs/pose/pose_net.onnx --steps 2000
-    python -m models.training.pose measure runs/pose_data/eval_v2 --model runs/pose/pose_net.onnx
+    python -m farklecam.models.training.pose train --synthetic runs/pose_data/train_v1 --out runs/pose/pose_net.onnx
+    --steps 2000
+    python -m farklecam.models.training.pose measure runs/pose_data/eval_v2 --model runs/pose/pose_net.onnx
 """
 
 from __future__ import annotations
@@ -32,14 +34,20 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from datasets.training_sets import Frame, read_synthetic_frame, synthetic_frames
-from datasets.yolo import find_images, read_sidecar
-from models.bank.crop_bank import BANK_CONTEXT, BANK_SIZE, detect_boxes, jitter_boxes, match_detections, turned_centres
-from models.training.classifier_config import ClassifierConfig
-from vision.crops import extract_crops
-from vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame, turn_in_ray_frame, view_from_normal
-from vision.pose.upright import upright_view
+from farklecam.datasets.training_sets import Frame, read_synthetic_frame, synthetic_frames
+from farklecam.datasets.yolo import find_images, read_sidecar
+from farklecam.models.bank.crop_bank import (
+    BANK_CONTEXT,
+    BANK_SIZE,
+    detect_boxes,
+    jitter_boxes,
+    match_detections,
+    turned_centres,
+)
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.vision.crops import extract_crops
+from farklecam.vision.pose.tilt import TiltCall, ray_rotations, to_ray_frame, turn_in_ray_frame, view_from_normal
+from farklecam.vision.pose.upright import upright_view
 
 if TYPE_CHECKING:
     import torch
@@ -198,8 +206,7 @@ def up_axis_loss(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 def train_pose(bank: PoseBank, config: ClassifierConfig, init: Path | None = None) -> tuple[Any, dict[str, float]]:
     """Train the pose network on a bank with the shared loop; returns ``(model, stats)``."""
     import torch
-
-    from models.training.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
+    from farklecam.models.training.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
 
     torch.manual_seed(config.seed)
     model = FaceNet(3, scaled_widths(config.width))
@@ -266,7 +273,7 @@ def measure(
     """Tilt error and cocked calls from tilt on every scene of ``folders`` (pass only scenes never trained on).
 
     Two ways, as at run time: ``tray`` (the labelled tray corners give the vertical and the
-    focal length) and ``none`` (nothing marked: the dice give both, :func:`vision.pose.tilt.consensus`);
+    focal length) and ``none`` (nothing marked: the dice give both, :func:`farklecam.vision.pose.tilt.consensus`);
     and ``truth`` (the scene's true intrinsics and normal), which no run time has: the network's
     own error, so that what the vertical adds can be told from it.
     Dice are the labelled ones that are not occluded, read through the detector's box where
@@ -274,7 +281,7 @@ def measure(
     die it does not find counts as missed. A die past 15 degrees (the generator's label) is
     leaning.
     """
-    from vision.pose.net import PoseNet
+    from farklecam.vision.pose.net import PoseNet
 
     net = PoseNet(model, threads=1)
     call = call or TiltCall()
@@ -309,10 +316,10 @@ def measure_flat(
 
     The dice are the detector's boxes whose centre lies on a labelled die (labels of
     pip patterns or whole dice alike); a picture's normal is the one its dice agree on
-    (:func:`vision.pose.tilt.consensus`), so a die's tilt is its disagreement with the rest.
+    (:func:`farklecam.vision.pose.tilt.consensus`), so a die's tilt is its disagreement with the rest.
     """
-    from vision.crops import centre_distances
-    from vision.pose.net import PoseNet
+    from farklecam.vision.crops import centre_distances
+    from farklecam.vision.pose.net import PoseNet
 
     net = PoseNet(model, threads=1)
     call = call or TiltCall()
@@ -348,7 +355,7 @@ def measure_flat(
 
 def _found(labelled: npt.NDArray[np.float32], detected: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
     """Which labelled dice a detection's centre lies within reach of (:func:`vision.crops.centre_distances`)."""
-    from vision.crops import centre_distances
+    from farklecam.vision.crops import centre_distances
 
     if len(detected) == 0:
         return np.zeros(len(labelled), bool)
@@ -381,10 +388,10 @@ def _count(
 
 def _train(args: argparse.Namespace) -> int:
     import torch
+    from farklecam.models.training.facenet import export_facenet
+    from farklecam.vision.pose.net import POSE_NAMES
 
     from farklecam import __version__
-    from models.training.facenet import export_facenet
-    from vision.pose.net import POSE_NAMES
 
     out: Path = args.out
     work = out.parent
@@ -424,8 +431,10 @@ def _measure(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m models.training.pose train|measure``."""
-    parser = argparse.ArgumentParser(prog="python -m models.training.pose", description=__doc__.split("\n", 1)[0])
+    """``python -m farklecam.models.training.pose train|measure``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m farklecam.models.training.pose", description=__doc__.split("\n", 1)[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="bank crops of generated scenes and train the pose network")
     t.add_argument("--synthetic", type=Path, nargs="+", required=True, help="generated folders with pose labels")

@@ -2,15 +2,15 @@
 
 Calibration frames are letterboxed by the run-time detector's own
 ``preprocess``, so the ranges are measured on exactly what the model will see.
-On a detector cut before its decoding (the shipped one, :func:`models.training.detector.cut_head`)
+On a detector cut before its decoding (the shipped one, :func:`farklecam.models.training.detector.cut_head`)
 every node is quantized and the decoding stays in float, in numpy
-(:mod:`vision.detection.yolo_head`). On one with ultralytics' decoded head, its decoding
+(:mod:`farklecam.vision.detection.yolo_head`). On one with ultralytics' decoded head, its decoding
 nodes (DFL softmax, anchor arithmetic, the final concatenations) are kept in
 float: those few cheap nodes turn small rounding errors into shifted boxes.
 Either way the head's last convolutions stay in float (:func:`float_nodes`).
 
-``python -m models.training.quantize SRC.onnx DST.onnx IMAGE_DIR...`` (training extra: needs ``onnx``);
-held-out and validation real photos (``datasets.real``) are never used for calibration. A SRC that is
+``python -m farklecam.models.training.quantize SRC.onnx DST.onnx IMAGE_DIR...`` (training extra: needs ``onnx``);
+held-out and validation real photos (``farklecam.datasets.real``) are never used for calibration. A SRC that is
 itself quantized (the shipped file) is first turned back into float (:func:`dequantized`), its weights
 rounded once already.
 """
@@ -41,8 +41,7 @@ def float_nodes(model_path: Path) -> list[str]:
     data/synth_v3/images``).
     """
     import onnx
-
-    from models.training.detector import branch_convs
+    from farklecam.models.training.detector import branch_convs
 
     graph = onnx.load(str(model_path)).graph
     heads = sorted(
@@ -112,8 +111,8 @@ def dequantized(src: Path, dst: Path) -> Path:
 
 
 def _calibration_tensors(model_path: Path, images: Sequence[Path]) -> Iterator[npt.NDArray[np.float32]]:
-    from vision.detection.detector import DieDetector
-    from vision.images import load_image
+    from farklecam.vision.detection.detector import DieDetector
+    from farklecam.vision.images import load_image
 
     detector = DieDetector(model_path)
     for path in images:
@@ -177,10 +176,12 @@ def quantize_detector(src: Path, dst: Path, calibration_images: Sequence[Path], 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: quantize SRC into DST with calibration frames sampled from the given folders."""
-    from datasets.real import is_holdout, is_validation
-    from datasets.yolo import find_images
+    from farklecam.datasets.real import is_holdout, is_validation
+    from farklecam.datasets.yolo import find_images
 
-    parser = argparse.ArgumentParser(prog="python -m models.training.quantize", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m farklecam.models.training.quantize", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("src", type=Path)
     parser.add_argument("dst", type=Path)
     parser.add_argument("images", type=Path, nargs="+", help="folders of calibration images")
@@ -189,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--full-range", action="store_true", help="8-bit weights (saturate on AVX2 without VNNI)")
     args = parser.parse_args(argv)
     # Calibration is a kind of training: the held-out real photos never take part, nor the
-    # validation photos that judge the quantized model (models.thresholds.candidate).
+    # validation photos that judge the quantized model (farklecam.models.thresholds.candidate).
     pool = [p for root in args.images for p in find_images(root) if not (is_holdout(p.name) or is_validation(p.name))]
     random.Random(args.seed).shuffle(pool)
     import onnx

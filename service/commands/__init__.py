@@ -1,13 +1,13 @@
-"""CLI verbs: each module defines one :class:`~service.commands.base.Command`."""
+"""CLI verbs: each module defines one :class:`~farklecam.service.commands.base.Command`."""
 
 from __future__ import annotations
 
-from service.commands.base import Command
-from service.commands.live_verb import LIVE
-from service.commands.read_verb import READ
-from service.commands.scoring_verbs import ADVISE, RULES, SCORE, SOLVE
-from service.commands.serve_verb import SERVE
-from service.commands.tournament_verb import TOURNAMENT
+from farklecam.service.commands.base import Command
+from farklecam.service.commands.live_verb import LIVE
+from farklecam.service.commands.read_verb import READ
+from farklecam.service.commands.scoring_verbs import ADVISE, RULES, SCORE, SOLVE
+from farklecam.service.commands.serve_verb import SERVE
+from farklecam.service.commands.tournament_verb import TOURNAMENT
 
 __all__ = ["COMMANDS", "Command"]
 

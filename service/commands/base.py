@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farklecam.scoring.presets import get_rules, preset_names, rules_from_file
+from farklecam.scoring.rules import Rules
+
 from farklecam.errors import ImageError, InvalidDiceError
-from scoring.presets import get_rules, preset_names, rules_from_file
-from scoring.rules import Rules
 
 __all__ = [
     "Command",
@@ -99,9 +100,8 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
 
 def _turn_total(text: str) -> int:
     """``--turn-total``: checked by the API's own :data:`~service.schemas.TurnTotal` rule, so both refuse alike."""
+    from farklecam.service.schemas import TurnTotal
     from pydantic import TypeAdapter, ValidationError
-
-    from service.schemas import TurnTotal
 
     try:
         return int(TypeAdapter(TurnTotal).validate_python(text.strip(), strict=False))

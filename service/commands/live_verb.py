@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from farklecam.service.commands.base import Command, add_rules_options, add_tray_option, rules_from_args, tray_from_args
+
 from farklecam.errors import CameraError, InvalidRulesError
-from service.commands.base import Command, add_rules_options, add_tray_option, rules_from_args, tray_from_args
 
 __all__ = ["LIVE", "parse_players"]
 
@@ -57,9 +58,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from service.live.app import LiveOptions, run_live
-    from service.live.gamefile import GameFile
-    from vision.settle.detector import SettleConfig
+    from farklecam.service.live.app import LiveOptions, run_live
+    from farklecam.service.live.gamefile import GameFile
+    from farklecam.vision.settle.detector import SettleConfig
 
     asked = args.rules_file is not None or args.settings or args.rules != "boxed"  # else: the saved game's
     options = LiveOptions(

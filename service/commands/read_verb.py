@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from farklecam.errors import FarkleError, ImageError
-from scoring.rules import Rules
-from service.commands.base import (
+from farklecam.scoring.rules import Rules
+from farklecam.service.commands.base import (
     Command,
     add_json_flag,
     add_rules_options,
@@ -27,11 +26,13 @@ from service.commands.base import (
     rules_from_args,
     tray_from_args,
 )
-from service.schemas import ReportPublic
-from service.usecases.report import advice_lines, build_report
+from farklecam.service.schemas import ReportPublic
+from farklecam.service.usecases.report import advice_lines, build_report
+
+from farklecam.errors import FarkleError, ImageError
 
 if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only when a verb reads images
-    from vision.reader import DiceReader
+    from farklecam.vision.reader import DiceReader
 
 __all__ = ["READ", "expand_inputs"]
 
@@ -109,9 +110,8 @@ def _read_image(
     path: Path, reader: DiceReader, rules: Rules, args: argparse.Namespace, out_names: set[str]
 ) -> dict[str, Any]:
     import cv2
-
-    from vision.images import load_image
-    from vision.overlay import annotate_reading
+    from farklecam.vision.images import load_image
+    from farklecam.vision.overlay import annotate_reading
 
     frame = load_image(path)
     reading = reader.read(frame)
@@ -135,12 +135,12 @@ def _read_image(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     rules = rules_from_args(args)
     reader = DiceReader(args.models, tray=tray_from_args(args), config=ReaderConfig(straight_down=args.straight_down))
     if args.fixed_camera:
-        from vision.pose.view_search import VerticalMemory
+        from farklecam.vision.pose.view_search import VerticalMemory
 
         reader = reader.with_vertical_memory(VerticalMemory())
     if args.json and args.csv:
@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
     for path in expand_inputs(args.paths):
         try:
             if path.suffix.lower() in VIDEO_SUFFIXES:
-                from service.commands.read_video import read_video
+                from farklecam.service.commands.read_video import read_video
 
                 for result in read_video(path, reader, rules, args):  # each throw shows as soon as it settles
                     show(result)

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scoring.rules import Rules
-from service.usecases.report import build_report
-from vision.pose.view_search import VerticalMemory
-from vision.reader import DiceReader
-from vision.settle.throws import read_video as throws_in_video
+from farklecam.scoring.rules import Rules
+from farklecam.service.usecases.report import build_report
+from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.reader import DiceReader
+from farklecam.vision.settle.throws import read_video as throws_in_video
 
 __all__ = ["read_video"]
 

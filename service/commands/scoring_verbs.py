@@ -7,10 +7,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from farklecam.errors import IllegalActionError
-from scoring.presets import PRESETS
-from scoring.rules import Rules
-from service.commands.base import (
+from farklecam.scoring.presets import PRESETS
+from farklecam.scoring.rules import Rules
+from farklecam.service.commands.base import (
     Command,
     add_json_flag,
     add_rules_options,
@@ -20,8 +19,10 @@ from service.commands.base import (
     parse_dice,
     rules_from_args,
 )
-from service.usecases.rules import option_catalogue
-from service.usecases.scoring import advice_for, score_roll
+from farklecam.service.usecases.rules import option_catalogue
+from farklecam.service.usecases.scoring import advice_for, score_roll
+
+from farklecam.errors import IllegalActionError
 
 __all__ = ["ADVISE", "RULES", "SCORE", "SOLVE"]
 
@@ -146,7 +147,7 @@ def _render_advice(data: dict[str, Any]) -> str:
 
 def _announce_solve(rules: Rules, scores: Sequence[int]) -> None:
     """Say on stderr (stdout stays the answer, JSON too) that a win table is solved first, and how long it takes."""
-    from scoring.winprob import ready, solve_wait
+    from farklecam.scoring.winprob import ready, solve_wait
 
     if not ready(rules, scores):
         wait = solve_wait(rules)
@@ -200,12 +201,12 @@ def _render_solve(data: dict[str, Any]) -> str:
 
 
 def _run_solve(args: argparse.Namespace) -> int:
-    from scoring.solver import solve_summary
+    from farklecam.scoring.solver import solve_summary
 
     rules = rules_from_args(args)
     data = solve_summary(rules)
     if args.players == 2:
-        from scoring.winprob import solve_win
+        from farklecam.scoring.winprob import solve_win
 
         _announce_solve(rules, [0, 0])
         table = solve_win(rules)

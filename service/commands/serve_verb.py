@@ -1,9 +1,9 @@
 """``farklecam serve``: the web service and the table's page, on this machine only by default.
 
 Beyond loopback (``--host 0.0.0.0``) the server answers only to its own names and
-to devices that know the table code it prints at start (:mod:`service.security`);
+to devices that know the table code it prints at start (:mod:`farklecam.service.security`);
 ``--tls-self-signed`` or ``--tls-cert/--tls-key`` serve https, which a phone's
-browser needs before it lends the page its camera (:mod:`service.tls`).
+browser needs before it lends the page its camera (:mod:`farklecam.service.tls`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from scoring.presets import preset_names
-from service.commands.base import Command
+from farklecam.scoring.presets import preset_names
+from farklecam.service.commands.base import Command
 
 __all__ = ["SERVE"]
 
@@ -64,12 +64,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
+    from farklecam.service.app import create_app
+    from farklecam.service.security import lan_addresses, served_names
+    from farklecam.service.settings import Settings
+    from farklecam.service.tls import check_pair, self_signed
 
     from farklecam.errors import InvalidRulesError
-    from service.app import create_app
-    from service.security import lan_addresses, served_names
-    from service.settings import Settings
-    from service.tls import check_pair, self_signed
 
     settings = Settings.from_env(
         host=args.host,

@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from farklecam.scoring.tournament import MAX_PLAYERS, MIN_PLAYERS
+from farklecam.scoring.tournament_sim import simulate
+from farklecam.service.commands.base import Command, add_json_flag, emit, format_table
+from farklecam.service.tournament_store import TournamentStore, open_store
+from farklecam.service.tournament_view import standings_csv, tournament_view
+
 from farklecam.errors import StorageError
-from scoring.tournament import MAX_PLAYERS, MIN_PLAYERS
-from scoring.tournament_sim import simulate
-from service.commands.base import Command, add_json_flag, emit, format_table
-from service.tournament_store import TournamentStore, open_store
-from service.tournament_view import standings_csv, tournament_view
 
 __all__ = ["TOURNAMENT"]
 
@@ -57,7 +58,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(args: argparse.Namespace) -> TournamentStore:
-    from service.settings import Settings
+    from farklecam.service.settings import Settings
 
     return open_store(Settings.from_env(db_path=args.db).database)
 

@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scoring.game import Game
-from scoring.gamestate import Phase
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from service.live.controller import LiveController
-from service.live.gamefile import GameFile
-from service.table import TableSession
-from vision.camera.sources import CameraSource, Frame, VideoFileSource
-from vision.settle.detector import FrameReader, SettleConfig
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.service.live.controller import LiveController
+from farklecam.service.live.gamefile import GameFile
+from farklecam.service.table import TableSession
+from farklecam.vision.camera.sources import CameraSource, Frame, VideoFileSource
+from farklecam.vision.settle.detector import FrameReader, SettleConfig
 
 if TYPE_CHECKING:
-    from service.live.demo import DemoThrow
+    from farklecam.service.live.demo import DemoThrow
 
 __all__ = ["DEFAULT_PLAYERS", "LiveOptions", "open_session", "run_live"]
 
@@ -53,7 +53,7 @@ class LiveOptions:
             None to find the tray in each frame (the cocked test then runs under a vertical
             learned from the dice).
         straight_down: the camera looks straight down, which gives the cocked test its
-            vertical without a tray (:attr:`vision.reader.ReaderConfig.straight_down`).
+            vertical without a tray (:attr:`farklecam.vision.reader.ReaderConfig.straight_down`).
         settle: settle-layer thresholds.
     """
 
@@ -121,7 +121,7 @@ def _camera_or_video(options: LiveOptions) -> Iterator[Iterator[Frame]]:
 
 def _demo_throws(session: TableSession) -> Callable[[], DemoThrow | None]:
     """Demo throws that follow the game: as many dice as it wants, when it waits for a throw."""
-    from service.live.demo import DemoThrow
+    from farklecam.service.live.demo import DemoThrow
 
     rng = random.Random(7)
 
@@ -144,18 +144,18 @@ def run_live(options: LiveOptions) -> int:
         StorageError: the game file cannot be used.
         FarkleError: no display to open the window on.
     """
-    from service.live.window import LiveWindow
+    from farklecam.service.live.window import LiveWindow
 
     if options.demo:  # scripted throws that follow the game: no camera, no model
-        from service.live.demo import DemoTable
+        from farklecam.service.live.demo import DemoTable
 
         table = DemoTable([], settled_frames=45, seed=1)
         session = open_session(options, table)
         table.more = _demo_throws(session)
         LiveWindow(LiveController(session), iter(table), title="farklecam - demo", pace=True).run()
         return 0
-    from vision.pose.view_search import VerticalMemory
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.pose.view_search import VerticalMemory
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
         config = ReaderConfig(straight_down=options.straight_down)

@@ -1,7 +1,7 @@
 """What the live window does, without the window: keys to commands, views to pixels and text.
 
 Kept apart from Tk so it can be tested headless: :class:`LiveController` turns a
-key into a :class:`~service.table.TableSession` command (an illegal one becomes the
+key into a :class:`~farklecam.service.table.TableSession` command (an illegal one becomes the
 on-screen message, never an exception in the Tk loop), :func:`panel_lines` writes
 the side panel, :func:`render_scene` draws the overlay and :func:`ppm_bytes` makes
 the bytes ``tk.PhotoImage(data=...)`` shows without PIL.
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 import numpy.typing as npt
+from farklecam.scoring.gamestate import Phase
+from farklecam.service.table import TableSession, TableView
+from farklecam.vision.overlay import annotate_reading
+from farklecam.vision.reading import Reading
 
 from farklecam.errors import FarkleError
-from scoring.gamestate import Phase
-from service.table import TableSession, TableView
-from vision.overlay import annotate_reading
-from vision.reading import Reading
 
 __all__ = ["KEY_HELP", "LiveController", "panel_lines", "ppm_bytes", "render_scene"]
 

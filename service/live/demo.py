@@ -7,7 +7,7 @@ goes through what a camera sees: a hand clears the previous dice, dice tumble in
 land, rest; optionally a hand passes over them. Alongside each frame it keeps a
 sidecar like the synthetic generator's (``phase``, ``throw``, ``dice``), and
 :meth:`DemoTable.read` turns the sidecar of the frame just yielded into a
-:class:`~vision.reading.Reading` with the noise of a real reader: jittered boxes,
+:class:`~farklecam.vision.reading.Reading` with the noise of a real reader: jittered boxes,
 confidences below 1, dice hidden under a hand, random faces on blurred moving dice,
 one wrong face on the glare frame, and a die whose reads flicker between two faces.
 """
@@ -23,9 +23,8 @@ from typing import Any
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.camera.sources import Frame
-from vision.reading import DieStatus, Reading
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["DemoTable", "DemoThrow", "demo_script"]
 

@@ -1,6 +1,6 @@
 """The live window's game file: the game saved after every action, so nothing is lost.
 
-The file holds :meth:`scoring.game.Game.to_json` (rules, players, event log) and is
+The file holds :meth:`farklecam.scoring.game.Game.to_json` (rules, players, event log) and is
 replaced atomically (write a temporary file, then rename), so a crash mid-write
 leaves the previous version intact. By default it lives in the user data folder
 (platformdirs), e.g. ``~/.local/share/farklecam/live/game.json`` on Linux.
@@ -13,8 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from farklecam.scoring.game import Game
+
 from farklecam.errors import FarkleError, StorageError
-from scoring.game import Game
 
 __all__ = ["GameFile", "default_game_path"]
 
@@ -27,7 +28,7 @@ def default_game_path() -> Path:
 
 
 class GameFile:
-    """One game saved as JSON; callable, so it can be a :data:`service.table.GameSaver`.
+    """One game saved as JSON; callable, so it can be a :data:`farklecam.service.table.GameSaver`.
 
     Args:
         path: the file; None for :func:`default_game_path`.

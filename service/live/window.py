@@ -15,10 +15,11 @@ import threading
 import time
 from collections.abc import Iterable
 
+from farklecam.service.live.controller import LiveController, panel_lines, ppm_bytes, render_scene
+from farklecam.service.table import TableView
+from farklecam.vision.camera.sources import Frame
+
 from farklecam.errors import FarkleError
-from service.live.controller import LiveController, panel_lines, ppm_bytes, render_scene
-from service.table import TableView
-from vision.camera.sources import Frame
 
 __all__ = ["LiveWindow"]
 

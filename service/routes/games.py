@@ -1,7 +1,7 @@
 """Games: create one, apply actions, read its state and its event log.
 
 Every accepted action is committed to SQLite before the answer is sent (see
-:mod:`service.storage`); an illegal one is a 409 carrying the game engine's
+:mod:`farklecam.service.storage`); an illegal one is a 409 carrying the game engine's
 own message (why, what is allowed now, where the game stands).
 """
 
@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from farklecam.service.deps import GamesDep, SettingsDep
+from farklecam.service.schemas import ActionIn, AdvicePublic, EventsPublic, GameCreate, GamePublic, GamesPublic
+from farklecam.service.usecases import games as usecase
 from fastapi import APIRouter, Path, Query, status
-
-from service.deps import GamesDep, SettingsDep
-from service.schemas import ActionIn, AdvicePublic, EventsPublic, GameCreate, GamePublic, GamesPublic
-from service.usecases import games as usecase
 
 __all__ = ["router"]
 

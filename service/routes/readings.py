@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from farklecam.service.deps import CamerasDep, ReaderSlotDep, SettingsDep
+from farklecam.service.errors import UnsupportedMediaError
+from farklecam.service.schemas import ReportPublic, TurnTotal
+from farklecam.service.usecases.inputs import form_rules, form_tray
+from farklecam.service.usecases.report import build_report
+from farklecam.vision.images import decode_image, image_format
 from fastapi import APIRouter, File, Form, UploadFile
 from starlette.concurrency import run_in_threadpool
-
-from service.deps import CamerasDep, ReaderSlotDep, SettingsDep
-from service.errors import UnsupportedMediaError
-from service.schemas import ReportPublic, TurnTotal
-from service.usecases.inputs import form_rules, form_tray
-from service.usecases.report import build_report
-from vision.images import decode_image, image_format
 
 __all__ = ["router"]
 

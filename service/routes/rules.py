@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from farklecam.scoring.presets import PRESETS
+from farklecam.service.deps import SettingsDep
+from farklecam.service.schemas import OptionPublic, PresetPublic, RulesPublic
+from farklecam.service.usecases.rules import option_catalogue
 from fastapi import APIRouter
-
-from scoring.presets import PRESETS
-from service.deps import SettingsDep
-from service.schemas import OptionPublic, PresetPublic, RulesPublic
-from service.usecases.rules import option_catalogue
 
 __all__ = ["router"]
 

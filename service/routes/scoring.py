@@ -1,6 +1,6 @@
 """``POST /api/score`` and ``POST /api/advise``: the same answers as ``farklecam score`` and ``advise``.
 
-Both come from :mod:`service.usecases.scoring`, which the CLI verbs, the picture
+Both come from :mod:`farklecam.service.usecases.scoring`, which the CLI verbs, the picture
 and WebSocket routes and the games call too, so every place that shows advice
 asks the advisor the same way.
 """
@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from farklecam.service.deps import SettingsDep
+from farklecam.service.schemas import AdviceIn, AdvicePublic, DiceIn, ScorePublic
+from farklecam.service.usecases.scoring import advice_for, score_roll
 from fastapi import APIRouter
-
-from service.deps import SettingsDep
-from service.schemas import AdviceIn, AdvicePublic, DiceIn, ScorePublic
-from service.usecases.scoring import advice_for, score_roll
 
 __all__ = ["router"]
 

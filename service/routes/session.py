@@ -2,15 +2,14 @@
 
 The page asks here when it loads: where the answer is ``{"code_required": true}``
 it asks the players for the code once, keeps it, and sends it with every call
-(header ``X-Table-Code``; a WebSocket's ``?code=``: :mod:`service.security`).
+(header ``X-Table-Code``; a WebSocket's ``?code=``: :mod:`farklecam.service.security`).
 """
 
 from __future__ import annotations
 
+from farklecam.service.deps import SettingsDep
 from fastapi import APIRouter
 from pydantic import BaseModel
-
-from service.deps import SettingsDep
 
 __all__ = ["SessionPublic", "router"]
 

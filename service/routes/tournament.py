@@ -1,7 +1,7 @@
 """Tournaments: create one, sign players up, seat each round, follow every table, export, switch the final.
 
 Every answer that changes or shows a tournament is the organiser's view
-(:func:`service.tournament_view.tournament_view`): each table's game with its
+(:func:`farklecam.service.tournament_view.tournament_view`): each table's game with its
 camera page link, live scores, the standings, who goes on and the next round's
 seating. A refusal (the 41st player, a taken name, a round still being played)
 is a 409 with the reason; a malformed name is a 422; an unknown tournament a 404.
@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from farklecam.scoring.actions import ChangeRules
+from farklecam.scoring.tournament import MAX_PLAYERS, TournamentError
+from farklecam.service.tournament_store import TournamentStore
+from farklecam.service.tournament_view import standings_csv, tournament_view
 from fastapi import APIRouter, Depends, Path, status
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.requests import HTTPConnection
-
-from scoring.actions import ChangeRules
-from scoring.tournament import MAX_PLAYERS, TournamentError
-from service.tournament_store import TournamentStore
-from service.tournament_view import standings_csv, tournament_view
 
 __all__ = ["TournamentsDep", "get_tournaments", "router"]
 

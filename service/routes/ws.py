@@ -3,7 +3,7 @@
 Protocol (one JSON answer per binary message, so the page keeps one frame in
 flight and never floods a slow server). A server with a table code wants it as
 ``?code=`` in the URL; without it the socket gets one fatal error and closes with
-4401, and a foreign Host or Origin never opens it (:mod:`service.security`):
+4401, and a foreign Host or Origin never opens it (:mod:`farklecam.service.security`):
 
 * page -> server, binary: one JPEG (or PNG) frame.
 * page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``),
@@ -13,7 +13,7 @@ flight and never floods a slow server). A server with a table code wants it as
   ``{"type": "tray", "corners": [[x, y] x 4] | null}``: the tray floor's corners in
   the pixels of the frames sent (the page's calibration), or null to find the tray
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
-  corners the cocked test runs under their vertical (``vision.pose.upright``); without, under the
+  corners the cocked test runs under their vertical (``farklecam.vision.pose.upright``); without, under the
   vertical learned from this stream's dice (``vertical``: ``"tray"``, ``"learned"`` or ``"searching"``;
   ``"straight_down"`` for a camera said to look straight down, ``"tilted"`` while its
   frames' dice say otherwise). ``{"type": "straight_down", "on": true | false}`` says
@@ -24,7 +24,7 @@ flight and never floods a slow server). A server with a table code wants it as
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the
   connection stays open after an error (except for an unknown game).
 
-With a game, frames go through the game's :class:`~service.table.TableSession`
+With a game, frames go through the game's :class:`~farklecam.service.table.TableSession`
 (motion gate, settle vote, latch): a settled throw of the right number of dice
 becomes the game's roll, committed like a REST action. ``game_id`` ``-``
 watches the dice without a game (settle detection and advice only). Frames are
@@ -40,22 +40,22 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
+from farklecam.service.errors import GameNotFoundError, UnsupportedMediaError
+from farklecam.service.storage import Games
+from farklecam.service.usecases.games import state_public
+from farklecam.service.usecases.inputs import tray_corners
+from farklecam.service.usecases.report import build_report
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.images import decode_image, image_format
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.settle.detector import SettleDetector, SettlePhase, SettleState
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
 from farklecam.errors import FarkleError
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
-from service.errors import GameNotFoundError, UnsupportedMediaError
-from service.storage import Games
-from service.usecases.games import state_public
-from service.usecases.inputs import tray_corners
-from service.usecases.report import build_report
-from vision.camera.sources import Frame
-from vision.images import decode_image, image_format
-from vision.reading import DieStatus, Reading
-from vision.settle.detector import SettleDetector, SettlePhase, SettleState
 
 __all__ = ["NO_GAME", "TableStream", "router"]
 
@@ -305,7 +305,7 @@ def _shown(state: SettleState) -> Reading | None:
 def _report(
     reading: Reading | None, rules: Rules, frame: Frame, *, turn_total: int = 0, on_board: bool = True
 ) -> dict[str, Any]:
-    """The frame's fields of the one report (:func:`service.usecases.report.build_report`), as JSON."""
+    """The frame's fields of the one report (:func:`farklecam.service.usecases.report.build_report`), as JSON."""
     height, width = frame.image.shape[:2]
     report = build_report(reading, rules, turn_total=turn_total, on_board=on_board, image_size=(width, height))
     return report.model_dump(mode="json")

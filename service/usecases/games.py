@@ -3,7 +3,7 @@
 A reply describes the state *its own* action produced: it is built while the
 game's lock is held, so another device's action cannot slip in between. An
 action may carry ``expected_events`` (the number of events the client last
-saw); a stale count is refused (:class:`~service.errors.StaleGameError`, 409),
+saw); a stale count is refused (:class:`~farklecam.service.errors.StaleGameError`, 409),
 so two devices pressing undo at once take back one action, not two.
 """
 
@@ -14,19 +14,20 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from farklecam.scoring.actions import Action
+from farklecam.scoring.game import Game
+from farklecam.scoring.rules import Rules
+from farklecam.service.errors import StaleGameError
+from farklecam.service.storage import Games
+from farklecam.service.usecases.scoring import advice_for
+
 from farklecam.errors import IllegalActionError
-from scoring.actions import Action
-from scoring.game import Game
-from scoring.rules import Rules
-from service.errors import StaleGameError
-from service.storage import Games
-from service.usecases.scoring import advice_for
 
 __all__ = ["act", "advice", "create", "describe", "events", "game_public", "state_public"]
 
 
 def state_public(game: Game) -> dict[str, Any]:
-    """Where a game stands, as :class:`~service.schemas.GameStatePublic` data."""
+    """Where a game stands, as :class:`~farklecam.service.schemas.GameStatePublic` data."""
     state, legal = game.state, game.legal_actions()
     last = state.last_round
     return {
@@ -59,7 +60,7 @@ def state_public(game: Game) -> dict[str, Any]:
 
 
 def game_public(game_id: str, game: Game, created: float) -> dict[str, Any]:
-    """A game as :class:`~service.schemas.GamePublic` data."""
+    """A game as :class:`~farklecam.service.schemas.GamePublic` data."""
     return {
         "id": game_id,
         "players": list(game.players),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import math
 
+from farklecam.scoring.rules import Rules
+from farklecam.service.schemas import RulesIn
+from farklecam.vision.tray.outline import TrayOutline
 from pydantic import ValidationError
 
 from farklecam.errors import ImageError, InvalidRulesError
-from scoring.rules import Rules
-from service.schemas import RulesIn
-from vision.tray.outline import TrayOutline
 
 __all__ = ["form_rules", "form_tray", "tray_corners"]
 

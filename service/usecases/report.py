@@ -2,20 +2,21 @@
 
 ``farklecam read --json`` prints it per image or throw, ``POST /api/read``
 returns it, and each WebSocket frame carries its fields, so all three say the
-same thing about the same picture (:class:`~service.schemas.ReportPublic`).
+same thing about the same picture (:class:`~farklecam.service.schemas.ReportPublic`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from farklecam.scoring.rules import Rules
+from farklecam.service.schemas import ReportPublic
+from farklecam.service.usecases.scoring import advice_for, score_roll
+
 from farklecam.errors import InvalidDiceError, RulesError
-from scoring.rules import Rules
-from service.schemas import ReportPublic
-from service.usecases.scoring import advice_for, score_roll
 
 if TYPE_CHECKING:
-    from vision.reading import Reading
+    from farklecam.vision.reading import Reading
 
 __all__ = ["NOT_STRAIGHT_DOWN", "advice_lines", "build_report"]
 

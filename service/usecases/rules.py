@@ -6,7 +6,7 @@ from dataclasses import fields
 from enum import StrEnum
 from typing import Any
 
-from scoring.rules import Rules, option_spec
+from farklecam.scoring.rules import Rules, option_spec
 
 __all__ = ["option_catalogue"]
 
@@ -14,8 +14,8 @@ __all__ = ["option_catalogue"]
 def option_catalogue(rules: Rules | None = None) -> list[dict[str, Any]]:
     """Every settable option: its type, default, value under ``rules``, allowed values, what it does, its source.
 
-    Everything comes from the option's field in :class:`~scoring.rules.Rules`
-    (its :class:`~scoring.rules.OptionSpec`), so the words cannot drift from the checks.
+    Everything comes from the option's field in :class:`~farklecam.scoring.rules.Rules`
+    (its :class:`~farklecam.scoring.rules.OptionSpec`), so the words cannot drift from the checks.
     """
     defaults = Rules()
     current = rules or defaults

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides, validate_roll
+
 from farklecam.errors import ModelLoadError
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides, validate_roll
 
 __all__ = ["advice_for", "score_roll", "win_block"]
 
@@ -39,7 +40,7 @@ def advice_for(
 
     With ``scores`` (banked scores, the player to move first; ``streaks``, their farkles in a
     row in the same order, default ``farkle_streak`` for the mover and none for the others) a ``win`` block is added:
-    the keep and bank/roll that maximise the chance to win (:func:`scoring.winprob.advise_win`),
+    the keep and bank/roll that maximise the chance to win (:func:`farklecam.scoring.winprob.advise_win`),
     that chance, and what maximising points would do where it differs. With ``solve`` off
     (a server answering a request) a rule set whose table is not solved yet gets
     ``{"available": false, "why": ...}`` instead of minutes of solving.
@@ -50,9 +51,9 @@ def advice_for(
         ModelLoadError: the advisor module is not installed (answered as 503).
     """
     try:
-        from scoring.advisor import advise  # the solver loads only when advice is asked for
+        from farklecam.scoring.advisor import advise  # the solver loads only when advice is asked for
     except ImportError as exc:  # pragma: no cover - only while the advisor is not installed
-        raise ModelLoadError("the advisor (scoring.advisor) is not available in this installation") from exc
+        raise ModelLoadError("the advisor (farklecam.scoring.advisor) is not available in this installation") from exc
     found = advise(
         faces, rules, turn_total=turn_total, on_board=on_board, farkle_streak=farkle_streak, throws_left=throws_left
     )
@@ -72,18 +73,18 @@ def win_block(
     streaks: Sequence[int] | None = None,
     solve: bool = True,
 ) -> dict[str, Any]:
-    """The ``win`` block of advice: :func:`scoring.winprob.advise_win` plus ``available``.
+    """The ``win`` block of advice: :func:`farklecam.scoring.winprob.advise_win` plus ``available``.
 
     With ``solve`` off, a rule set whose table is not solved yet answers ``available: false``
     instead of minutes of solving (a server answering a request or a frame): the server's
-    background solver (:mod:`service.win_solver`) starts on it, or, without one, the answer
+    background solver (:mod:`farklecam.service.win_solver`) starts on it, or, without one, the answer
     says how to solve it from the command line.
 
     Raises:
         InvalidDiceError: a bad roll.
-        IllegalActionError: scores :func:`scoring.winprob.check_scores` refuses.
+        IllegalActionError: scores :func:`farklecam.scoring.winprob.check_scores` refuses.
     """
-    from scoring.winprob import advise_win, check_scores, ready
+    from farklecam.scoring.winprob import advise_win, check_scores, ready
 
     check_scores(rules, scores, turn_total)
     if solve or ready(rules, scores):
@@ -94,8 +95,8 @@ def win_block(
 
 def _unsolved_why(rules: Rules) -> str:
     """Why a rule set's win advice is not there yet, and when it will be."""
-    from scoring.winprob import solve_wait
-    from service.win_solver import SolveState, installed
+    from farklecam.scoring.winprob import solve_wait
+    from farklecam.service.win_solver import SolveState, installed
 
     wait = solve_wait(rules)
     solver = installed()

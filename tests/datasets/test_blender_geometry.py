@@ -6,17 +6,16 @@ import math
 
 import numpy as np
 import pytest
+from farklecam.datasets.blender.drops import HELD_KINDS, lean_pose, plan_drops
+from farklecam.datasets.blender.faces import FACES, PIP_SPACING, PIPS, face_axes, pip_spheres
+from farklecam.datasets.blender.labels import TOUCH_CM, DiePose, label_dice
+from farklecam.datasets.blender.rotations import UPRIGHT, quaternion_matrix, random_rotation, rotation_about
+from farklecam.datasets.raytraced.camera import PinholeCamera, aim_camera
+from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG
+from farklecam.datasets.raytraced.placement import Tray
+from farklecam.datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, DieLabel
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from datasets.blender.drops import HELD_KINDS, lean_pose, plan_drops
-from datasets.blender.faces import FACES, PIP_SPACING, PIPS, face_axes, pip_spheres
-from datasets.blender.labels import TOUCH_CM, DiePose, label_dice
-from datasets.blender.rotations import UPRIGHT, quaternion_matrix, random_rotation, rotation_about
-from datasets.raytraced.camera import PinholeCamera, aim_camera
-from datasets.raytraced.dice import COCKED_TILT_DEG
-from datasets.raytraced.placement import Tray
-from datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, DieLabel
 
 TRAY = Tray(20.0, 14.0, 3.0, 1.0, 0.5)
 SIZE = 1.6

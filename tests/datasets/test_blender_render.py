@@ -14,9 +14,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
-from datasets.yolo import COCKED_CLASS, find_images, read_sidecar
-from vision.evaluate.run import load_labels
+from farklecam.datasets.yolo import COCKED_CLASS, find_images, read_sidecar
+from farklecam.vision.evaluate.run import load_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 _found = os.environ.get("FARKLECAM_BLENDER_PYTHON") or str(ROOT / ".venv-blender" / "bin" / "python")
@@ -38,7 +37,7 @@ def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 _SAME_AS_MATHUTILS = """
 import math, numpy as np, bpy
 from mathutils import Matrix, Quaternion, Vector
-from datasets.blender.rotations import UPRIGHT, quaternion_matrix, rotation_about
+from farklecam.datasets.blender.rotations import UPRIGHT, quaternion_matrix, rotation_about
 rng = np.random.default_rng(0)
 for _ in range(3000):
     axis, angle = rng.normal(size=3), rng.uniform(-4 * math.pi, 4 * math.pi)
@@ -63,7 +62,7 @@ def test_the_numpy_rotations_are_mathutils_bit_for_bit() -> None:
 def test_a_rendered_scene_reads_back_with_its_boxes_on_the_dice(tmp_path: Path) -> None:
     w, h = 320, 240
     args = ["--out", str(tmp_path), "--count", "1", "--seed", "40", "--width", str(w), "--height", str(h)]
-    done = _run("-m", "datasets.blender", *args, "--samples", "4")
+    done = _run("-m", "farklecam.datasets.blender", *args, "--samples", "4")
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "READY").exists()
     (image_path,) = find_images(tmp_path / "images")
@@ -72,7 +71,7 @@ def test_a_rendered_scene_reads_back_with_its_boxes_on_the_dice(tmp_path: Path) 
     assert image.shape == (h, w, 3)
     sidecar = read_sidecar(image_path)
     assert sidecar["generator"] == "blender" and sidecar["size"] == [w, h]
-    labels = load_labels(image_path, w, h)  # what `python -m vision.evaluate` reads
+    labels = load_labels(image_path, w, h)  # what `python -m farklecam.vision.evaluate` reads
     assert len(labels.classes) == len(sidecar["dice"]) > 0
     for (x1, y1, x2, y2), cls, die in zip(labels.xyxy, labels.classes, sidecar["dice"], strict=True):
         assert 0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from farklecam.datasets.blender.drops import FRAMING as BLENDER
+from farklecam.datasets.raytraced.framing import FramingRanges, frame_tray
+from farklecam.datasets.raytraced.scene import FRAMING as RAYTRACED
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from datasets.blender.drops import FRAMING as BLENDER
-from datasets.raytraced.framing import FramingRanges, frame_tray
-from datasets.raytraced.scene import FRAMING as RAYTRACED
 
 
 @settings(max_examples=60, deadline=None)

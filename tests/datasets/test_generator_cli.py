@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from datasets.blender.__main__ import main as blender_main
-from datasets.raytraced.__main__ import main as raytraced_main
+from farklecam.datasets.blender.__main__ import main as blender_main
+from farklecam.datasets.raytraced.__main__ import main as raytraced_main
 
 
 @pytest.mark.parametrize("main", [raytraced_main, blender_main], ids=["raytraced", "blender"])

@@ -9,14 +9,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from datasets.raytraced.__main__ import main
-from datasets.raytraced.camera import PinholeCamera, aim_camera
-from datasets.raytraced.dice import COCKED_TILT_DEG, FACE_NORMALS, RoundedDie, rounded_die_mesh, top_face
-from datasets.raytraced.labels import label_dice, tray_corners_px
-from datasets.raytraced.placement import (
+from farklecam.datasets.raytraced.__main__ import main
+from farklecam.datasets.raytraced.camera import PinholeCamera, aim_camera
+from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG, FACE_NORMALS, RoundedDie, rounded_die_mesh, top_face
+from farklecam.datasets.raytraced.labels import label_dice, tray_corners_px
+from farklecam.datasets.raytraced.placement import (
     OVERLAP_TOL_CM,
     Placed,
     Tray,
@@ -26,8 +23,10 @@ from datasets.raytraced.placement import (
     lean_tilt,
     off_tray_die,
 )
-from datasets.raytraced.scene import place_dice
-from datasets.yolo import COCKED_CLASS
+from farklecam.datasets.raytraced.scene import place_dice
+from farklecam.datasets.yolo import COCKED_CLASS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 TRAY = Tray(20.0, 14.0, 3.0, 1.0, 0.5)
 sizes = st.floats(1.2, 2.0)
@@ -204,5 +203,5 @@ def test_the_command_line_says_how_to_get_mitsuba(
 
 
 def test_the_package_imports_without_mitsuba() -> None:
-    code = "import sys, datasets.raytraced.__main__; sys.exit(1 if 'mitsuba' in sys.modules else 0)"
+    code = "import sys, farklecam.datasets.raytraced.__main__; sys.exit(1 if 'mitsuba' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

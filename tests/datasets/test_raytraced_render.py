@@ -14,17 +14,20 @@ import pytest
 
 pytest.importorskip("mitsuba", reason="mitsuba is in the train extra only (pip install mitsuba==3.9.1)")
 
-from datasets.raytraced.__main__ import main, scene_name
-from datasets.raytraced.camera import aim_camera
-from datasets.raytraced.dice import RoundedDie
-from datasets.raytraced.labels import label_dice
-from datasets.raytraced.looks import DieLook, die_atlas, felt_texture
-from datasets.raytraced.placement import Placed, Tray, flat_die
-from datasets.raytraced.render import Lighting, Surfaces, render_scene
-from datasets.raytraced.scene import generate_scene
-from datasets.yolo import COCKED_CLASS, read_labels, read_sidecar
+from farklecam.datasets.raytraced.__main__ import main, scene_name
+from farklecam.datasets.raytraced.camera import aim_camera
+from farklecam.datasets.raytraced.dice import RoundedDie
+from farklecam.datasets.raytraced.labels import label_dice
+from farklecam.datasets.raytraced.looks import DieLook, die_atlas, felt_texture
+from farklecam.datasets.raytraced.placement import Placed, Tray, flat_die
+from farklecam.datasets.raytraced.render import Lighting, Surfaces, render_scene
+from farklecam.datasets.raytraced.scene import generate_scene
+from farklecam.datasets.yolo import COCKED_CLASS, read_labels, read_sidecar
 
 W, H = 160, 120
+pytestmark = pytest.mark.train
+
+
 TRAY = Tray(12.0, 9.0, 2.0, 0.8, 0.5)
 WHITE = DieLook("white", (0.93, 0.93, 0.91), (0.05, 0.05, 0.06), 0.1, False, 0.2, False)
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from datasets.real import (
+from farklecam.datasets.real import (
     HOLDOUT_PERCENT,
     SOURCES,
     VALIDATION_PERCENT,
@@ -20,8 +19,8 @@ from datasets.real import (
     validation_split,
     whole_die_boxes,
 )
-from datasets.training_sets import build_detector_dataset, real_frames
-from datasets.yolo import read_labels
+from farklecam.datasets.training_sets import build_detector_dataset, real_frames
+from farklecam.datasets.yolo import read_labels
 
 needs_real = pytest.mark.skipif(not real_data_root().is_dir(), reason="shared real photos not present")
 

@@ -1,4 +1,5 @@
-"""python -m datasets.rebuild: which folders it makes, that it resumes and keeps, and that its recipes agree."""
+"""python -m farklecam.datasets.rebuild: which folders it makes, that it resumes and keeps, and that its recipes
+agree."""
 
 from __future__ import annotations
 
@@ -6,9 +7,17 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-
-from datasets.rebuild import OUT_OF_WORLD, RUNS, NamedRun, RendererRun, main, plan, rebuild_out_of_world, rebuild_scenes
-from datasets.synthetic.dataset import READY_FILE, SceneRun
+from farklecam.datasets.rebuild import (
+    OUT_OF_WORLD,
+    RUNS,
+    NamedRun,
+    RendererRun,
+    main,
+    plan,
+    rebuild_out_of_world,
+    rebuild_scenes,
+)
+from farklecam.datasets.synthetic.dataset import READY_FILE, SceneRun
 
 
 def test_the_default_plan_is_evaluation_and_calibration_and_training_adds_the_rest() -> None:
@@ -21,7 +30,7 @@ def test_the_default_plan_is_evaluation_and_calibration_and_training_adds_the_re
 
 
 def test_each_generated_evaluation_set_is_the_holdout_of_its_training_run() -> None:
-    # vision.evaluate.run's numbers mean "never trained on" only while the two recipes agree.
+    # farklecam.vision.evaluate.run's numbers mean "never trained on" only while the two recipes agree.
     training = {r.run.seed: r.run for r in RUNS if r.role == "training"}
     evaluation = [r for r in RUNS if r.role == "evaluation"]
     assert len(evaluation) == 3
@@ -64,11 +73,11 @@ def test_the_out_of_world_sets_are_made_as_the_model_card_says() -> None:
 
 def test_an_out_of_world_set_is_kept_when_ready_skipped_without_its_venv_and_a_failure_named(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
-    no_venv = RendererRun("eval/b", "datasets.blender", seed=40, count=2, python="no-such-venv/bin/python")
-    broken = RendererRun("eval/x", "datasets.no_such_generator", seed=1, count=2)
+    no_venv = RendererRun("eval/b", "farklecam.datasets.blender", seed=40, count=2, python="no-such-venv/bin/python")
+    broken = RendererRun("eval/x", "farklecam.datasets.no_such_generator", seed=1, count=2)
     result = rebuild_out_of_world(tmp_path, [no_venv, broken], root)
     assert result["eval/b"].startswith("skipped: no no-such-venv/bin/python")
-    assert result["eval/x"] == "failed: datasets.no_such_generator exited 1"
+    assert result["eval/x"] == "failed: farklecam.datasets.no_such_generator exited 1"
     (tmp_path / "eval" / "b").mkdir(parents=True)
     (tmp_path / "eval" / "b" / READY_FILE).write_text("seed=40 start=0 count=2 samples=16 size=640x480\n")
     assert rebuild_out_of_world(tmp_path, [no_venv], root) == {"eval/b": "kept"}

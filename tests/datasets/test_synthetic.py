@@ -8,15 +8,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
-from datasets.synthetic.__main__ import main
-from datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml
-from datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, die_mesh, top_face
-from datasets.synthetic.scene import GENERATOR_VERSIONS, Scene, generate_scene
-from datasets.synthetic.textures import DIE_STYLES, EXTRA_STYLES_V2, DieStyle, die_atlas, sample_die_style
-from datasets.synthetic.world import Tray, World, flat_rotation, lean_pose, quat_from_matrix
-from datasets.training_sets import synthetic_split
-from datasets.yolo import CLASS_NAMES, COCKED_CLASS, read_labels
+from farklecam.datasets.synthetic.__main__ import main
+from farklecam.datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml
+from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, die_mesh, top_face
+from farklecam.datasets.synthetic.scene import GENERATOR_VERSIONS, Scene, generate_scene
+from farklecam.datasets.synthetic.textures import DIE_STYLES, EXTRA_STYLES_V2, DieStyle, die_atlas, sample_die_style
+from farklecam.datasets.synthetic.world import Tray, World, flat_rotation, lean_pose, quat_from_matrix
+from farklecam.datasets.training_sets import synthetic_split
+from farklecam.datasets.yolo import CLASS_NAMES, COCKED_CLASS, read_labels
 
 W, H = 192, 144
 # Scenes of seed 1 known to hold a die leaning on a wall (15) and one outside the tray (16),

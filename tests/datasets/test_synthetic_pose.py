@@ -10,9 +10,8 @@ import hashlib
 
 import numpy as np
 import pytest
-
-from datasets.synthetic.camera import look_from
-from datasets.synthetic.scene import Scene, generate_scene
+from farklecam.datasets.synthetic.camera import look_from
+from farklecam.datasets.synthetic.scene import Scene, generate_scene
 
 #: sha256 of the BGR pixels of ``generate_scene(5, index, 160, 120, 1.0, version)``, before the pose fields.
 _IMAGES_BEFORE = {

@@ -8,10 +8,9 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-
-from datasets.synthetic import render_throw_sequence, sequence
-from datasets.synthetic.postprocess import webcam
-from datasets.synthetic.sequence import ThrowTruth, render_game_video, unseen_look
+from farklecam.datasets.synthetic import render_throw_sequence, sequence
+from farklecam.datasets.synthetic.postprocess import webcam
+from farklecam.datasets.synthetic.sequence import ThrowTruth, render_game_video, unseen_look
 
 KW: dict[str, Any] = {"width": 96, "height": 72, "fps": 8.0, "settled_seconds": 0.5}
 

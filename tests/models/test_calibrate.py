@@ -8,9 +8,10 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from models.thresholds.calibrate import write_logit_bias
+from farklecam.models.thresholds.calibrate import write_logit_bias
+from farklecam.vision.faces.classifier import FaceClassifier
+
 from tests.vision.fakes import make_classifier
-from vision.faces.classifier import FaceClassifier
 
 
 def test_written_bias_is_read_back_and_replaced(tmp_path: Path) -> None:
@@ -24,7 +25,8 @@ def test_written_bias_is_read_back_and_replaced(tmp_path: Path) -> None:
 
 
 def test_calibration_keeps_the_offset_that_reads_best(tmp_path: Path) -> None:
-    from models.thresholds.calibrate import calibrate
+    from farklecam.models.thresholds.calibrate import calibrate
+
     from tests.vision.fakes import make_detector, raw_head
     from tests.vision.test_evaluate import _folder
 

@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from datasets.real import real_data_root
-from datasets.synthetic.__main__ import main as generate
-from models.thresholds.calibrate import write_logit_bias
-from models.thresholds.candidate import ModelSet, format_side_by_side, judge, main
-from models.training.detector import add_metadata
-from vision.faces.classifier import COCKED_NAME, FaceClassifier
-from vision.onnx_runtime import load_onnx
-from vision.pose.cocked import CockedTest
+from farklecam.datasets.real import real_data_root
+from farklecam.datasets.synthetic.__main__ import main as generate
+from farklecam.models.thresholds.calibrate import write_logit_bias
+from farklecam.models.thresholds.candidate import ModelSet, format_side_by_side, judge, main
+from farklecam.models.training.detector import add_metadata
+from farklecam.vision.faces.classifier import COCKED_NAME, FaceClassifier
+from farklecam.vision.onnx_runtime import load_onnx
+from farklecam.vision.pose.cocked import CockedTest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"  # generated scenes with sidecars: tray corners and each die's lean
@@ -134,7 +133,7 @@ def test_several_calibration_folders_are_also_reported_each_and_their_cocked_f1_
 
 def test_a_reader_setting_is_judged_on_the_candidates_reader_alone(tmp_path: Path) -> None:
     """``--set`` changes the candidate's ReaderConfig; the baseline reads as shipped, and no gate is asked for."""
-    from vision.reader import ReaderConfig
+    from farklecam.vision.reader import ReaderConfig
 
     def judged(models: ModelSet) -> dict[str, Any]:
         return judge(models, tmp_path / "work", [EXAMPLES], [], gate_classifier=None, gate=False)

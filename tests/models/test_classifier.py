@@ -10,8 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 cv2 = pytest.importorskip("cv2")
 
-from datasets.training_sets import Frame  # noqa: E402
-from models.bank.crop_bank import (  # noqa: E402
+from farklecam.datasets.training_sets import Frame  # noqa: E402
+from farklecam.models.bank.crop_bank import (  # noqa: E402
     BANK_SIZE,
     CLASSIFIER_NAMES,
     build_bank,
@@ -20,8 +20,17 @@ from models.bank.crop_bank import (  # noqa: E402
     match_detections,
     negative_boxes,
 )
-from models.training.classifier_config import ClassifierConfig  # noqa: E402
-from models.training.facenet import FACENET_WIDTHS, FaceNet, export_facenet, feature_side, grid_problem, scaled_widths  # noqa: E402
+from farklecam.models.training.classifier_config import ClassifierConfig  # noqa: E402
+from farklecam.models.training.facenet import (  # noqa: E402
+    FACENET_WIDTHS,
+    FaceNet,
+    export_facenet,
+    feature_side,
+    grid_problem,
+    scaled_widths,
+)
+
+pytestmark = pytest.mark.train
 
 
 @pytest.mark.parametrize(
@@ -150,7 +159,7 @@ def test_a_grid_head_keeps_each_cell_apart_and_exports_as_it_runs(tmp_path: Path
 
 
 def test_planes_flip_with_their_crops_and_leave_the_colours_as_they_were() -> None:
-    from models.training.facenet import augment
+    from farklecam.models.training.facenet import augment
 
     x = torch.rand(16, 3, 8, 8)
     planes = torch.zeros(16, 1, 8, 8)

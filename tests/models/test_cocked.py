@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from farklecam.models.training.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
+from farklecam.vision.crops import CROP_CONTEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from models.training.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
-from vision.crops import CROP_CONTEXT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -56,8 +55,8 @@ def _photo(tmp_path: Path, name: str, boxes: np.ndarray, size: tuple[int, int] =
 
 
 def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Path) -> None:
-    from datasets.training_sets import Frame
-    from vision.pose.upright import straight_down_view
+    from farklecam.datasets.training_sets import Frame
+    from farklecam.vision.pose.upright import straight_down_view
 
     boxes = np.array([[20, 20, 50, 50], [150, 100, 180, 130], [240, 200, 270, 230]], np.float32)
     byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
@@ -75,7 +74,7 @@ def test_real_flat_dice_are_banked_only_from_straight_down_sources(tmp_path: Pat
 
 
 def test_misplaced_copies_are_added_and_leave_the_other_copies_as_they_were(tmp_path: Path) -> None:
-    from datasets.training_sets import Frame
+    from farklecam.datasets.training_sets import Frame
 
     boxes = np.array([[20, 20, 50, 50], [60, 24, 90, 54], [240, 200, 270, 230]], np.float32)
     byler = Frame("byler_d6", _photo(tmp_path, "b.jpg", boxes), np.array([0, 3, 5]), boxes, (320, 240))
@@ -90,7 +89,7 @@ def test_misplaced_copies_are_added_and_leave_the_other_copies_as_they_were(tmp_
 
 
 def test_a_neighbour_plane_rides_with_each_crop_and_marks_only_the_other_dice(tmp_path: Path) -> None:
-    from datasets.training_sets import Frame
+    from farklecam.datasets.training_sets import Frame
 
     # Two touching dice and one alone; a detector that found only the first two, its boxes a little off.
     boxes = np.array([[20, 20, 50, 50], [52, 20, 82, 50], [240, 200, 270, 230]], np.float32)
@@ -116,7 +115,7 @@ def test_a_recipe_banks_at_least_one_copy_of_each_flat_die(copies: dict[str, int
 
 
 def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
-    from datasets.training_sets import Frame
+    from farklecam.datasets.training_sets import Frame
 
     boxes = np.array([[20, 20, 50, 50], [150, 100, 180, 130]], np.float32)
     frames = [
@@ -138,7 +137,7 @@ def test_several_detectors_take_turns_frame_by_frame(tmp_path: Path) -> None:
 
 
 def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) -> None:
-    from models.training.cocked import main
+    from farklecam.models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(
@@ -155,8 +154,9 @@ def test_training_refuses_real_dice_whose_vertical_is_unknown(tmp_path: Path) ->
     assert exc.value.code == 2
 
 
+@pytest.mark.train
 def test_training_refuses_a_detector_that_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from models.training.cocked import main
+    from farklecam.models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), "--detector", "nowhere.onnx"])
@@ -169,7 +169,7 @@ def test_training_refuses_a_detector_that_is_not_there(tmp_path: Path, capsys: p
 def test_training_refuses_copies_outside_one_to_64(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
 ) -> None:
-    from models.training.cocked import main
+    from farklecam.models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), flag, value])
@@ -184,11 +184,12 @@ def test_training_refuses_copies_outside_one_to_64(
         ("--context", "1.5", "outside 0..1"),
     ],
 )
+@pytest.mark.train
 def test_training_refuses_a_head_grid_or_context_that_cannot_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
 ) -> None:
     pytest.importorskip("torch")
-    from models.training.cocked import main
+    from farklecam.models.training.cocked import main
 
     with pytest.raises(SystemExit) as exc:
         main(["train", "--synthetic", str(tmp_path), "--out", str(tmp_path / "c.onnx"), flag, value])
@@ -196,16 +197,16 @@ def test_training_refuses_a_head_grid_or_context_that_cannot_work(
 
 
 @pytest.mark.slow
+@pytest.mark.train
 def test_a_tiny_run_trains_exports_and_calibrates_offline(
     tmp_path: Path, no_network: list[Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("torch")
     onnx = pytest.importorskip("onnx")
     import onnxruntime as ort
-
-    from datasets.synthetic.__main__ import main as generate
-    from models.training.cocked import main
-    from vision.pose.cocked import CockedTest
+    from farklecam.datasets.synthetic.__main__ import main as generate
+    from farklecam.models.training.cocked import main
+    from farklecam.vision.pose.cocked import CockedTest
 
     scenes = tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "4", "--seed", "5", "--size", "160x120", "--lean-rate", "1"]) == 0
@@ -265,9 +266,9 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
 
 
 def test_taught_targets_ride_with_each_crop_and_agree_with_its_label(tmp_path: Path) -> None:
-    from datasets.synthetic.__main__ import main as generate
-    from datasets.training_sets import Frame, synthetic_frames
-    from models.training.cocked import AUX_TILT_SCALE_DEG, die_targets
+    from farklecam.datasets.synthetic.__main__ import main as generate
+    from farklecam.datasets.training_sets import Frame, synthetic_frames
+    from farklecam.models.training.cocked import AUX_TILT_SCALE_DEG, die_targets
 
     scenes = tmp_path / "scenes"
     assert generate(["--out", str(scenes), "--count", "6", "--seed", "3", "--size", "160x120", "--lean-rate", "1"]) == 0

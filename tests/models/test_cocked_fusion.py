@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.models.thresholds.cocked_fusion import FusionRows, fit_fusion, fit_logistic
+from farklecam.vision.pose.cocked import CockedTest, logit
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from models.thresholds.cocked_fusion import FusionRows, fit_fusion, fit_logistic
-from vision.pose.cocked import CockedTest, logit
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = set(np.round(np.arange(0.05, 0.96, 0.05), 2).tolist())
@@ -76,8 +75,8 @@ def _model_copy(tmp_path: Path) -> Path:
 def test_the_command_fits_and_stores_a_fusion_naming_the_classifier(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from models.thresholds.cocked_fusion import main
-    from vision.onnx_runtime import load_onnx
+    from farklecam.models.thresholds.cocked_fusion import main
+    from farklecam.vision.onnx_runtime import load_onnx
 
     models = _model_copy(tmp_path)
     assert main([str(ROOT / "examples"), "--models", str(models), "--write"]) == 0
@@ -112,7 +111,7 @@ def test_rows_from_several_folders_choose_the_threshold_by_the_mean_of_their_f1(
 
 def _rows_with_evidence(seed: int, n: int = 6000) -> FusionRows:
     """Rows where a flat die hidden behind a nearer one fools both networks: ``covered`` tells them apart."""
-    from vision.pose.cocked import CockedEvidence
+    from farklecam.vision.pose.cocked import CockedEvidence
 
     rows = _rows(seed, n, leaning=0.1)
     rng = np.random.default_rng(seed + 100)
@@ -129,8 +128,8 @@ def _rows_with_evidence(seed: int, n: int = 6000) -> FusionRows:
 
 
 def test_a_term_that_tells_the_dice_apart_gets_its_weight_and_calls_better_out_of_fold() -> None:
-    from models.thresholds.cocked_fusion import out_of_fold
-    from vision.pose.cocked import FUSION_TERMS
+    from farklecam.models.thresholds.cocked_fusion import out_of_fold
+    from farklecam.vision.pose.cocked import FUSION_TERMS
 
     rows = _rows_with_evidence(3)
     fusion, scores = fit_fusion(rows, "sha", FUSION_TERMS)
@@ -149,7 +148,7 @@ def test_a_term_that_tells_the_dice_apart_gets_its_weight_and_calls_better_out_o
 def test_the_command_weighs_the_terms_asked_and_a_refit_keeps_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from models.thresholds.cocked_fusion import main
+    from farklecam.models.thresholds.cocked_fusion import main
 
     models = _model_copy(tmp_path)
     assert main([str(ROOT / "examples"), "--models", str(models), "--terms", "covered,view_sine", "--write"]) == 0

@@ -5,10 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from models.bank.crop_bank import (
+from farklecam.models.bank.crop_bank import (
     BANK_CONTEXT,
     BANK_SIZE,
     MISPLACED_IOU,
@@ -18,8 +15,10 @@ from models.bank.crop_bank import (
     misplaced_boxes,
     turned_centres,
 )
-from vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
-from vision.settle.detector import box_iou
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
+from farklecam.vision.settle.detector import box_iou
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def _crops(n: int) -> np.ndarray:

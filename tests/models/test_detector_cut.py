@@ -1,15 +1,16 @@
-"""``python -m models.training.detector cut``: the shipped detector is cut; a graph that is no YOLO head is refused."""
+"""``python -m farklecam.models.training.detector cut``: the shipped detector is cut; a graph that is no YOLO head is
+refused."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from farklecam.models.training.detector import main
+from farklecam.vision.detection.yolo_head import level_strides
+from farklecam.vision.onnx_runtime import load_onnx
 
-from models.training.detector import main
 from tests.vision.fakes import make_detector, raw_head
-from vision.detection.yolo_head import level_strides
-from vision.onnx_runtime import load_onnx
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from models.training.classifier_config import ClassifierConfig  # noqa: E402
-from models.training.facenet import FaceNet, _mixup_loss, class_loss, fit  # noqa: E402
+from farklecam.models.training.classifier_config import ClassifierConfig  # noqa: E402
+from farklecam.models.training.facenet import FaceNet, _mixup_loss, class_loss, fit  # noqa: E402
+
+pytestmark = pytest.mark.train
 
 
 def _net(seed: int) -> FaceNet:

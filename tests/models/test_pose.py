@@ -8,17 +8,17 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from farklecam.datasets.synthetic.dataset import write_scene
+from farklecam.datasets.synthetic.scene import generate_scene
+from farklecam.datasets.training_sets import read_synthetic_frame
+from farklecam.models.bank.crop_bank import BANK_SIZE, turned_centres
+from farklecam.models.training.pose import build_pose_bank, main, pose_truth
+from farklecam.vision.crops import CROP_SIZE, extract_crops
+from farklecam.vision.pose.tilt import turn_in_ray_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datasets.synthetic.dataset import write_scene
-from datasets.synthetic.scene import generate_scene
-from datasets.training_sets import read_synthetic_frame
 from farklecam.errors import ModelLoadError
-from models.bank.crop_bank import BANK_SIZE, turned_centres
-from models.training.pose import build_pose_bank, main, pose_truth
-from vision.crops import CROP_SIZE, extract_crops
-from vision.pose.tilt import turn_in_ray_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -84,7 +84,7 @@ def test_a_scene_without_pose_labels_is_refused(scenes: Path, tmp_path: Path) ->
 def test_a_tiny_run_trains_exports_loads_and_measures(
     scenes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_network: list[object]
 ) -> None:
-    from vision.pose.net import PoseNet
+    from farklecam.vision.pose.net import PoseNet
 
     out = tmp_path / "pose" / "pose_net.onnx"
     assert main(["train", "--synthetic", str(scenes), "--out", str(out), "--steps", "3", "--batch", "8"]) == 0
@@ -121,8 +121,8 @@ def test_a_tiny_run_trains_exports_loads_and_measures(
 
 
 def test_a_model_with_other_outputs_is_refused(tmp_path: Path) -> None:
-    from models.training.facenet import FaceNet, export_facenet
-    from vision.pose.net import PoseNet
+    from farklecam.models.training.facenet import FaceNet, export_facenet
+    from farklecam.vision.pose.net import PoseNet
 
     path = export_facenet(FaceNet(2), tmp_path / "m.onnx", "0", names=["flat", "cocked"])
     with pytest.raises(ModelLoadError, match="up_x"):
@@ -131,8 +131,7 @@ def test_a_model_with_other_outputs_is_refused(tmp_path: Path) -> None:
 
 def test_augment_can_keep_left_and_right_with_the_same_draws() -> None:
     import torch
-
-    from models.training.facenet import augment
+    from farklecam.models.training.facenet import augment
 
     x = torch.full((64, 3, 16, 16), 0.1)
     x[..., :8] = 0.9  # the left half bright

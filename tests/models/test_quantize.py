@@ -1,4 +1,4 @@
-"""models.training.quantize: the shipped detector turned back into float, and its 7-bit weights."""
+"""farklecam.models.training.quantize: the shipped detector turned back into float, and its 7-bit weights."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 
-from models.training.quantize import dequantized  # noqa: E402
-from vision.detection.detector import DieDetector  # noqa: E402
-from vision.images import load_image  # noqa: E402
+from farklecam.models.training.quantize import dequantized  # noqa: E402
+from farklecam.vision.detection.detector import DieDetector  # noqa: E402
+from farklecam.vision.images import load_image  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "models" / "die_detector.onnx"

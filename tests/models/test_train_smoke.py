@@ -1,6 +1,6 @@
 """Smoke test of the training path: a tiny detector and classifier train, export and run, offline.
 
-It proves in CI that ``python -m models.train`` works end to end without the
+It proves in CI that ``python -m farklecam.models.training`` works end to end without the
 network: every socket connection and DNS lookup during training and export is
 recorded and refused.
 """
@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from datasets.real import real_data_root
+from farklecam.datasets.real import real_data_root
 
 pytestmark = [
+    pytest.mark.train,
     pytest.mark.slow,
     pytest.mark.skipif(not real_data_root().is_dir(), reason="shared real photos not present"),
     # torch and ultralytics warn about their own internals (legacy exporter, deprecations).
@@ -25,10 +25,10 @@ pytestmark = [
 
 
 def test_quick_training_exports_working_models_offline(tmp_path: Path, no_network: list[Any]) -> None:
-    from models.training.offline import go_offline
+    from farklecam.models.training.offline import go_offline
 
     go_offline(tmp_path / "ultralytics_config")
-    from models.train import main
+    from farklecam.models.training.reproduce import main
 
     out = tmp_path / "models"
     args = ["--quick", "--hold-validation", "--out", str(out), "--runs", str(tmp_path / "runs"), "--name", "smoke"]

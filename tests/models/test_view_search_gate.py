@@ -1,4 +1,4 @@
-"""Choosing the view search's gate: the counts behind `python -m models.thresholds.view_search`."""
+"""Choosing the view search's gate: the counts behind `python -m farklecam.models.thresholds.view_search`."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.models.thresholds.view_search import SearchRow, estimates, gate_counts
+from farklecam.models.training.cocked import LabelledScene
+from farklecam.vision.pose.cocked import CockedTest
+from farklecam.vision.pose.view_search import ViewSearchConfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.thresholds.view_search import SearchRow, estimates, gate_counts
-from models.training.cocked import LabelledScene
 from tests.vision.fakes import make_cocked_test
-from vision.pose.cocked import CockedTest
-from vision.pose.view_search import ViewSearchConfig
 
 ROWS = [
     (0.01, np.array([0.02, 0.01, 0.97], np.float32), np.array([False, False, True])),  # agreed: one right call

@@ -1,4 +1,4 @@
-"""An independent, deliberately naive scorer used to check scoring.combinations.
+"""An independent, deliberately naive scorer used to check farklecam.scoring.combinations.
 
 It tries every set partition of the kept dice into groups and checks each group
 against the rule table directly, sharing no code with the engine except the
@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import cache
 
-from scoring.rules import Rules
+from farklecam.scoring.rules import Rules
 
 
 def set_partitions(items: Sequence[int]) -> Iterator[list[list[int]]]:

@@ -1,4 +1,5 @@
-"""The presets' win tables shipped in the package (scoring.bundle_tables): present, current and still solved."""
+"""The presets' win tables shipped in the package (farklecam.scoring.bundle_tables): present, current and still
+solved."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from scoring import policy_cache, winprob, winprob_dp
-from scoring.presets import PRESETS, get_rules
+from farklecam.scoring import policy_cache, winprob, winprob_dp
+from farklecam.scoring.presets import PRESETS, get_rules
 
 STATES = 24  # sampled turn starts per table: each is one sweep of a whole turn
 
@@ -24,7 +24,7 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_every_preset_ships_a_current_table(name: str) -> None:
     rules = PRESETS[name].rules
     path = winprob.bundled_path(rules)
-    assert path.is_file(), f"{path.name} is missing or stale: run `python -m scoring.bundle_tables`"
+    assert path.is_file(), f"{path.name} is missing or stale: run `python -m farklecam.scoring.bundle_tables`"
     arrays = policy_cache.read_arrays(path, ("V", "meta"))
     assert arrays is not None
     assert json.loads(str(arrays["meta"]))["key"] == rules.key()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from farklecam.scoring.actions import Bank
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase, TurnEnd
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
 
 from farklecam.errors import IllegalActionError
-from scoring.actions import Bank
-from scoring.game import Game
-from scoring.gamestate import Phase, TurnEnd
-from scoring.presets import get_rules
-from scoring.rules import Rules
 
 BOXED = get_rules("boxed")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scoring.game import Game
-from scoring.presets import get_rules
+from farklecam.scoring.game import Game
+from farklecam.scoring.presets import get_rules
 
 
 def reach_target(last_round: bool) -> Game:

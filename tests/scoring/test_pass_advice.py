@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from farklecam.scoring.advisor import advise_piggyback
+from farklecam.scoring.pass_advice import advise_pass, expected_gift
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.solver import solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from scoring.advisor import advise_piggyback
-from scoring.pass_advice import advise_pass, expected_gift
-from scoring.presets import get_rules
-from scoring.solver import solve
 
 RULES = get_rules("progressive")
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from scoring import policy_cache, solver
-from scoring.presets import get_rules
-from scoring.solver import SOLVER_VERSION, clear_memory_cache, solve
+from farklecam.scoring import policy_cache, solver
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.solver import SOLVER_VERSION, clear_memory_cache, solve
 
 RULES = get_rules("busche-neller")  # the quickest preset to solve
 NAME = f"{RULES.key()}-v{SOLVER_VERSION}"

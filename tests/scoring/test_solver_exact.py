@@ -6,12 +6,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
-from scoring import solver
-from scoring.chance import roll_outcomes
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides
+from farklecam.scoring import solver
+from farklecam.scoring.chance import roll_outcomes
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,8 @@ import random
 import time
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from scoring.rules import TieRule
-from scoring.tournament import (
+from farklecam.scoring.rules import TieRule
+from farklecam.scoring.tournament import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     Advance,
@@ -26,7 +23,9 @@ from scoring.tournament import (
     seat,
     table_rules,
 )
-from scoring.tournament_sim import simulate
+from farklecam.scoring.tournament_sim import simulate
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 NAMES = tuple(f"P{i:02d}" for i in range(1, MAX_PLAYERS + 1))
 

@@ -1,4 +1,5 @@
-"""The two-player win-probability solver (scoring.winprob_dp) and advice by the chance to win (scoring.winprob)."""
+"""The two-player win-probability solver (farklecam.scoring.winprob_dp) and advice by the chance to win
+(farklecam.scoring.winprob)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from farklecam.scoring import winprob, winprob_dp
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.errors import IllegalActionError
-from scoring import winprob, winprob_dp
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides
 from tests.scoring.winprob_brute import brute_streak_table, brute_table
 
 #: The cardgames.io table as domsleee/farkle plays it (first to 10,000 wins at once).
@@ -192,7 +193,7 @@ def test_exact_target_example_keeps_the_one_and_banks() -> None:
 def test_advice_agrees_with_the_table_at_the_start_of_a_turn() -> None:
     rules = get_rules("busche-neller").with_options({"target": 1000, "last_round": False})
     found = winprob.solve_win(rules)
-    from scoring.chance import roll_outcomes
+    from farklecam.scoring.chance import roll_outcomes
 
     total = 0.0
     for roll, p in roll_outcomes(6):

@@ -1,4 +1,4 @@
-"""A deliberately naive two-player win-probability solver, the oracle for scoring.winprob_dp.
+"""A deliberately naive two-player win-probability solver, the oracle for farklecam.scoring.winprob_dp.
 
 Plain recursion over (my score, their score, turn total, dice) on the set-aside
 enumerator itself (no merged tables, no numpy), and Jacobi value iteration on the
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from scoring.chance import roll_outcomes
-from scoring.rules import Rules
-from scoring.setasides import legal_set_asides
+from farklecam.scoring.chance import roll_outcomes
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
 
 STEP = 50
 

@@ -1,7 +1,7 @@
 """Every test client here talks to the app as a browser on this machine does: to ``localhost``.
 
 Starlette's ``TestClient`` names its host ``testserver`` (its WebSockets always),
-a name the Host check (:mod:`service.security`) rightly refuses. Tests of that
+a name the Host check (:mod:`farklecam.service.security`) rightly refuses. Tests of that
 check pass their own ``base_url`` or ``Host`` header.
 """
 

@@ -11,15 +11,14 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from farklecam.scoring.presets import PRESETS, get_rules
+from farklecam.service.app import create_app
+from farklecam.service.deps import ReaderSlot, get_reader_slot
+from farklecam.service.settings import Settings
+from farklecam.service.usecases.scoring import score_roll
+from farklecam.vision.reading import Reading
+from farklecam.vision.tray.outline import TrayOutline
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring.presets import PRESETS, get_rules
-from service.app import create_app
-from service.deps import ReaderSlot, get_reader_slot
-from service.settings import Settings
-from service.usecases.scoring import score_roll
-from vision.reading import Reading
-from vision.tray.outline import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,12 +36,12 @@ class FakeReader:
         self.memories: list[object] = []
 
     def with_vertical_memory(self, memory: object) -> FakeReader:
-        """As :meth:`vision.reader.DiceReader.with_vertical_memory`: here, the camera's memory is recorded."""
+        """As :meth:`farklecam.vision.reader.DiceReader.with_vertical_memory`: here, the camera's memory is recorded."""
         self.memories.append(memory)
         return self
 
     def with_tray(self, corners: list[list[float]]) -> FakeReader:
-        """As :meth:`vision.reader.DiceReader.with_tray`: the corners checked and kept (here: recorded)."""
+        """As :meth:`farklecam.vision.reader.DiceReader.with_tray`: the corners checked and kept (here: recorded)."""
         self.trays.append(TrayOutline.from_corners(corners))
         return self
 
@@ -150,7 +149,7 @@ def test_score_rejects_bad_input_with_a_message(client: TestClient, body: Any, s
 
 
 def test_advise_answers_with_the_advisor(client: TestClient) -> None:
-    advisor = pytest.importorskip("scoring.advisor", reason="scoring.advisor is not installed yet")
+    advisor = pytest.importorskip("farklecam.scoring.advisor", reason="farklecam.scoring.advisor is not installed yet")
     body = {"dice": [1, 1, 1, 5, 3, 4], "turn_total": 350, "on_board": False}
     response = client.post("/api/advise", json=body)
     assert response.status_code == 200

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from farklecam.scoring.game import Game
+from farklecam.scoring.presets import get_rules
+from farklecam.service.app import create_app
+from farklecam.service.settings import Settings
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring.game import Game
-from scoring.presets import get_rules
-from service.app import create_app
-from service.settings import Settings
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -189,7 +188,7 @@ def test_undo_is_logged_and_history_lists_everything(client: TestClient) -> None
 
 
 def test_game_advice_uses_the_game_position(client: TestClient) -> None:
-    advisor = pytest.importorskip("scoring.advisor", reason="scoring.advisor is not installed yet")
+    advisor = pytest.importorskip("farklecam.scoring.advisor", reason="farklecam.scoring.advisor is not installed yet")
     game = new_game(client)
     assert client.get(f"/api/games/{game['id']}/advice").status_code == 409  # nothing rolled yet
     play(client, game["id"], [{"text": "roll 5,5,2,3,4,6"}, {"text": "keep 5,5"}, {"text": "roll 1,5,3,3"}])

@@ -17,9 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-
-from scoring.game import Game
-from scoring.presets import get_rules
+from farklecam.scoring.game import Game
+from farklecam.scoring.presets import get_rules
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")]
 
@@ -36,10 +35,10 @@ def free_port() -> int:
 
 @contextmanager
 def server(db: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """A real ``uvicorn --factory service.app:create_app`` process on a free loopback port."""
+    """A real ``uvicorn --factory farklecam.service.app:create_app`` process on a free loopback port."""
     port = free_port()
     env = {**os.environ, "FARKLECAM_DB_PATH": str(db)}
-    cmd = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory"]
+    cmd = [sys.executable, "-m", "uvicorn", "farklecam.service.app:create_app", "--factory"]
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"

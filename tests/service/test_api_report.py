@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from farklecam.service.app import create_app
+from farklecam.service.cli import main
+from farklecam.service.schemas import ReportPublic
+from farklecam.service.settings import Settings
+from farklecam.vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
 from starlette.exceptions import StarletteDeprecationWarning
-
-from service.app import create_app
-from service.cli import main
-from service.schemas import ReportPublic
-from service.settings import Settings
-from vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

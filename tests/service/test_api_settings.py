@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from farklecam.service.app import build_reader
+from farklecam.service.commands.serve_verb import SERVE
+from farklecam.service.settings import Settings, default_db_path
 
 from farklecam.errors import InvalidRulesError
-from service.app import build_reader
-from service.commands.serve_verb import SERVE
-from service.settings import Settings, default_db_path
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -82,8 +82,7 @@ def test_serve_straight_down_reaches_the_reader_and_every_tables_pill(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import uvicorn
-
-    from service.deps import LazyReader, ReaderSlot
+    from farklecam.service.deps import LazyReader, ReaderSlot
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
@@ -105,8 +104,8 @@ def test_serve_straight_down_reaches_the_reader_and_every_tables_pill(
 @pytest.mark.skipif(not (EXAMPLES.parent / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
 def test_a_tables_pill_says_when_its_straight_down_camera_is_tilted(tmp_path: Path) -> None:
     """tray_webcam's camera is 30-35 degrees off straight down: its dice overrule the setting, and the pill says so."""
-    from service.deps import LazyReader, ReaderSlot
-    from vision.images import load_image
+    from farklecam.service.deps import LazyReader, ReaderSlot
+    from farklecam.vision.images import load_image
 
     settings = Settings(db_path=tmp_path / "t.db", straight_down=True)
     table = LazyReader(ReaderSlot(lambda: build_reader(settings)), straight_down=True)
@@ -124,7 +123,7 @@ def test_serve_beyond_this_machine_prints_a_table_code_and_the_addresses_to_open
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
     monkeypatch.delenv("FARKLECAM_TABLE_CODE", raising=False)
-    monkeypatch.setattr("service.security.lan_addresses", lambda: ["192.168.1.20"])
+    monkeypatch.setattr("farklecam.service.security.lan_addresses", lambda: ["192.168.1.20"])
     assert SERVE.run(serve_args("--host", "0.0.0.0", "--db", str(tmp_path / "t.db"))) == 0
     code = seen["app"].state.settings.table_code
     err = capsys.readouterr().err

@@ -1,14 +1,14 @@
-"""The reading's ``tray`` (vision.reading.TrayState) reaches ``POST /api/read``."""
+"""The reading's ``tray`` (farklecam.vision.reading.TrayState) reaches ``POST /api/read``."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+from farklecam.vision.reading import Reading
 from fastapi.testclient import TestClient
 
 from tests.service.test_api import FakeReader, app_and_client, client, fake_reader, jpeg
-from vision.reading import Reading
 
 __all__ = ["app_and_client", "client", "fake_reader"]  # the fixtures this module borrows
 

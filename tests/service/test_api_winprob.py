@@ -7,12 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from farklecam.scoring import winprob
+from farklecam.scoring.presets import get_rules
+from farklecam.service.app import create_app
+from farklecam.service.settings import Settings
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring import winprob
-from scoring.presets import get_rules
-from service.app import create_app
-from service.settings import Settings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -11,16 +11,15 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from farklecam.scoring.presets import get_rules
+from farklecam.service.app import create_app
+from farklecam.service.deps import ReaderSlot, get_reader_slot
+from farklecam.service.routes import ws as ws_route
+from farklecam.service.settings import Settings
+from farklecam.service.usecases.scoring import score_roll
+from farklecam.vision.reading import Reading
+from farklecam.vision.tray.outline import TrayOutline
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring.presets import get_rules
-from service.app import create_app
-from service.deps import ReaderSlot, get_reader_slot
-from service.routes import ws as ws_route
-from service.settings import Settings
-from service.usecases.scoring import score_roll
-from vision.reading import Reading
-from vision.tray.outline import TrayOutline
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -31,7 +30,7 @@ with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx
 class BrightnessReader:
     """Reads one die per frame whose face is the frame's grey level // 40 (so each test frame says its faces).
 
-    Like :meth:`vision.reader.DiceReader.with_tray`, :meth:`with_tray` gives a reader of the
+    Like :meth:`farklecam.vision.reader.DiceReader.with_tray`, :meth:`with_tray` gives a reader of the
     same models with a calibrated tray; every read records the tray it used in ``trays``.
     """
 
@@ -321,8 +320,8 @@ def test_each_tables_page_says_whether_its_camera_looks_straight_down(tmp_path: 
 
 def test_a_tables_vertical_says_when_the_camera_seems_to_have_moved() -> None:
     """What the page's tray pill shows: searching, learned, checking (bumped, not yet confirmed), tray."""
-    from service.deps import LazyReader
-    from vision.pose.upright import UprightView
+    from farklecam.service.deps import LazyReader
+    from farklecam.vision.pose.upright import UprightView
 
     table = LazyReader(ReaderSlot(lambda: None))  # type: ignore[arg-type, return-value]
     assert table.vertical == "searching"
@@ -339,8 +338,8 @@ def test_a_tables_vertical_says_when_the_camera_seems_to_have_moved() -> None:
 
 def test_a_table_whose_marked_tray_was_set_aside_says_moved() -> None:
     """The page's pill: a DiceReader that read a frame without the marked tray (the camera moved) says so."""
-    from service.deps import LazyReader
-    from vision.reading import Reading
+    from farklecam.service.deps import LazyReader
+    from farklecam.vision.reading import Reading
 
     class SetAside:
         """Reads like a DiceReader that found the camera moved since the tray was marked, when told to."""

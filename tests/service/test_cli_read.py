@@ -10,10 +10,9 @@ from pathlib import Path
 
 import cv2
 import pytest
-
-from service.cli import main
-from service.usecases.report import NOT_STRAIGHT_DOWN
-from vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
+from farklecam.service.cli import main
+from farklecam.service.usecases.report import NOT_STRAIGHT_DOWN
+from farklecam.vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -104,7 +103,7 @@ def test_pictures_of_any_shape_are_read(tmp_path: Path, capsys: pytest.CaptureFi
 def test_a_bug_on_one_file_is_reported_and_the_batch_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vision.reader import DiceReader
+    from farklecam.vision.reader import DiceReader
 
     real_read = DiceReader.read
 

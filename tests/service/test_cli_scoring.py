@@ -7,10 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from scoring.presets import get_rules
-from scoring.setasides import legal_set_asides
-from service.cli import main
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.setasides import legal_set_asides
+from farklecam.service.cli import main
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
@@ -98,7 +97,7 @@ def test_solve_refuses_a_huge_option_in_one_line(capsys: pytest.CaptureFixture[s
 def test_installed_console_script_exits_nonzero() -> None:
     """The real entry point, as a user runs it: one line on stderr, no traceback."""
     proc = subprocess.run(
-        [sys.executable, "-m", "service.cli", "score", "7"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "farklecam.service.cli", "score", "7"], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "farklecam: error: dice faces must be 1-6, got 7"

@@ -7,9 +7,8 @@ import time
 
 import numpy as np
 import pytest
-
-from service.deps import READS_AT_ONCE, ReaderSlot
-from vision.reading import Reading
+from farklecam.service.deps import READS_AT_ONCE, ReaderSlot
+from farklecam.vision.reading import Reading
 
 
 class SlowReader:

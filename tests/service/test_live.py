@@ -14,21 +14,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.scoring.actions import Keep, Roll
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
+from farklecam.scoring.presets import get_rules
+from farklecam.service.commands.base import tray_from_args
+from farklecam.service.commands.live_verb import LIVE, parse_players
+from farklecam.service.live.app import LiveOptions, open_session
+from farklecam.service.live.controller import KEY_HELP, LiveController, panel_lines, ppm_bytes, render_scene
+from farklecam.service.live.demo import DemoTable, DemoThrow
+from farklecam.service.live.gamefile import GameFile, default_game_path
+from farklecam.service.table import TableSession
+from farklecam.vision.reading import Reading
+from farklecam.vision.tray.outline import TrayOutline
 
 from farklecam.errors import CameraError, ImageError, StorageError
-from scoring.actions import Keep, Roll
-from scoring.game import Game
-from scoring.gamestate import Phase
-from scoring.presets import get_rules
-from service.commands.base import tray_from_args
-from service.commands.live_verb import LIVE, parse_players
-from service.live.app import LiveOptions, open_session
-from service.live.controller import KEY_HELP, LiveController, panel_lines, ppm_bytes, render_scene
-from service.live.demo import DemoTable, DemoThrow
-from service.live.gamefile import GameFile, default_game_path
-from service.table import TableSession
-from vision.reading import Reading
-from vision.tray.outline import TrayOutline
 
 BOXED = get_rules("boxed")
 
@@ -70,7 +70,7 @@ def test_an_illegal_key_becomes_the_message_not_an_exception() -> None:
 
 
 class TrayReader:
-    """A reader that, like :meth:`vision.reader.DiceReader.with_tray`, gives a copy with a checked tray."""
+    """A reader that, like :meth:`farklecam.vision.reader.DiceReader.with_tray`, gives a copy with a checked tray."""
 
     def __init__(self, tray: TrayOutline | None = None) -> None:
         self.tray = tray
@@ -265,7 +265,7 @@ def display() -> Iterator[str]:
 
 def test_the_window_plays_a_throw_and_takes_keys(display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("tkinter")
-    from service.live.window import LiveWindow
+    from farklecam.service.live.window import LiveWindow
 
     monkeypatch.setenv("DISPLAY", display)
     demo = DemoTable([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), settled_frames=20, seed=3)
@@ -299,7 +299,7 @@ def test_the_window_plays_a_throw_and_takes_keys(display: str, tmp_path: Path, m
 
 def test_the_window_takes_tray_corners_by_clicks(display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("tkinter")
-    from service.live.window import LiveWindow
+    from farklecam.service.live.window import LiveWindow
 
     trays: list[list[list[float]] | None] = []
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from scoring.actions import RollOff
-from scoring.game import Game
-from scoring.gamestate import Phase
-from scoring.presets import get_rules
-from service.commands.live_verb import LIVE
-from service.live.app import LiveOptions, open_session
-from service.live.controller import panel_lines
-from service.live.demo import DemoTable, DemoThrow
-from service.live.gamefile import GameFile
-from service.table import TableSession
+from farklecam.scoring.actions import RollOff
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
+from farklecam.scoring.presets import get_rules
+from farklecam.service.commands.live_verb import LIVE
+from farklecam.service.live.app import LiveOptions, open_session
+from farklecam.service.live.controller import panel_lines
+from farklecam.service.live.demo import DemoTable, DemoThrow
+from farklecam.service.live.gamefile import GameFile
+from farklecam.service.table import TableSession
+
 from tests.service.test_live import reading
 
 BOXED = get_rules("boxed")

@@ -27,14 +27,13 @@ import cv2
 import httpx
 import numpy as np
 import pytest
+from farklecam.scoring.pass_advice import advise_pass
+from farklecam.scoring.presets import get_rules
+from farklecam.service.app import STATIC_DIR, create_app
+from farklecam.service.deps import ReaderSlot, get_reader_slot
+from farklecam.service.settings import Settings
+from farklecam.vision.reading import Reading
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring.pass_advice import advise_pass
-from scoring.presets import get_rules
-from service.app import STATIC_DIR, create_app
-from service.deps import ReaderSlot, get_reader_slot
-from service.settings import Settings
-from vision.reading import Reading
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -272,7 +271,7 @@ def test_page_explains_a_missing_camera_and_a_lost_server(browser_kit: Any, serv
 def test_page_shows_what_the_models_read(browser_kit: Any, tmp_path: Path) -> None:
     if not models_installed():
         pytest.skip("the ONNX models are not installed in models/")
-    from vision.reader import DiceReader
+    from farklecam.vision.reader import DiceReader
 
     reader = DiceReader()
     direct = reader.read(cv2.imread(str(EXAMPLE)))
@@ -316,7 +315,8 @@ def example_page(browser_kit: Any, reader: Any, tmp_path: Path) -> Iterator[Any]
 
 
 class TrayRecordingReader(ExampleReader):
-    """The example's dice; like :meth:`vision.reader.DiceReader.with_tray`, a read with a tray records its corners."""
+    """The example's dice; like :meth:`farklecam.vision.reader.DiceReader.with_tray`, a read with a tray records its
+    corners."""
 
     def __init__(self, trays: list[list[list[float]] | None] | None = None, tray: list[list[float]] | None = None):
         super().__init__()
@@ -324,7 +324,7 @@ class TrayRecordingReader(ExampleReader):
         self.tray = tray
 
     def with_tray(self, corners: list[list[float]]) -> TrayRecordingReader:
-        from vision.tray.outline import TrayOutline
+        from farklecam.vision.tray.outline import TrayOutline
 
         return TrayRecordingReader(self.trays, TrayOutline.from_corners(corners).to_list())
 
@@ -386,7 +386,8 @@ def test_page_marks_the_tray_corners_and_the_server_reads_with_them(browser_kit:
 
 
 class DownRecordingReader(ExampleReader):
-    """The example's dice; like :meth:`vision.reader.DiceReader.with_straight_down`, records what each read was told."""
+    """The example's dice; like :meth:`farklecam.vision.reader.DiceReader.with_straight_down`, records what each read
+    was told."""
 
     def __init__(self, seen: list[bool] | None = None, on: bool = False) -> None:
         super().__init__()

@@ -5,10 +5,9 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from farklecam.service.app import create_app
+from farklecam.service.settings import Settings
 from starlette.exceptions import StarletteDeprecationWarning
-
-from service.app import create_app
-from service.settings import Settings
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -1,4 +1,5 @@
-"""Host and Origin checks, the table code and https, through the real app (service.security, service.tls)."""
+"""Host and Origin checks, the table code and https, through the real app (farklecam.service.security,
+farklecam.service.tls)."""
 
 from __future__ import annotations
 
@@ -14,17 +15,16 @@ from pathlib import Path
 
 import httpx
 import pytest
+from farklecam.service.app import create_app
+from farklecam.service.code_attempts import WrongCodeLimit
+from farklecam.service.security import CODE_HEADER, SitePolicy, needs_code, served_names
+from farklecam.service.settings import Settings
+from farklecam.service.table_code import CODE_ALPHABET, generate_code, normalize_code, same_code, validate_code
+from farklecam.service.tls import TlsError, check_pair, self_signed
 from hypothesis import given
 from hypothesis import strategies as st
 from starlette.exceptions import StarletteDeprecationWarning
 from starlette.websockets import WebSocketDisconnect
-
-from service.app import create_app
-from service.code_attempts import WrongCodeLimit
-from service.security import CODE_HEADER, SitePolicy, needs_code, served_names
-from service.settings import Settings
-from service.table_code import CODE_ALPHABET, generate_code, normalize_code, same_code, validate_code
-from service.tls import TlsError, check_pair, self_signed
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -214,8 +214,9 @@ def test_settings_beyond_loopback_always_carry_a_code() -> None:
 def test_an_app_from_the_environment_logs_its_code(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """``uvicorn --factory service.app:create_app`` with FARKLECAM_HOST set: the log is the only place to read it."""
-    from service.settings import get_settings
+    """``uvicorn --factory farklecam.service.app:create_app`` with FARKLECAM_HOST set: the log is the only place to
+    read it."""
+    from farklecam.service.settings import get_settings
 
     monkeypatch.setenv("FARKLECAM_HOST", "0.0.0.0")
     monkeypatch.setenv("FARKLECAM_DB_PATH", str(tmp_path / "g.sqlite3"))

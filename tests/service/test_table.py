@@ -7,18 +7,18 @@ import json
 
 import numpy as np
 import pytest
+from farklecam.scoring.actions import Keep, Roll
+from farklecam.scoring.advisor import advise
+from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.setasides import legal_set_asides
+from farklecam.scoring.solver import solve
+from farklecam.service.live.demo import DemoTable, DemoThrow
+from farklecam.service.table import TableSession
+from farklecam.vision.reading import Reading
 
 from farklecam.errors import IllegalActionError, StorageError
-from scoring.actions import Keep, Roll
-from scoring.advisor import advise
-from scoring.game import Game
-from scoring.gamestate import Phase
-from scoring.presets import get_rules
-from scoring.setasides import legal_set_asides
-from scoring.solver import solve
-from service.live.demo import DemoTable, DemoThrow
-from service.table import TableSession
-from vision.reading import Reading
 
 BOXED = get_rules("boxed")
 
@@ -189,7 +189,7 @@ def test_view_is_json_ready(table: TableSession) -> None:
 
 
 def test_a_table_without_a_reader_takes_throws_but_not_frames(table: TableSession) -> None:
-    from vision.camera.sources import Frame
+    from farklecam.vision.camera.sources import Frame
 
     with pytest.raises(ValueError, match="no reader"):
         table.on_frame(Frame(np.zeros((8, 8, 3), np.uint8), 0, 0.0))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from scoring.actions import PassedRoll, Roll
-from scoring.pass_advice import advise_pass
-from scoring.presets import get_rules
-from service.live.controller import panel_lines
-from service.table import TableSession
-from vision.reading import Reading
+from farklecam.scoring.actions import PassedRoll, Roll
+from farklecam.scoring.pass_advice import advise_pass
+from farklecam.scoring.presets import get_rules
+from farklecam.service.live.controller import panel_lines
+from farklecam.service.table import TableSession
+from farklecam.vision.reading import Reading
 
 PROGRESSIVE = get_rules("progressive")
 

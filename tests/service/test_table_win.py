@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from scoring import winprob
-from scoring.presets import get_rules
-from service.table import TableSession
+from farklecam.scoring import winprob
+from farklecam.scoring.presets import get_rules
+from farklecam.service.table import TableSession
 
 
 @pytest.fixture(autouse=True)

@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from farklecam.scoring.simulate import RandomDice
+from farklecam.scoring.tournament_sim import advisor_action
+from farklecam.service.app import create_app
+from farklecam.service.settings import Settings
+from farklecam.service.tournament_store import TournamentStore
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring.simulate import RandomDice
-from scoring.tournament_sim import advisor_action
-from service.app import create_app
-from service.settings import Settings
-from service.tournament_store import TournamentStore
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

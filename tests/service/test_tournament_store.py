@@ -9,13 +9,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from scoring.simulate import RandomDice
-from scoring.tournament import InvalidTournamentError, TournamentError
-from scoring.tournament_sim import advisor_action
-from service.cli import main
-from service.tournament_store import TournamentNotFoundError, TournamentStore, open_store
-from service.tournament_view import CSV_COLUMNS, standings_csv, tournament_view
+from farklecam.scoring.simulate import RandomDice
+from farklecam.scoring.tournament import InvalidTournamentError, TournamentError
+from farklecam.scoring.tournament_sim import advisor_action
+from farklecam.service.cli import main
+from farklecam.service.tournament_store import TournamentNotFoundError, TournamentStore, open_store
+from farklecam.service.tournament_view import CSV_COLUMNS, standings_csv, tournament_view
 
 SIX = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
 

@@ -1,4 +1,5 @@
-"""Win tables solved in the background (service.win_solver): a customised game's advice turns to the chance to win."""
+"""Win tables solved in the background (farklecam.service.win_solver): a customised game's advice turns to the chance
+to win."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from farklecam.scoring import winprob
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.service.app import create_app
+from farklecam.service.settings import Settings
+from farklecam.service.win_solver import BackgroundWinSolver, SolveState, installed
 from starlette.exceptions import StarletteDeprecationWarning
-
-from scoring import winprob
-from scoring.presets import get_rules
-from scoring.rules import Rules
-from service.app import create_app
-from service.settings import Settings
-from service.win_solver import BackgroundWinSolver, SolveState, installed
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

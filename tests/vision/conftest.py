@@ -62,7 +62,7 @@ def leaning_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Twelve split both ways by the file-name hash (training part and held-out part).
     """
-    from datasets.synthetic.__main__ import main as generate
+    from farklecam.datasets.synthetic.__main__ import main as generate
 
     out = tmp_path_factory.mktemp("leaning_scenes")
     assert generate(["--out", str(out), "--count", "12", "--seed", "13", "--lean-rate", "1"]) == 0

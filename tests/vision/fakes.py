@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-
-from vision.reading import Reading
+from farklecam.vision.reading import Reading
 
 
 def _save(graph, path: Path, metadata: dict[str, str]) -> Path:  # type: ignore[no-untyped-def]

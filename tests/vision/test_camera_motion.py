@@ -7,9 +7,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
-from datasets.synthetic import render_throw_sequence
-from vision.camera.motion import CameraMotion, MotionConfig, log_polar_spectrum, roll_degrees, thumbnail
+from farklecam.datasets.synthetic import render_throw_sequence
+from farklecam.vision.camera.motion import CameraMotion, MotionConfig, log_polar_spectrum, roll_degrees, thumbnail
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jpg"))
 pytestmark = pytest.mark.skipif(not EXAMPLES, reason="needs the bundled examples")

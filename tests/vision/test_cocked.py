@@ -7,13 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from farklecam.errors import ModelLoadError
-from tests.vision.fakes import make_cocked_test
-from vision.crops import extract_crops
-from vision.pose.cocked import (
+from farklecam.vision.crops import extract_crops
+from farklecam.vision.pose.cocked import (
     FUSION_TERMS,
     CockedEvidence,
     CockedFusion,
@@ -22,7 +17,12 @@ from vision.pose.cocked import (
     upright_angles,
     upright_inputs,
 )
-from vision.pose.upright import UprightView
+from farklecam.vision.pose.upright import UprightView
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from farklecam.errors import ModelLoadError
+from tests.vision.fakes import make_cocked_test
 
 CENTRE = np.array([320.0, 240.0])
 

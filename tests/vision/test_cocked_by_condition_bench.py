@@ -1,4 +1,5 @@
-"""``bench/cocked_by_condition.py`` counts the cocked calls as ``vision.evaluate.run`` does, and bins every die."""
+"""``bench/cocked_by_condition.py`` counts the cocked calls as ``farklecam.vision.evaluate.run`` does, and bins every
+die."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_by_condition import BINS, NO_DIE, folder_calls  # noqa: E402  (a script folder, not a package)
-
-from vision.evaluate.run import evaluate_folder  # noqa: E402
-from vision.reader import DiceReader  # noqa: E402
+from farklecam.vision.evaluate.run import evaluate_folder  # noqa: E402
+from farklecam.vision.reader import DiceReader  # noqa: E402
 
 
 def test_the_bench_counts_the_cocked_calls_as_the_evaluator_does(leaning_scenes: Path) -> None:

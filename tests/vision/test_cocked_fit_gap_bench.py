@@ -13,17 +13,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_fit_gap import SHEET_COLUMNS, TILE, main, write_sheet  # noqa: E402  (a script folder, not a package)
-
-from datasets.synthetic.mesh import COCKED_TILT_DEG  # noqa: E402
-from datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
-from datasets.yolo import (  # noqa: E402
+from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG  # noqa: E402
+from farklecam.datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
+from farklecam.datasets.yolo import (  # noqa: E402
     COCKED_CLASS,
     find_images,
     read_sidecar,
 )
-from models.training.cocked import labelled_box_probs, scene_view  # noqa: E402
-from vision.pose.cocked import CockedTest  # noqa: E402
-from vision.reader import default_model_dir  # noqa: E402
+from farklecam.models.training.cocked import labelled_box_probs, scene_view  # noqa: E402
+from farklecam.vision.pose.cocked import CockedTest  # noqa: E402
+from farklecam.vision.reader import default_model_dir  # noqa: E402
 
 
 def test_every_visible_labelled_die_is_read_once_with_its_truth(leaning_scenes: Path) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+from farklecam.vision.crops import crop_affines, extract_crops, neighbour_planes
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from vision.crops import crop_affines, extract_crops, neighbour_planes
 
 
 @settings(max_examples=3000, deadline=None)

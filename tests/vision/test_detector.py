@@ -4,12 +4,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.vision.detection.detector import DieDetector, Letterbox, letterbox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_detector, make_level_detector, raw_head
-from vision.detection.detector import DieDetector, Letterbox, letterbox
 
 
 def test_letterbox_landscape_matches_ultralytics() -> None:
@@ -99,8 +99,8 @@ def test_detector_missing_file(tmp_path: Path) -> None:
 
 
 def test_threshold_from_metadata(tmp_path: Path, onnx_available: None) -> None:
-    from vision.detection.detector import CONF_METADATA_KEY, DEFAULT_CONF
-    from vision.onnx_runtime import load_onnx
+    from farklecam.vision.detection.detector import CONF_METADATA_KEY, DEFAULT_CONF
+    from farklecam.vision.onnx_runtime import load_onnx
 
     path = make_detector(tmp_path / "d.onnx", raw_head([[32, 32, 16, 8], [10, 10, 4, 4]], [0.9, 0.5]))
     assert DieDetector(path).conf == DEFAULT_CONF

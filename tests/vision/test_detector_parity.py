@@ -2,7 +2,7 @@
 
 ultralytics exports a small one-class YOLO (random weights, its batch norms fitted to the
 examples so that the cells' scores and boxes vary) with its decoded head and predicts on the examples; the reader then
-runs that file, and the same file cut before its decoding (:func:`models.training.detector.cut_head`,
+runs that file, and the same file cut before its decoding (:func:`farklecam.models.training.detector.cut_head`,
 what farklecam ships). Needs the training extra; runs ultralytics in a subprocess, offline, so
 this test process never imports it.
 """
@@ -18,16 +18,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from vision.detection.detector import DieDetector
-from vision.images import load_image
-from vision.onnx_runtime import load_onnx
+from farklecam.vision.detection.detector import DieDetector
+from farklecam.vision.images import load_image
+from farklecam.vision.onnx_runtime import load_onnx
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = sorted((ROOT / "examples").glob("*.jpg"))[:3]
 CONF = 0.05
 
 pytestmark = [
+    pytest.mark.train,
     pytest.mark.slow,
     pytest.mark.skipif(importlib.util.find_spec("ultralytics") is None, reason="needs the training extra"),
     pytest.mark.skipif(not IMAGES, reason="needs the examples"),
@@ -41,12 +41,12 @@ def _ultralytics_export_and_predict(tmp_path: Path) -> tuple[Path, list[dict[str
         import json, sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from models.training.offline import go_offline
+        from farklecam.models.training.offline import go_offline
         go_offline(Path({str(tmp_path / "ultralytics")!r}))
         import torch
         import ultralytics
         from ultralytics import YOLO
-        from vision.images import load_image
+        from farklecam.vision.images import load_image
         torch.manual_seed(0)
         yaml = Path(ultralytics.__file__).parent / "cfg" / "models" / "v8" / "yolov8.yaml"
         one_class = Path("yolov8n.yaml")  # the scale comes from the name
@@ -81,7 +81,7 @@ def _ultralytics_export_and_predict(tmp_path: Path) -> tuple[Path, list[dict[str
 
 
 def test_both_heads_match_ultralytics(tmp_path: Path) -> None:
-    from models.training.detector import cut_head
+    from farklecam.models.training.detector import cut_head
 
     full, theirs = _ultralytics_export_and_predict(tmp_path)
     cut = cut_head(full, tmp_path / "cut.onnx")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from farklecam.vision.evaluate.error_cases import class_name, describe_errors
+from farklecam.vision.evaluate.metrics import ImageLabels
 
 from tests.vision.fakes import make_reading
-from vision.evaluate.error_cases import class_name, describe_errors
-from vision.evaluate.metrics import ImageLabels
 
 
 def test_class_names() -> None:

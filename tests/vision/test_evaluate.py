@@ -7,11 +7,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
-from datasets.yolo import YoloBox, write_labels
-from vision.evaluate.run import format_table, load_labels, main
-from vision.images import load_image
-from vision.reader import DiceReader, ReaderConfig
+from farklecam.datasets.yolo import YoloBox, write_labels
+from farklecam.vision.evaluate.run import format_table, load_labels, main
+from farklecam.vision.images import load_image
+from farklecam.vision.reader import DiceReader, ReaderConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,7 +106,7 @@ def test_format_table_dashes() -> None:
 
 
 def test_examples_layout_labels_below_images(tmp_path: Path) -> None:
-    from datasets.yolo import label_file
+    from farklecam.datasets.yolo import label_file
 
     (tmp_path / "labels").mkdir()
     (tmp_path / "labels" / "x.txt").write_text("0 0.5 0.5 0.1 0.1\n")
@@ -149,7 +148,7 @@ def test_set_changes_one_reader_setting(
 
 
 def test_sidecar_corners_are_labelled_or_clicked_the_same_way_every_run() -> None:
-    from vision.evaluate.run import sidecar_outline
+    from farklecam.vision.evaluate.run import sidecar_outline
 
     corners = np.array([[100, 100], [500, 110], [520, 400], [90, 380]], np.float32)
     exact = sidecar_outline(corners, 0.0, "a.jpg")

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.vision.evaluate.metrics import ImageLabels
+from farklecam.vision.evaluate.run import load_labels, main, sidecar_outline
+from farklecam.vision.evaluate.tilt_error import TiltErrors
+from farklecam.vision.images import load_image
+from farklecam.vision.pose.net import POSE_NAMES, PoseNet
+from farklecam.vision.pose.upright import upright_view
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.vision.fakes import _linear_on_mean_planes, _save
 from tests.vision.test_evaluate import _folder
-from vision.evaluate.metrics import ImageLabels
-from vision.evaluate.run import load_labels, main, sidecar_outline
-from vision.evaluate.tilt_error import TiltErrors
-from vision.images import load_image
-from vision.pose.net import POSE_NAMES, PoseNet
-from vision.pose.upright import upright_view
 
 
 def _labels(tilts: list[float], occluded: list[bool] | None = None) -> ImageLabels:

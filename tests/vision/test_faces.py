@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.vision.faces.classifier import FaceClassifier, softmax
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_classifier
-from vision.faces.classifier import FaceClassifier, softmax
 
 
 def _frame() -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +84,7 @@ def test_views_must_be_a_known_count(tmp_path: Path, onnx_available: None) -> No
 
 
 def test_eight_views_are_the_eight_symmetries_of_a_square() -> None:
-    from vision.faces.classifier import _VIEWS
+    from farklecam.vision.faces.classifier import _VIEWS
 
     crop = np.arange(2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 3, 4, 4)  # no symmetry at all
     views = [_VIEWS[8](crop, k) for k in range(8)]
@@ -137,8 +137,8 @@ REAL_CLASSIFIER = Path(__file__).resolve().parents[2] / "models" / "face_classif
 def test_sure_dice_skip_the_other_views_and_the_rest_get_them_all() -> None:
     """With ``sure``, a die read at that probability in its first view keeps that view alone; the others are
     read exactly as with every view. The real classifier, on crops of the bundled examples."""
-    from vision.evaluate.run import load_labels
-    from vision.images import load_image
+    from farklecam.vision.evaluate.run import load_labels
+    from farklecam.vision.images import load_image
 
     examples = sorted((REAL_CLASSIFIER.parents[1] / "examples").glob("*.jpg"))
     every = FaceClassifier(REAL_CLASSIFIER, views=4)

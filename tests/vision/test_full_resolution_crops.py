@@ -8,10 +8,9 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-
-from vision.crops import extract_crops
-from vision.faces.classifier import FaceClassifier
-from vision.reader import DiceReader, ReaderConfig
+from farklecam.vision.crops import extract_crops
+from farklecam.vision.faces.classifier import FaceClassifier
+from farklecam.vision.reader import DiceReader, ReaderConfig
 
 
 def test_a_read_at_1280x720_cuts_its_crops_from_the_full_resolution_frame(

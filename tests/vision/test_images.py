@@ -7,9 +7,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from farklecam.vision.images import decode_image, image_size, load_image
 
 from farklecam.errors import ImageError
-from vision.images import decode_image, image_size, load_image
 
 
 def _jpeg(width: int = 64, height: int = 48) -> bytes:
@@ -87,7 +87,7 @@ def test_image_error_is_value_error() -> None:
 
 
 def test_save_image(tmp_path: Path) -> None:
-    from vision.images import save_image
+    from farklecam.vision.images import save_image
 
     img = np.zeros((10, 12, 3), np.uint8)
     out = save_image(tmp_path / "sub" / "a.jpg", img)

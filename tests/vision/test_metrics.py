@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from tests.vision.fakes import make_reading as reading
-from vision.evaluate.metrics import (
+from farklecam.vision.evaluate.metrics import (
     FolderStats,
     ImageLabels,
     lean_band,
@@ -12,6 +10,8 @@ from vision.evaluate.metrics import (
     match_by_centre,
     predicted_classes,
 )
+
+from tests.vision.fakes import make_reading as reading
 
 
 def test_match_whole_die_against_pip_pattern_boxes() -> None:

@@ -5,10 +5,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from farklecam.vision.onnx_runtime import default_threads, load_onnx, parse_metadata_value
 
 from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_classifier
-from vision.onnx_runtime import default_threads, load_onnx, parse_metadata_value
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,7 +74,7 @@ def _spin_entries(model: Any) -> tuple[str, str]:
 
 @pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
 def test_threads_spin_only_while_a_model_runs_unless_told_to_sleep() -> None:
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     assert _spin_entries(load_onnx(ROOT / "models" / "cocked_test.onnx")) == ("1", "1")
     assert _spin_entries(load_onnx(ROOT / "models" / "cocked_test.onnx", spin=False)) == ("0", "1")

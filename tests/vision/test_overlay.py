@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
-
-from vision.overlay import (
+from farklecam.vision.overlay import (
     STATUS_COLORS,
     BoxAnnotator,
     FaceLabelAnnotator,
@@ -13,8 +12,8 @@ from vision.overlay import (
     annotate_reading,
     keep_indices,
 )
-from vision.overlay.labels import label_text
-from vision.reading import Die, DieStatus, Reading
+from farklecam.vision.overlay.labels import label_text
+from farklecam.vision.reading import Die, DieStatus, Reading
 
 
 def sample() -> Reading:

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from farklecam.vision.crops import extract_crops
+from farklecam.vision.faces.pips import PIP_CROP_SIZE, count_pips, count_pips_in_boxes
 
 from tests.vision.conftest import draw_die
-from vision.crops import extract_crops
-from vision.faces.pips import PIP_CROP_SIZE, count_pips, count_pips_in_boxes
 
 STYLES = {
     "black-on-ivory": ((235, 240, 245), (20, 20, 20)),
@@ -42,7 +42,7 @@ def test_in_boxes() -> None:
 
 
 def test_posterior_agrees_disagrees_and_abstains() -> None:
-    from vision.faces.pips import pip_posterior
+    from farklecam.vision.faces.pips import pip_posterior
 
     faces = np.array(
         [[0.1, 0.8, 0.1, 0, 0, 0], [0.1, 0.8, 0.1, 0, 0, 0], [0.1, 0.8, 0.1, 0, 0, 0], [0, 0, 0, 0, 0, 0.5]]

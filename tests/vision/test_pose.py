@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from vision.pose.tilt import (
+from farklecam.vision.pose.tilt import (
     TiltCall,
     consensus,
     from_ray_frame,
@@ -18,7 +15,9 @@ from vision.pose.tilt import (
     to_ray_frame,
     view_from_normal,
 )
-from vision.pose.upright import straight_down_view
+from farklecam.vision.pose.upright import straight_down_view
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _pixels = st.tuples(st.floats(-2000, 2000), st.floats(-2000, 2000))
 

@@ -7,15 +7,15 @@ from types import SimpleNamespace
 import cv2
 import numpy as np
 import pytest
+from farklecam.vision.faces.classifier import FaceScores
+from farklecam.vision.pose.cocked import CockedFusion
+from farklecam.vision.pose.upright import UprightView
+from farklecam.vision.reader import DiceReader, ReaderConfig, as_bgr_frame, config_override, default_model_dir
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.tray.outline import TrayOutline
 
 from farklecam.errors import ImageError, ModelLoadError, VisionError
 from tests.vision.conftest import draw_die
-from vision.faces.classifier import FaceScores
-from vision.pose.cocked import CockedFusion
-from vision.pose.upright import UprightView
-from vision.reader import DiceReader, ReaderConfig, as_bgr_frame, config_override, default_model_dir
-from vision.reading import DieStatus, Reading
-from vision.tray.outline import TrayOutline
 
 
 def red_and_black() -> np.ndarray:
@@ -206,7 +206,8 @@ def test_tray_outline_argument() -> None:
 
 
 class ScriptedCockedTest:
-    """Stands in for :class:`vision.pose.cocked.CockedTest`: fixed probabilities, and records the views it was given."""
+    """Stands in for :class:`farklecam.vision.pose.cocked.CockedTest`: fixed probabilities, and records the views it
+    was given."""
 
     def __init__(self, probs: list[float], threshold: float = 0.5, fusion: CockedFusion | None = None) -> None:
         self.probs = np.array(probs, np.float32)

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from farklecam.vision.faces.classifier import FaceScores
+from farklecam.vision.pose.net import DicePose, PoseNet
+from farklecam.vision.pose.tilt import TiltCall
+from farklecam.vision.pose.tilt_scores import tilt_scores
+from farklecam.vision.pose.upright import UprightView, straight_down_view
+from farklecam.vision.reader import DiceReader, ReaderConfig, pose_model_path
+from farklecam.vision.tray.outline import TrayOutline
 from hypothesis import given
 from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
 from tests.vision.test_evaluate_tilt import _fake_pose_net
 from tests.vision.test_reader import ScriptedClassifier, ScriptedCockedTest, _pip_scene
-from vision.faces.classifier import FaceScores
-from vision.pose.net import DicePose, PoseNet
-from vision.pose.tilt import TiltCall
-from vision.pose.tilt_scores import tilt_scores
-from vision.pose.upright import UprightView, straight_down_view
-from vision.reader import DiceReader, ReaderConfig, pose_model_path
-from vision.tray.outline import TrayOutline
 
 _PROBS = [
     [0, 0, 0.9, 0, 0, 0, 0.1],  # a clear 3
@@ -30,7 +30,7 @@ _PROBS = [
 
 
 class ScriptedPose:
-    """Stands in for :class:`vision.pose.net.PoseNet`: fixed tilts, and records the views it was given."""
+    """Stands in for :class:`farklecam.vision.pose.net.PoseNet`: fixed tilts, and records the views it was given."""
 
     def __init__(self, tilts: list[float], view: UprightView | None = None) -> None:
         self.tilts = np.array(tilts, np.float64)

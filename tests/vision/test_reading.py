@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from vision.reading import Die, DieStatus, Reading, TrayState
+from farklecam.vision.reading import Die, DieStatus, Reading, TrayState
 
 
 def mock_reading(**overrides: Any) -> Reading:

@@ -11,18 +11,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from farklecam.vision.detection.detector import DieDetector, LookMemory, SmallDiceLook
+from farklecam.vision.evaluate.metrics import COCKED_CLASS, match_by_centre
+from farklecam.vision.evaluate.run import load_labels
+from farklecam.vision.images import load_image
+from farklecam.vision.pose.support import near_picture_edge
+from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, DiceReader, ReaderConfig
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.tray.outline import TrayOutline
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from vision.detection.detector import DieDetector, LookMemory, SmallDiceLook
-from vision.evaluate.metrics import COCKED_CLASS, match_by_centre
-from vision.evaluate.run import load_labels
-from vision.images import load_image
-from vision.pose.support import near_picture_edge
-from vision.pose.view_search import VerticalMemory
-from vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, DiceReader, ReaderConfig
-from vision.reading import DieStatus, Reading
-from vision.tray.outline import TrayOutline
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -161,7 +160,8 @@ def test_small_dice_look_and_its_settings_are_validated() -> None:
 
 @pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")
 def test_the_committed_fusion_was_fitted_with_the_committed_classifier(reader: DiceReader) -> None:
-    """A retrained classifier needs a refitted fusion (``models.thresholds.cocked_fusion``); a stale one is ignored."""
+    """A retrained classifier needs a refitted fusion (``farklecam.models.thresholds.cocked_fusion``); a stale one is
+    ignored."""
     assert reader.cocked_test is not None and reader.cocked_test.fusion is not None
     assert reader.fusion is reader.cocked_test.fusion
 
@@ -184,10 +184,10 @@ def test_scoring_faces_with_calibrated_tray(reader: DiceReader, image: Path) -> 
 def test_the_cocked_test_ranks_leaning_dice_above_flat_ones_on_fresh_scenes() -> None:
     """On scenes generated now (a seed no training run used), leaning dice get the higher cocked probabilities."""
     pytest.importorskip("pybullet", reason="scene generation is a training extra")
-    from datasets.synthetic.mesh import COCKED_TILT_DEG
-    from datasets.synthetic.scene import generate_scene
-    from vision.pose.cocked import CockedTest
-    from vision.pose.upright import upright_view
+    from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG
+    from farklecam.datasets.synthetic.scene import generate_scene
+    from farklecam.vision.pose.cocked import CockedTest
+    from farklecam.vision.pose.upright import upright_view
 
     test = CockedTest(MODELS / COCKED_TEST_FILE)
     leaning, flat = [], []

@@ -3,7 +3,7 @@
 Every die in these photos lies flat, so none may be called cocked: not read one by
 one (the vertical searched in each photo's dice), nor as one fixed camera (the
 vertical learned once). Held-out photos are used: the models never trained on
-them, and a test only reads them, as ``python -m vision.evaluate`` does.
+them, and a test only reads them, as ``python -m farklecam.vision.evaluate`` does.
 """
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from datasets.real import SOURCES, real_data_root, split
-from vision.evaluate.metrics import match_by_centre
-from vision.images import load_image
-from vision.pose.view_search import VerticalMemory
-from vision.reader import COCKED_TEST_FILE, DiceReader
-from vision.reading import DieStatus
+from farklecam.datasets.real import SOURCES, real_data_root, split
+from farklecam.vision.evaluate.metrics import match_by_centre
+from farklecam.vision.images import load_image
+from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.reader import COCKED_TEST_FILE, DiceReader
+from farklecam.vision.reading import DieStatus
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 PHOTOS_PER_SOURCE = 12

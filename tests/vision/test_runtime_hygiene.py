@@ -9,9 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import farklecam.vision
 import pytest
-
-import vision
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,9 +24,9 @@ def test_read_path_imports_no_training_stack(fake_model_dir: Path) -> None:
         socket.socket.connect = refuse
         socket.create_connection = refuse
         import numpy as np
-        from vision.reader import DiceReader
-        from vision.overlay import annotate_reading
-        from vision.evaluate.run import main
+        from farklecam.vision.reader import DiceReader
+        from farklecam.vision.overlay import annotate_reading
+        from farklecam.vision.evaluate.run import main
         reader = DiceReader({str(fake_model_dir)!r})
         reading = reader.read(np.zeros((480, 640, 3), np.uint8))
         annotate_reading(np.zeros((480, 640, 3), np.uint8), reading)
@@ -41,7 +40,11 @@ def test_read_path_imports_no_training_stack(fake_model_dir: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    sorted(m.name for m in pkgutil.walk_packages(vision.__path__, "vision.") if not m.name.endswith(".__main__")),
+    sorted(
+        m.name
+        for m in pkgutil.walk_packages(farklecam.vision.__path__, "farklecam.vision.")
+        if not m.name.endswith(".__main__")
+    ),
 )
 def test_all_is_sorted_and_complete(name: str) -> None:
     module = importlib.import_module(name)
@@ -55,8 +58,10 @@ def test_all_is_sorted_and_complete(name: str) -> None:
 
 
 def test_package_exports_resolve_lazily() -> None:
-    assert list(vision.__all__) == sorted(vision.__all__, key=lambda s: (not s.isupper(), not s[:1].isupper(), s))
-    for name in vision.__all__:
-        assert getattr(vision, name) is not None
+    assert list(farklecam.vision.__all__) == sorted(
+        farklecam.vision.__all__, key=lambda s: (not s.isupper(), not s[:1].isupper(), s)
+    )
+    for name in farklecam.vision.__all__:
+        assert getattr(farklecam.vision, name) is not None
     with pytest.raises(AttributeError):
-        vision.nothing_here  # noqa: B018
+        farklecam.vision.nothing_here  # noqa: B018

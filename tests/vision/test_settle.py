@@ -9,13 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from service.live.demo import DemoTable, DemoThrow, demo_script
-from vision.camera.sources import Frame
-from vision.reading import DieStatus, Reading
-from vision.settle.detector import (
+from farklecam.service.live.demo import DemoTable, DemoThrow, demo_script
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.settle.detector import (
     AmbiguityReason,
     MotionGate,
     SettleConfig,
@@ -25,6 +22,8 @@ from vision.settle.detector import (
     paired_iou,
     vote,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SIZE = (320, 240)
 

@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from vision.camera.sources import Frame
-from vision.reading import Reading
-from vision.settle.detector import SettleDetector, SettlePhase
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.reading import Reading
+from farklecam.vision.settle.detector import SettleDetector, SettlePhase
 
 pytest.importorskip("pybullet", reason="the synthetic renderer needs pybullet (synth extra)")
 
-from datasets.synthetic import render_throw_sequence
+from farklecam.datasets.synthetic import render_throw_sequence
 
 SIZE = (160, 120)
 
@@ -82,7 +81,7 @@ def test_a_rendered_throw_settles_once_with_the_true_faces(clip: list[tuple[np.n
 
 def test_a_rendered_game_reports_each_throw_once_and_never_lifted_dice() -> None:
     """Throw after throw with set-aside dice lifted out, hands, glare, slow last dice: one report per throw."""
-    from datasets.synthetic.sequence import ThrowTruth, render_game_video
+    from farklecam.datasets.synthetic.sequence import ThrowTruth, render_game_video
 
     truths: list[ThrowTruth] = []
     reader, detector = LabelReader(), SettleDetector()

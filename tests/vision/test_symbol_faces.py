@@ -1,18 +1,18 @@
-"""A symbol face (a logo 6, a skull 1) reads ``uncertain``, never a number (vision.faces.symbols)."""
+"""A symbol face (a logo 6, a skull 1) reads ``uncertain``, never a number (farklecam.vision.faces.symbols)."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 import pytest
+from farklecam.vision.faces.symbols import MIN_SIDE_PX, symbol_faces
+from farklecam.vision.reader import DiceReader, ReaderConfig
+from farklecam.vision.reading import DieStatus, Reading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.vision.conftest import draw_die
 from tests.vision.test_reader import ScriptedClassifier
-from vision.faces.symbols import MIN_SIDE_PX, symbol_faces
-from vision.reader import DiceReader, ReaderConfig
-from vision.reading import DieStatus, Reading
 
 
 def paint_logo(image: np.ndarray, box: tuple[int, int, int, int], ink: tuple[int, int, int] = (20, 20, 20)) -> None:

@@ -3,12 +3,11 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from farklecam.vision.pose.upright import UprightView
+from farklecam.vision.tray.detect import detect_tray, shade_distance, tray_from_aruco
+from farklecam.vision.tray.outline import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from vision.pose.upright import UprightView
-from vision.tray.detect import detect_tray, shade_distance, tray_from_aruco
-from vision.tray.outline import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
 
 SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
 
@@ -201,7 +200,7 @@ def _felt_rim_scene(lit_wall: tuple[int, int, int]) -> tuple[np.ndarray, np.ndar
 
 
 def test_a_floor_joined_to_a_felt_rim_through_a_lit_wall_is_cut_loose() -> None:
-    from vision.tray.detect import FLOOR_TOLERANCE, lab_distance
+    from farklecam.vision.tray.detect import FLOOR_TOLERANCE, lab_distance
 
     lit = (190, 205, 200)
     pair = cv2.cvtColor(np.array([[lit, (150, 170, 165)]], np.uint8), cv2.COLOR_BGR2LAB).astype(np.float32)[0]

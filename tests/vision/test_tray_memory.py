@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.reading import DieStatus, Reading, TrayState
+from farklecam.vision.settle.detector import SettleConfig, SettleDetector, SettlePhase
+from farklecam.vision.tray.memory import TrayMemory, polygon_iou
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-
-from vision.camera.sources import Frame
-from vision.reading import DieStatus, Reading, TrayState
-from vision.settle.detector import SettleConfig, SettleDetector, SettlePhase
-from vision.tray.memory import TrayMemory, polygon_iou
 
 FLOOR = np.array([[200, 120], [460, 120], [460, 380], [200, 380]], np.float32)
 ON_TRAY = [300.0, 200.0, 326.0, 226.0]

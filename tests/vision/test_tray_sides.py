@@ -7,13 +7,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from farklecam.vision.pose.upright import upright_view
+from farklecam.vision.tray.detect import detect_tray
+from farklecam.vision.tray.outline import TrayOutline
+from farklecam.vision.tray.sides import SideConfig, tray_sides
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from vision.pose.upright import upright_view
-from vision.tray.detect import detect_tray
-from vision.tray.outline import TrayOutline
-from vision.tray.sides import SideConfig, tray_sides
 
 SIZE = (640, 480)
 
@@ -127,7 +126,7 @@ def test_outline_sides_are_checked_scaled_and_preferred_for_the_vertical() -> No
 
 
 def test_the_reader_draws_the_vertical_from_a_found_trays_sides_unless_told_not_to() -> None:
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     truth = projected_tray(25, 20)
     frame, boxes = draw(truth), np.array([[300, 220, 330, 250]], np.float32)
@@ -138,7 +137,7 @@ def test_the_reader_draws_the_vertical_from_a_found_trays_sides_unless_told_not_
 
 
 def test_clicked_corners_snap_to_the_edges_near_them_and_not_to_far_ones() -> None:
-    from vision.tray.sides import snap
+    from farklecam.vision.tray.sides import snap
 
     truth = projected_tray(30, 25)
     frame = draw(truth)
@@ -155,7 +154,7 @@ def test_clicked_corners_snap_to_the_edges_near_them_and_not_to_far_ones() -> No
 
 
 def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to() -> None:
-    from vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.reader import DiceReader, ReaderConfig
 
     truth = projected_tray(30, 25)
     frame = draw(truth)
@@ -173,8 +172,8 @@ def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to()
 
 
 def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
-    from vision.reader import DiceReader
-    from vision.tray.marked import SNAP_TRIES
+    from farklecam.vision.reader import DiceReader
+    from farklecam.vision.tray.marked import SNAP_TRIES
 
     truth = projected_tray(30, 25)
     clicked = TrayOutline(truth, "corners")
@@ -187,8 +186,8 @@ def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
 
 
 def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_frame() -> None:
-    from vision.reader import DiceReader, ReaderConfig
-    from vision.tray.marked import WATCH_EVERY
+    from farklecam.vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.tray.marked import WATCH_EVERY
 
     frame = cv2.imread(str(Path(__file__).resolve().parents[2] / "examples" / "tray_cocked.jpg"))
     h, w = frame.shape[:2]
@@ -238,7 +237,7 @@ def test_a_side_outside_the_narrow_band_is_found_in_the_retry() -> None:
 
 def test_a_found_floor_cut_short_by_a_shadow_judges_bases_up_to_its_fitted_sides() -> None:
     """A die resting in a wall's shadow, outside the floor's colour but inside the tray's edges, is on the tray."""
-    from vision.tray.outline import footprint_inside
+    from farklecam.vision.tray.outline import footprint_inside
 
     sides = np.array([[100, 100], [500, 100], [500, 380], [100, 380]], np.float32)
     shadowed = sides.copy()

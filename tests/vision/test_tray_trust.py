@@ -1,4 +1,4 @@
-"""An outline found in the picture calls dice off only where the picture backs it (vision.tray.trust)."""
+"""An outline found in the picture calls dice off only where the picture backs it (farklecam.vision.tray.trust)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ import dataclasses
 
 import cv2
 import numpy as np
+from farklecam.vision.reader import DiceReader, ReaderConfig
+from farklecam.vision.reading import DieStatus, Reading, TrayState
+from farklecam.vision.tray.detect import detect_tray
+from farklecam.vision.tray.outline import TrayOutline, classify_off_tray
+from farklecam.vision.tray.trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.vision.conftest import draw_die
 from tests.vision.test_reader import ScriptedClassifier
 from tests.vision.test_tray import _tray_scene
-from vision.reader import DiceReader, ReaderConfig
-from vision.reading import DieStatus, Reading, TrayState
-from vision.tray.detect import detect_tray
-from vision.tray.outline import TrayOutline, classify_off_tray
-from vision.tray.trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
 
 
 def table(seed: int = 0) -> np.ndarray:
@@ -160,7 +160,7 @@ def test_reach_is_positive_inside_and_negative_clear_of_the_outline(x: float, y:
 
 
 def test_a_voted_throw_keeps_the_last_reads_tray_state() -> None:
-    from vision.settle.detector import SettleConfig, vote
+    from farklecam.vision.settle.detector import SettleConfig, vote
 
     reads = [dataclasses.replace(found([(200, 200, 240, 240)]), tray_state=s) for s in ("found", "unsure")]
     assert vote(reads, [[0, 0]], SettleConfig()).tray_state == "unsure"

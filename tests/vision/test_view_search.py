@@ -8,14 +8,20 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from farklecam.vision.pose.cocked import CockedTest
+from farklecam.vision.pose.upright import UprightView, upright_view
+from farklecam.vision.pose.view_search import (
+    VerticalMemory,
+    ViewEstimate,
+    ViewSearchConfig,
+    candidate_views,
+    search_view,
+)
+from farklecam.vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.vision.fakes import make_cocked_test
-from vision.pose.cocked import CockedTest
-from vision.pose.upright import UprightView, upright_view
-from vision.pose.view_search import VerticalMemory, ViewEstimate, ViewSearchConfig, candidate_views, search_view
-from vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from tests.vision.fakes import raw_head
-from vision.detection.yolo_head import (
+from farklecam.vision.detection.yolo_head import (
     candidates_from_decoded,
     candidates_from_levels,
     decode_yolo,
@@ -16,6 +12,10 @@ from vision.detection.yolo_head import (
     nms,
     select,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.vision.fakes import raw_head
 
 
 def test_nms_keeps_best_of_overlapping() -> None:

@@ -1,6 +1,6 @@
 """Has a fixed camera moved since its last read? The picture's shift, by phase correlation.
 
-A camera's learned vertical (:class:`vision.pose.view_search.VerticalMemory`) is
+A camera's learned vertical (:class:`farklecam.vision.pose.view_search.VerticalMemory`) is
 only as good as the camera's stillness: bump the webcam and flat dice start to
 look cocked under the old vertical. The settle gate cannot tell a bumped camera
 from rolling dice (both are motion), and the reader reads only still frames,
@@ -21,7 +21,7 @@ Fourier-Mellin registration: the magnitude spectrum of a picture does not move
 when the picture shifts, but turns when it turns, and in log-polar coordinates
 that turn is a shift that phase correlation finds. On the examples a 2 degree roll
 measures at least 1.85 degrees; an empty tray against the same tray with thrown
-dice (rendered throws, ``datasets.synthetic.render_throw_sequence``) at most
+dice (rendered throws, ``farklecam.datasets.synthetic.render_throw_sequence``) at most
 0.38. The same transform's scale axis was tried for a zoom and left out: on
 these 128 px thumbnails a 5 % zoom measured as little as 1.9 % while thrown
 dice measured up to 2 %.

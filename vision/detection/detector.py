@@ -3,7 +3,7 @@
 ultralytics must never be imported at run time (AGPL, and a 6 GB install), so
 its pre- and post-processing is re-done here in numpy: the same letterbox
 (grey 114, centred), then the head's outputs decoded, a confidence threshold
-and non-maximum suppression (:mod:`vision.detection.yolo_head`: either ultralytics'
+and non-maximum suppression (:mod:`farklecam.vision.detection.yolo_head`: either ultralytics'
 decoded ``(1, 4 + nc, N)`` or farklecam's per-level head, which leaves the
 decoding of the few cells that pass the threshold to numpy). The input size
 and class names come from the model's own metadata, never from constants.
@@ -27,17 +27,17 @@ from pathlib import Path
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from farklecam.errors import ModelLoadError
-from vision.detection.yolo_head import (
+from farklecam.vision.detection.yolo_head import (
     Candidates,
     candidates_from_decoded,
     candidates_from_levels,
     level_strides,
     select,
 )
-from vision.onnx_runtime import OnnxModel, load_onnx
-from vision.reading import DieStatus, Reading
+from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
+from farklecam.vision.reading import DieStatus, Reading
+
+from farklecam.errors import ModelLoadError
 
 __all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "LookMemory", "SmallDiceLook", "letterbox"]
 

@@ -5,7 +5,7 @@ Two output layouts are read:
 * **Decoded** (ultralytics' own export): one tensor ``(1, 4 + nc, N)`` holding,
   for every cell of every level, the box (``cx, cy, w, h`` in input pixels) and
   the class probabilities.
-* **Per level** (farklecam's export, :func:`models.training.detector.cut_head`): for each
+* **Per level** (farklecam's export, :func:`farklecam.models.training.detector.cut_head`): for each
   level of stride ``s``, the box branch's raw distributions ``boxes_s``
   ``(1, 4 * reg_max, H/s, W/s)`` and the class branch's logits ``logits_s``
   ``(1, nc, H/s, W/s)``. The graph stops before its own decoding: a softmax over

@@ -1,5 +1,5 @@
-"""``python -m vision.evaluate``: the evaluator's command line (:mod:`vision.evaluate.run`)."""
+"""``python -m farklecam.vision.evaluate``: the evaluator's command line (:mod:`farklecam.vision.evaluate.run`)."""
 
-from vision.evaluate.run import main
+from farklecam.vision.evaluate.run import main
 
 raise SystemExit(main())

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.evaluate.confusion import ConfusionMatrix
-from vision.reading import DieStatus, Reading
+from farklecam.vision.evaluate.confusion import ConfusionMatrix
+from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = [
     "COCKED_CLASS",
@@ -37,7 +36,7 @@ __all__ = [
 #: Class id of a cocked die (faces are 0-5 = face - 1).
 COCKED_CLASS = 6
 #: Lower edges (degrees off vertical) of the lean bands cocked recall is broken down by.
-#: The first is the generator's own cocked threshold (``datasets.synthetic.mesh``); a
+#: The first is the generator's own cocked threshold (``farklecam.datasets.synthetic.mesh``); a
 #: die just past it shows most of its top face and is the hardest to call.
 LEAN_BANDS_DEG = (15.0, 25.0, 35.0)
 

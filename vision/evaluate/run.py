@@ -1,4 +1,4 @@
-"""Honest evaluation of the reader on labelled YOLO folders: ``python -m vision.evaluate DIR...``.
+"""Honest evaluation of the reader on labelled YOLO folders: ``python -m farklecam.vision.evaluate DIR...``.
 
 For each folder (``images/`` + ``labels/``, classes 0-5 = face - 1, 6 = cocked)
 it reads every image with the real reader and prints: per-die face accuracy
@@ -11,7 +11,7 @@ precision where labelled, median read latency, and a 7x7 confusion matrix (as
 text, and as a PNG with ``--confusion-png``). With ``--pose-model`` the reader decides
 which dice are cocked by that pose network's measured tilt (:attr:`ReaderConfig.pose_model`)
 and the tilt error its readings report is given for flat and for leaning dice, where the
-sidecars give each die's tilt (:mod:`vision.evaluate.tilt_error`).
+sidecars give each die's tilt (:mod:`farklecam.vision.evaluate.tilt_error`).
 
 A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
 writes) adds each die's ``status`` (for off-tray metrics), whether it is
@@ -36,16 +36,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from farklecam.datasets.yolo import find_images, label_file, read_labels, read_sidecar
+from farklecam.vision.evaluate.error_cases import ErrorCases
+from farklecam.vision.evaluate.metrics import FolderStats, ImageLabels
+from farklecam.vision.evaluate.tilt_error import TiltErrors
+from farklecam.vision.images import load_image
+from farklecam.vision.reader import DiceReader, ReaderConfig, config_override
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.tray.outline import TrayOutline
 
-from datasets.yolo import find_images, label_file, read_labels, read_sidecar
 from farklecam.errors import FarkleError, ImageError
-from vision.evaluate.error_cases import ErrorCases
-from vision.evaluate.metrics import FolderStats, ImageLabels
-from vision.evaluate.tilt_error import TiltErrors
-from vision.images import load_image
-from vision.reader import DiceReader, ReaderConfig, config_override
-from vision.reading import DieStatus, Reading
-from vision.tray.outline import TrayOutline
 
 __all__ = [
     "evaluate_folder",
@@ -217,7 +217,7 @@ def _png_path(base: Path, name: str, many: bool) -> Path:
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m vision.evaluate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m farklecam.vision.evaluate", description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="+", type=Path, help="YOLO-format folders (images/ + labels/)")
     parser.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
     parser.add_argument("--confusion-png", type=Path, default=None, help="write the confusion matrix PNG here")
@@ -300,7 +300,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def override_arg(text: str) -> tuple[str, object]:
-    """``FIELD=VALUE`` -> ``(field, value)``: :func:`vision.reader.config_override` as an argparse type."""
+    """``FIELD=VALUE`` -> ``(field, value)``: :func:`farklecam.vision.reader.config_override` as an argparse type."""
     try:
         return config_override(text)
     except ValueError as exc:

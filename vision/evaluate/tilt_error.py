@@ -1,6 +1,6 @@
-"""Tilt error of a pose network beside the reader's figures: ``python -m vision.evaluate --pose-model``.
+"""Tilt error of a pose network beside the reader's figures: ``python -m farklecam.vision.evaluate --pose-model``.
 
-Issue 30 judges the pose network (:mod:`vision.pose.net`) by the mean absolute error of
+Issue 30 judges the pose network (:mod:`farklecam.vision.pose.net`) by the mean absolute error of
 ``tilt_deg`` on flat and on leaning dice, in worlds it never trained in. The evaluator
 already reads every labelled scene with the real reader; this module measures the pose
 network on the same dice the reader found (its boxes, matched to the labels by centre),
@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.evaluate.metrics import LEAN_BANDS_DEG, ImageLabels, match_by_centre
+from farklecam.vision.evaluate.metrics import LEAN_BANDS_DEG, ImageLabels, match_by_centre
 
 __all__ = ["TiltErrors"]
 
@@ -24,7 +23,7 @@ __all__ = ["TiltErrors"]
 class TiltErrors:
     """Running tilt errors over matched dice, split at the generator's leaning threshold.
 
-    A die counts as leaning past :data:`vision.evaluate.metrics.LEAN_BANDS_DEG`'s first edge
+    A die counts as leaning past :data:`farklecam.vision.evaluate.metrics.LEAN_BANDS_DEG`'s first edge
     (15 degrees: the generators' own label), as the pose network's trainer splits it.
     """
 

@@ -1,13 +1,13 @@
 """The face classifier: reads the top face (1-6) or "cocked" from a crop of each die.
 
-Crops are cut from the *full resolution* frame by :mod:`vision.crops`, the
+Crops are cut from the *full resolution* frame by :mod:`farklecam.vision.crops`, the
 same code training used, so the classifier sees the pictures it learned from.
 Class names, crop size and context come from the model's metadata.
 
 A model may carry a ``logit_bias`` (JSON list, one number per class) added to
 its logits: the correction for a class that training over-sampled (cocked dice
 are rare at a table but banked many times over so the network learns them).
-``python -m models.thresholds.calibrate`` picks it on generated scenes set apart for that
+``python -m farklecam.models.thresholds.calibrate`` picks it on generated scenes set apart for that
 (see Menon et al., "Long-tail learning via logit adjustment", 2021).
 
 A model may also have a ``not_die`` class: the second stage's veto on the
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 
 from farklecam.errors import ModelLoadError
-from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
-from vision.onnx_runtime import OnnxModel, load_onnx
 
 __all__ = ["COCKED_NAME", "NOT_DIE_NAME", "FaceClassifier", "FaceScores", "softmax"]
 
@@ -82,7 +82,7 @@ class FaceScores:
         """The same scores with the dice in ``mask`` read as lying flat: their best face, never cocked.
 
         For dice the classifier calls cocked where nothing could hold them tilted
-        (:mod:`vision.pose.support`); the confidence is that face's own probability, so a
+        (:mod:`farklecam.vision.pose.support`); the confidence is that face's own probability, so a
         die the classifier really doubts still reads as uncertain.
         """
         mask = np.asarray(mask, bool) & self.cocked
@@ -94,7 +94,7 @@ class FaceScores:
         return dataclasses.replace(self, face=face, cocked=self.cocked & ~mask, confidence=confidence)
 
     def with_cocked(self, cocked: npt.NDArray[np.bool_], prob: npt.NDArray[np.float32]) -> FaceScores:
-        """The same face reads with the cocked call taken from another test (:mod:`vision.pose.cocked`).
+        """The same face reads with the cocked call taken from another test (:mod:`farklecam.vision.pose.cocked`).
 
         Dice in ``cocked`` read as cocked with confidence ``prob``; the others as their best
         face with that face's own probability (as :meth:`flat`), so a die the classifier

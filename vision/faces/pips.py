@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.crops import extract_crops
+from farklecam.vision.crops import extract_crops
 
 __all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes", "distance_map", "pip_posterior"]
 
@@ -75,7 +74,7 @@ def count_pips(crop: npt.NDArray[np.uint8]) -> PipCount:
     """Count the pips on the top face of one die.
 
     Args:
-        crop: square BGR crop centred on the die, as cut by :func:`vision.crops.extract_crops`.
+        crop: square BGR crop centred on the die, as cut by :func:`farklecam.vision.crops.extract_crops`.
 
     Returns:
         The count and how far it can be trusted.

@@ -3,7 +3,7 @@
 Some dice print one face as a symbol (a maker's logo on the 6, a skull on the 1). The
 face classifier has no class for them and reads the nearest pip pattern, often with
 confidence (a ring logo as a 1 at 0.97). The check here is model-free: a face on which
-the pip counter (:func:`vision.faces.pips.count_pips`) finds no pip at all, but which carries a
+the pip counter (:func:`farklecam.vision.faces.pips.count_pips`) finds no pip at all, but which carries a
 mark of several pips' size that is not solid (a ring, a letter, a star), is no pip face.
 
 It catches a third of them, not all. Symbols painted over the 1s and 6s of real photos
@@ -19,13 +19,13 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.crops import extract_crops
-from vision.faces.pips import PIP_CROP_SIZE, count_pips, distance_map  # marks as the pip counter sees them
+from farklecam.vision.crops import extract_crops
+from farklecam.vision.faces.pips import PIP_CROP_SIZE, count_pips, distance_map  # marks as the pip counter sees them
 
 __all__ = ["MARK_LEVEL", "MIN_SIDE_PX", "MIN_SYMBOL_AREA", "largest_odd_mark", "symbol_faces"]
 
-#: Level of the colour distance map (0-255, :func:`vision.faces.pips.distance_map`) above which a pixel is a mark.
+#: Level of the colour distance map (0-255, :func:`farklecam.vision.faces.pips.distance_map`) above which a pixel is a
+# mark.
 MARK_LEVEL = 110
 #: Smallest symbol mark, as a fraction of the crop's area (a pip is about 0.01-0.02).
 MIN_SYMBOL_AREA = 0.05

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from vision.overlay.base import STATUS_COLORS, Annotator, Color, Scene
-from vision.overlay.box import BoxAnnotator
-from vision.overlay.keep import KeepAnnotator, keep_indices
-from vision.overlay.labels import FaceLabelAnnotator, draw_label
-from vision.overlay.panel import TextPanelAnnotator
-from vision.overlay.rethrow import RethrowAnnotator
-from vision.overlay.tray import TrayAnnotator
-from vision.reading import Reading
+from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Color, Scene
+from farklecam.vision.overlay.box import BoxAnnotator
+from farklecam.vision.overlay.keep import KeepAnnotator, keep_indices
+from farklecam.vision.overlay.labels import FaceLabelAnnotator, draw_label
+from farklecam.vision.overlay.panel import TextPanelAnnotator
+from farklecam.vision.overlay.rethrow import RethrowAnnotator
+from farklecam.vision.overlay.tray import TrayAnnotator
+from farklecam.vision.reading import Reading
 
 __all__ = [
     "STATUS_COLORS",

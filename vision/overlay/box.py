@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import cv2
-
-from vision.overlay.base import STATUS_COLORS, Annotator, Scene
-from vision.reading import DieStatus, Reading
+from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Scene
+from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["BoxAnnotator"]
 

@@ -6,10 +6,9 @@ from collections.abc import Iterable
 
 import cv2
 import numpy as np
-
-from vision.overlay.base import Annotator, Color, Scene
-from vision.overlay.labels import draw_label
-from vision.reading import DieStatus, Reading
+from farklecam.vision.overlay.base import Annotator, Color, Scene
+from farklecam.vision.overlay.labels import draw_label
+from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["KeepAnnotator", "keep_indices"]
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import cv2
-
-from vision.overlay.base import Annotator, Color, Scene
-from vision.reading import Reading
+from farklecam.vision.overlay.base import Annotator, Color, Scene
+from farklecam.vision.reading import Reading
 
 __all__ = ["TextPanelAnnotator"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vision.overlay.base import STATUS_COLORS, Annotator, Scene
-from vision.overlay.labels import draw_label
-from vision.reading import DieStatus, Reading
+from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Scene
+from farklecam.vision.overlay.labels import draw_label
+from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["RethrowAnnotator"]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-
-from vision.overlay.base import Annotator, Color, Scene
-from vision.reading import Reading
+from farklecam.vision.overlay.base import Annotator, Color, Scene
+from farklecam.vision.reading import Reading
 
 __all__ = ["TrayAnnotator"]
 

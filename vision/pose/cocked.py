@@ -2,7 +2,7 @@
 
 The face classifier reads one crop in whatever orientation the die lies and so
 cannot tell a flat die seen obliquely from a leaning one (see
-:mod:`vision.pose.upright`). This second small network answers only "flat or
+:mod:`farklecam.vision.pose.upright`). This second small network answers only "flat or
 cocked", from the same kind of crop turned so that the nadir (the point below
 the camera, found from the tray's outline) lies straight below, plus a fourth
 input plane holding how steeply the camera looks at the die (the sine of the
@@ -10,15 +10,15 @@ ray's angle from the vertical). A flat die then always shows its side, if at
 all, at the bottom of the crop, and about as much of it as the camera's angle
 predicts; a leaning die breaks that pattern.
 
-The nadir comes from the tray's calibrated corners (:mod:`vision.pose.upright`) or,
-without them, from the dice themselves (:mod:`vision.pose.view_search`, which runs
+The nadir comes from the tray's calibrated corners (:mod:`farklecam.vision.pose.upright`) or,
+without them, from the dice themselves (:mod:`farklecam.vision.pose.view_search`, which runs
 this test under candidate verticals through :meth:`CockedTest.probabilities`). The model's
 metadata holds its ``names`` (``["flat", "cocked"]``), ``crop_size``,
 ``crop_context`` and the ``threshold`` on the cocked probability chosen on
-calibration scenes (``python -m models.training.cocked calibrate``).
+calibration scenes (``python -m farklecam.models.training.cocked calibrate``).
 
 Optionally it also holds a ``fusion`` (:class:`CockedFusion`, written by
-``python -m models.training.cocked fuse``): the test and the face classifier's own
+``python -m farklecam.models.training.cocked fuse``): the test and the face classifier's own
 ``cocked`` class see the die differently (the classifier any way up, the test
 with down known), so where the vertical is calibrated their two logits are
 combined by a logistic regression fitted on calibration scenes, optionally with
@@ -37,13 +37,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops, neighbour_planes
+from farklecam.vision.faces.classifier import FaceScores, softmax
+from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
+from farklecam.vision.pose.support import covered_fraction
+from farklecam.vision.pose.upright import UprightView
 
 from farklecam.errors import ModelLoadError
-from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops, neighbour_planes
-from vision.faces.classifier import FaceScores, softmax
-from vision.onnx_runtime import OnnxModel, load_onnx
-from vision.pose.support import covered_fraction
-from vision.pose.upright import UprightView
 
 __all__ = [
     "COCKED_TEST_NAMES",
@@ -149,7 +149,7 @@ class CockedFusion:
     ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + sum(w * term) + bias)``,
     a die called cocked at ``threshold``, where ``terms`` names the further evidence
     weighed (:data:`FUSION_TERMS`, :class:`CockedEvidence`; none in a two-logit fusion).
-    Fitted on calibration scenes by ``python -m models.thresholds.cocked_fusion``; valid only with
+    Fitted on calibration scenes by ``python -m farklecam.models.thresholds.cocked_fusion``; valid only with
     the classifier whose ``train_config_sha`` is ``classifier_sha``.
     """
 
@@ -234,7 +234,7 @@ def foreshortening(view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
 
     A turned crop (nadir below) shows a horizontal square as a rectangle this much lower
     than it is wide; a test that reads crops squeezed across by this factor
-    (:func:`vision.crops.extract_crops`'s ``squeeze``) sees every flat top face square,
+    (:func:`farklecam.vision.crops.extract_crops`'s ``squeeze``) sees every flat top face square,
     whatever the angle, and a leaning one not. Views steeper than about 72 degrees are
     squeezed as at 72 (cosine 0.31).
     """
@@ -247,7 +247,7 @@ def upright_inputs(
 ) -> npt.NDArray[np.float32]:
     """The network's input: RGB planes of the turned crops, a plane holding each view's sine, (n, 4, s, s).
 
-    With ``neighbours`` (n, s, s) (:func:`vision.crops.neighbour_planes`) a fifth plane
+    With ``neighbours`` (n, s, s) (:func:`farklecam.vision.crops.neighbour_planes`) a fifth plane
     marks, in 0..1, where the other dice's boxes lie.
     """
     rgb = crops_to_tensor(crops)
@@ -315,7 +315,7 @@ class CockedTest:
     ) -> npt.NDArray[np.float32]:
         """Cocked probability of each box's die, its crop turned by ``angles_deg`` and seen at ``view_sine``.
 
-        The boxes may repeat (one die under several candidate views, :mod:`vision.pose.view_search`):
+        The boxes may repeat (one die under several candidate views, :mod:`farklecam.vision.pose.view_search`):
         every crop goes through the network in one batch. ``dice`` are all the frame's die
         boxes, which a test that reads its neighbours marks in each crop (default: ``xyxy``).
         """

@@ -1,18 +1,18 @@
 """Who says a die is cocked, under which vertical, and with how much say: :class:`CockedJudge`.
 
-The cocked test (:mod:`vision.pose.cocked`) needs the camera's vertical. Where it comes
+The cocked test (:mod:`farklecam.vision.pose.cocked`) needs the camera's vertical. Where it comes
 from decides how far its word goes:
 
 - a calibrated tray's corners (or a camera said to look straight down): the test
   decides, fused with the face classifier where a fusion was fitted with it;
 - a vertical searched in the frame's own dice that they clearly agree on: the same,
-  and a camera's :class:`~vision.pose.view_search.VerticalMemory` learns it;
+  and a camera's :class:`~farklecam.vision.pose.view_search.VerticalMemory` learns it;
 - the vertical a camera's memory has learned: the test alone decides, at the search's
   strict threshold;
 - a search the dice do not agree on, or a memory that doubts itself (the camera seems
   to have moved): the test only vetoes the classifier's own cocked calls.
 
-The reader (:class:`vision.reader.DiceReader`) turns the :class:`CockedCall` into statuses;
+The reader (:class:`farklecam.vision.reader.DiceReader`) turns the :class:`CockedCall` into statuses;
 this module holds only the choice of who decides.
 """
 
@@ -22,11 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.faces.classifier import FaceScores
-from vision.pose.cocked import CockedFusion, CockedTest
-from vision.pose.upright import UprightView
-from vision.pose.view_search import VerticalMemory, ViewSearchConfig, search_view
+from farklecam.vision.faces.classifier import FaceScores
+from farklecam.vision.pose.cocked import CockedFusion, CockedTest
+from farklecam.vision.pose.upright import UprightView
+from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig, search_view
 
 __all__ = ["CockedCall", "CockedJudge"]
 
@@ -36,7 +35,7 @@ class CockedCall:
     """The cocked test's word on each die: its calls, probabilities and threshold, and whether it decides.
 
     ``view`` is the vertical a decisive call was made under; it also places each die's
-    base for the off-tray test (:func:`vision.tray.outline.footprint_inside`).
+    base for the off-tray test (:func:`farklecam.vision.tray.outline.footprint_inside`).
     """
 
     cocked: npt.NDArray[np.bool_]
@@ -52,7 +51,7 @@ class CockedJudge:
 
     Args:
         test: the cocked test.
-        fusion: its fusion with the face classifier (:func:`vision.reader.fusion_for`), or
+        fusion: its fusion with the face classifier (:func:`farklecam.vision.reader.fusion_for`), or
             None for the test alone.
         search: how to search the vertical where none is known; None: no search (the
             classifier's own cocked call stands there).
@@ -149,7 +148,7 @@ class CockedJudge:
 
         The fusion decides at its own threshold, also under a searched vertical the
         frame's dice agree on: of the real validation photos' flat dice it called none
-        cocked there (``python -m models.thresholds.view_search --real validation``); else the
+        cocked there (``python -m farklecam.models.thresholds.view_search --real validation``); else the
         test decides at ``threshold``.
         """
         if self.fusion is not None:

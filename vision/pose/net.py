@@ -1,8 +1,8 @@
 """The pose network at run time: each die's up-axis in the camera's frame, and its tilt.
 
-The network (trained by :mod:`models.training.pose`) reads an unturned RGB crop, cut as the face
-classifier's are (:func:`vision.crops.extract_crops`), and outputs the die's up-axis in
-the frame of its viewing ray (:func:`vision.pose.tilt.ray_rotations`); :class:`PoseNet` turns
+The network (trained by :mod:`farklecam.models.training.pose`) reads an unturned RGB crop, cut as the face
+classifier's are (:func:`farklecam.vision.crops.extract_crops`), and outputs the die's up-axis in
+the frame of its viewing ray (:func:`farklecam.vision.pose.tilt.ray_rotations`); :class:`PoseNet` turns
 it back into the camera's frame and, given the table's normal, into degrees of tilt.
 """
 
@@ -13,11 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-
-from farklecam.errors import ModelLoadError
-from vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
-from vision.onnx_runtime import OnnxModel, load_onnx
-from vision.pose.tilt import (
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
+from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
+from farklecam.vision.pose.tilt import (
     consensus,
     default_intrinsics,
     from_ray_frame,
@@ -27,7 +25,9 @@ from vision.pose.tilt import (
     turn_in_ray_frame,
     view_from_normal,
 )
-from vision.pose.upright import UprightView
+from farklecam.vision.pose.upright import UprightView
+
+from farklecam.errors import ModelLoadError
 
 __all__ = ["POSE_NAMES", "VIEWS", "DicePose", "PoseNet"]
 
@@ -99,7 +99,7 @@ class PoseNet:
         Each crop is read :attr:`views` times, turned by quarter turns (and, with 8, each
         mirrored too): exact pixel moves the network trained under (its crops are turned
         and mirrored at random, their targets with them). Each answer is turned back
-        (:func:`vision.pose.tilt.turn_in_ray_frame`) and the answers are averaged, which
+        (:func:`farklecam.vision.pose.tilt.turn_in_ray_frame`) and the answers are averaged, which
         cuts the error a single view makes by its own chance (see the model card) and
         makes the answer turn exactly as its crop does.
         """
@@ -125,7 +125,7 @@ class PoseNet:
         """The frame's dice measured.
 
         With ``view`` (a marked tray's vertical) its focal length places the rays and its
-        vertical is the table's normal; without, the dice give both (:func:`vision.pose.tilt.consensus`).
+        vertical is the table's normal; without, the dice give both (:func:`farklecam.vision.pose.tilt.consensus`).
         """
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2.0

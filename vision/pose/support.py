@@ -3,7 +3,7 @@
 A die the picture's edge cuts shows only part of itself (and not what it may
 lean on), so the reader never calls it cocked (``ReaderConfig.cut_die_margin_px``).
 The share of a die's box its largest neighbour covers is evidence the cocked
-fusion weighs (:class:`vision.pose.cocked.CockedEvidence`).
+fusion weighs (:class:`farklecam.vision.pose.cocked.CockedEvidence`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def covered_fraction(xyxy: npt.ArrayLike) -> npt.NDArray[np.float32]:
 
     A die partly hidden behind a nearer one shows that die's top where its own side
     would be, which looks like a lean to a crop: the cocked fusion weighs this
-    (:class:`vision.pose.cocked.CockedEvidence`). A die leaning on another overlaps it too,
+    (:class:`farklecam.vision.pose.cocked.CockedEvidence`). A die leaning on another overlaps it too,
     so the fraction is evidence either way, weighed on calibration scenes.
 
     Args:

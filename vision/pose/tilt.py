@@ -1,11 +1,11 @@
 """Each die's tilt, measured: its up-axis in the camera's frame, the table's normal, and the angle between.
 
-A crop network (:mod:`vision.pose.net`) reads a die's *up-axis* (the outward normal of
+A crop network (:mod:`farklecam.vision.pose.net`) reads a die's *up-axis* (the outward normal of
 its most upward face) in the frame of the die's viewing ray: the rotation that takes
 the ray to the lens axis by the shortest turn (:func:`ray_rotations`). In that frame a
 die looks the same wherever it sits in the picture, so the network needs no idea of
 where the crop came from; the reader turns its answer back into the camera's frame
-(x right, y down, z forward, as :meth:`vision.pose.upright.UprightView.direction`) with the
+(x right, y down, z forward, as :meth:`farklecam.vision.pose.upright.UprightView.direction`) with the
 same rotation. A die's tilt is then the angle between its up-axis and the table's
 normal. The normal comes from the tray's marked corners where given
 (:func:`normal_from_view`), else from the dice themselves (:func:`table_normal`):
@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.pose.upright import DEFAULT_FOCAL, UprightView
+from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView
 
 __all__ = [
     "AGREE_DEG",
@@ -134,7 +133,7 @@ def view_from_normal(normal: npt.ArrayLike, focal: float, principal: npt.ArrayLi
     """The vertical a table's normal gives (the inverse of :func:`normal_from_view`).
 
     The off-tray test places each die's base along the vertical
-    (:func:`vision.tray.outline.footprint_inside`); the dice's own consensus gives one where no
+    (:func:`farklecam.vision.tray.outline.footprint_inside`); the dice's own consensus gives one where no
     tray is marked. A normal lying in the picture's plane (a camera looking level) puts the
     nadir far off, never at infinity.
     """

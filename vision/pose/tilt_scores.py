@@ -2,7 +2,7 @@
 
 The reader's face classifier also reads a "cocked" class from the crop alone, which does
 not know which way is down. Where the pose network measured a die's tilt
-(:mod:`vision.pose.net`), the :class:`~vision.pose.tilt.TiltCall` replaces that guess:
+(:mod:`farklecam.vision.pose.net`), the :class:`~farklecam.vision.pose.tilt.TiltCall` replaces that guess:
 past the band the die is cocked, inside it uncertain (its best face kept for a person to
 confirm), below it flat with its best face. Where the tilt is unknown (no marked tray and
 no consensus of the dice) the classifier's own call stands, as it did before any vertical
@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.faces.classifier import FaceScores
-from vision.pose.tilt import TiltCall
+from farklecam.vision.faces.classifier import FaceScores
+from farklecam.vision.pose.tilt import TiltCall
 
 __all__ = ["TILT_COCKED_CONFIDENCE", "tilt_scores"]
 

@@ -6,7 +6,7 @@ leaning on a wall does. What tells them apart is *where* that strip is. A flat
 die shows the side that faces the camera, which in the picture lies towards the
 nadir: the point straight below the camera, where every vertical line of the
 scene meets (the vertical vanishing point). A leaning die shows its sides in
-any direction. So the cocked test (:mod:`vision.pose.cocked`) turns each crop until
+any direction. So the cocked test (:mod:`farklecam.vision.pose.cocked`) turns each crop until
 the nadir is straight down and is told how steeply the camera looks at the die.
 
 The tray's floor is a rectangle, so its outline gives the floor's two vanishing
@@ -166,7 +166,7 @@ def upright_view(
         corners: shape (4, 2), pixels; they may lie outside the picture.
         image_size: ``(width, height)`` of the picture.
         corner_sigma_px: how far the corners may be off, in pixels (one standard error; see
-            :func:`focal_from_corners` and :attr:`vision.tray.outline.TrayOutline.corner_sigma_px`);
+            :func:`focal_from_corners` and :attr:`farklecam.vision.tray.outline.TrayOutline.corner_sigma_px`);
             0 (labelled corners) trusts the focal length from the vanishing points as it is.
         focal_px: the camera's focal length in pixels where it is known (from its field of
             view); None estimates it from the corners.

@@ -1,8 +1,8 @@
 """Which way is down when the tray is not calibrated: the camera's vertical that lays the dice flat.
 
-The cocked test (:mod:`vision.pose.cocked`) needs the nadir, the point below the
+The cocked test (:mod:`farklecam.vision.pose.cocked`) needs the nadir, the point below the
 camera: a flat die shows its side only towards it. A calibrated tray outline
-gives the nadir by geometry (:mod:`vision.pose.upright`); an outline found in the
+gives the nadir by geometry (:mod:`farklecam.vision.pose.upright`); an outline found in the
 picture does not (its corners are where the floor's colour ends, not the floor's
 corners). But the dice themselves say where down is: under the right vertical
 most of them look flat to the cocked test, under a wrong one their visible sides
@@ -11,7 +11,7 @@ point the wrong way and they look cocked. So this module tries candidate nadirs
 then a finer grid around the best) and keeps the one under which the dice look
 flattest, leaving the most cocked-looking die out of the score (so that a leaning
 die does not steer it). The focal length cannot be told this way; the common
-webcam's (:data:`vision.pose.upright.DEFAULT_FOCAL`) is assumed.
+webcam's (:data:`farklecam.vision.pose.upright.DEFAULT_FOCAL`) is assumed.
 
 It needs at least ``min_dice`` dice (three): the most cocked-looking die is
 left out of the score, and the search can always find a vertical under which
@@ -26,11 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.camera.motion import CameraMotion
-from vision.detection.detector import LookMemory
-from vision.pose.cocked import CockedTest, upright_angles
-from vision.pose.upright import DEFAULT_FOCAL, UprightView
+from farklecam.vision.camera.motion import CameraMotion
+from farklecam.vision.detection.detector import LookMemory
+from farklecam.vision.pose.cocked import CockedTest, upright_angles
+from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView
 
 __all__ = ["VerticalMemory", "ViewEstimate", "ViewSearchConfig", "candidate_views", "search_view"]
 
@@ -57,7 +56,7 @@ class ViewSearchConfig:
             (stricter than the calibrated test's own: the vertical is only estimated).
 
     ``max_score`` and ``threshold`` were chosen on photos and scenes the cocked test
-    never trained on, with labelled boxes (``python -m models.thresholds.view_search
+    never trained on, with labelled boxes (``python -m farklecam.models.thresholds.view_search
     data/calib_synth``): of the pairs that call none of the 1766 dice of the real
     training photos cocked (all of them lie flat), the one with the best recall on
     the calibration scenes (0.511, precision 0.889, over 3400 dice).
@@ -199,12 +198,12 @@ class VerticalMemory:
     are judged too. Every ``recheck``-th read searches again; a trusted estimate that
     disagrees with the memory (the camera was moved) starts it over. Shown each read's
     frame (:meth:`observe`), it also notices a picture that shifted since the last
-    read (:class:`vision.camera.motion.CameraMotion`: a bumped camera) and then
+    read (:class:`farklecam.vision.camera.motion.CameraMotion`: a bumped camera) and then
     searches on every read until a trusted estimate confirms or replaces the vertical.
     Not thread-safe: one memory per camera, whose reads come one at a time.
 
     The same camera's frames also tell the detector how large its dice are: :attr:`look`
-    (:class:`vision.detection.detector.LookMemory`) lets a camera far from its tray read each frame
+    (:class:`farklecam.vision.detection.detector.LookMemory`) lets a camera far from its tray read each frame
     once, at the small-dice look's size, instead of twice.
 
     A camera whose vertical cannot be learned (its frames hold too few dice, or dice the

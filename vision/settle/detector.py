@@ -28,7 +28,7 @@ a die unclear in the first still frames gets its clear reads before it is latche
 (the dice told at the settle time keep their verdicts).
 (3) The **vote** (:func:`vote`) gives each die the status most of its reads tell (flat, cocked,
 off the tray) and a flat die the face its reads' evidence, summed over the settled frames,
-makes likeliest (:mod:`vision.settle.evidence`): a read the reader was unsure of counts for
+makes likeliest (:mod:`farklecam.vision.settle.evidence`): a read the reader was unsure of counts for
 what it is worth, so several frames agreeing at 0.45 read a die no single frame could, while
 reads doubted for another reason (a symbol face, an unconfirmed lean) abstain, so a glare
 frame or a blurred read cannot spoil a face. A die whose reads disagree, or of whose face the
@@ -42,7 +42,7 @@ new place is (the dice moved). Where the game expects a number of dice
 says so (``SettlePhase.WRONG_COUNT``, ``dice_seen``, ``dice_expected``) and nothing is
 reported until the count is right.
 
-Each read passes through the stream's :class:`~vision.tray.memory.TrayMemory` first: a
+Each read passes through the stream's :class:`~farklecam.vision.tray.memory.TrayMemory` first: a
 read that found no tray, or doubted the one it found, gets the off-tray calls of the tray
 earlier reads of the stream found (a lone die thrown off the tray leaves the finder
 nothing to see the tray by).
@@ -62,11 +62,10 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.camera.sources import Frame
-from vision.reading import DieStatus, Reading
-from vision.settle.evidence import OTHER, face_posterior
-from vision.tray.memory import TrayMemory
+from farklecam.vision.camera.sources import Frame
+from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.settle.evidence import OTHER, face_posterior
+from farklecam.vision.tray.memory import TrayMemory
 
 __all__ = [
     "AmbiguityReason",
@@ -83,7 +82,7 @@ __all__ = [
 
 
 class FrameReader(Protocol):
-    """Anything that reads the dice in one BGR frame (``vision.reader.DiceReader`` or a test double)."""
+    """Anything that reads the dice in one BGR frame (``farklecam.vision.reader.DiceReader`` or a test double)."""
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
         """Every die in the BGR frame."""
@@ -148,10 +147,11 @@ class SettleConfig:
         min_agreement: share of a die's telling reads that must agree on its status (flat, cocked, off the
             tray), and of a flat die's face reads, weighted by their confidence, on its face (else ``uncertain``).
         min_posterior: how sure the window must be of a flat die's face, its reads' evidence summed
-            (:func:`vision.settle.evidence.face_posterior`), to score it (else ``uncertain``): 0.9, nine to one.
+            (:func:`farklecam.vision.settle.evidence.face_posterior`), to score it (else ``uncertain``): 0.9, nine to
+            one.
         evidence_reads: how many reads' worth of evidence a window holds at most: frames of a die at rest are
             not independent. With 3 (``min_reads``) and 0.9, reads that all name one face need a confidence of
-            0.39 each (:func:`vision.settle.evidence.unanimous_bar`); two reads 0.55; one read alone 0.9.
+            0.39 each (:func:`farklecam.vision.settle.evidence.unanimous_bar`); two reads 0.55; one read alone 0.9.
     """
 
     gate_width: int = 160
@@ -351,7 +351,7 @@ def _vote_die(
     First its status: the reads that tell something (:func:`_kind`) vote flat, cocked or
     off the tray, and the winner needs ``min_agreement`` of them (they ``min_clear`` of all
     reads). A flat die's face is then the evidence of its face reads summed
-    (:func:`vision.settle.evidence.face_posterior`): a read the reader was unsure of counts
+    (:func:`farklecam.vision.settle.evidence.face_posterior`): a read the reader was unsure of counts
     for what it is worth rather than abstaining, so frames agreeing at 0.45 read a die
     that no single frame could. It scores when the window is ``min_posterior`` sure of it and
     its reads, weighted by confidence, ``min_agreement`` agree; else it is ``uncertain`` with

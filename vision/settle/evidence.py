@@ -7,7 +7,7 @@ word on a die becomes a likelihood over the seven things a flat die's crop can b
 1-6, or "other": no face the classifier can name), their logs are summed over the reads,
 and the posterior (uniform prior) says how sure the window is (:func:`face_posterior`).
 
-A read gives only its top face and that face's confidence ``c`` (a :class:`~vision.reading.Reading`
+A read gives only its top face and that face's confidence ``c`` (a :class:`~farklecam.vision.reading.Reading`
 keeps no full distribution), so the rest ``1 - c`` is spread evenly over the six other
 outcomes: the least committal reading of a read that names one face (:func:`read_likelihood`).
 

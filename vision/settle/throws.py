@@ -1,7 +1,7 @@
 """Offline reading of a video: one result per throw, with its frame number and time.
 
 :func:`throws_from_video` is the loop the live window runs, without the window:
-every frame goes through the settle layer (:mod:`vision.settle.detector`), the reader runs
+every frame goes through the settle layer (:mod:`farklecam.vision.settle.detector`), the reader runs
 only on still frames, and each throw comes out once as a :class:`ThrowResult`.
 ``farklecam read VIDEO`` prints those results as JSON (:meth:`ThrowResult.to_dict`)
 or CSV (:data:`CSV_FIELDS`, :meth:`ThrowResult.to_row`), and with ``--out`` writes
@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.camera.sources import Frame, VideoFileSource, VideoSink
-from vision.reading import Reading
-from vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettleState
+from farklecam.vision.camera.sources import Frame, VideoFileSource, VideoSink
+from farklecam.vision.reading import Reading
+from farklecam.vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettleState
 
 __all__ = [
     "CSV_FIELDS",
@@ -100,7 +99,7 @@ def throws_from_video(
     """Yield one :class:`ThrowResult` per throw in ``source``.
 
     Args:
-        source: frames in order (an opened :class:`~vision.camera.sources.FrameSource`, or any iterable).
+        source: frames in order (an opened :class:`~farklecam.vision.camera.sources.FrameSource`, or any iterable).
         reader: reads the dice of a still frame.
         settle_config: thresholds of the settle layer (defaults: :class:`SettleConfig`).
         on_frame: called after every frame with its state, e.g. :func:`annotated_writer`.
@@ -138,7 +137,7 @@ def throws_from_video(
 
 def annotate_state(image: npt.NDArray[np.uint8], state: SettleState) -> npt.NDArray[np.uint8]:
     """A copy of ``image`` with the dice drawn: the voted reading when settled, else the latest read."""
-    from vision.overlay import annotate_reading
+    from farklecam.vision.overlay import annotate_reading
 
     reading = state.reading or state.latest
     if reading is None or state.moving:

@@ -12,9 +12,8 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.tray.outline import TrayOutline, points_in_polygon
-from vision.tray.sides import tray_sides
+from farklecam.vision.tray.outline import TrayOutline, points_in_polygon
+from farklecam.vision.tray.sides import tray_sides
 
 __all__ = [
     "ARUCO_DICTIONARY",
@@ -268,7 +267,7 @@ def detect_tray(
         smallest_area: but never one under this fraction of the frame.
         max_area: largest outline accepted, as a fraction of the frame.
         min_solidity: region area over its hull's area, below which it is not a tray.
-        find_sides: also fit the tray's sides at full resolution (:func:`vision.tray.sides.tray_sides`),
+        find_sides: also fit the tray's sides at full resolution (:func:`farklecam.vision.tray.sides.tray_sides`),
             from which the reader may draw the camera's vertical.
 
     Returns:

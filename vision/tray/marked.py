@@ -1,11 +1,11 @@
 """A tray the player marked, kept true over a camera's frames: :class:`MarkedTrays`.
 
 Clicked corners are a few pixels off, so they are snapped to the picture's edges on
-the first frames they are used with (:func:`vision.tray.sides.snap`). Marked corners
+the first frames they are used with (:func:`farklecam.vision.tray.sides.snap`). Marked corners
 (clicks or ArUco markers) belong to one camera pose, so each tray keeps a watch on
-its first frame (:class:`vision.camera.motion.CameraMotion`) and is set aside while
+its first frame (:class:`farklecam.vision.camera.motion.CameraMotion`) and is set aside while
 the picture has moved since (a bumped camera). Both answers are kept per tray in
-caches that every copy of a reader shares (:meth:`vision.reader.DiceReader.with_tray`):
+caches that every copy of a reader shares (:meth:`farklecam.vision.reader.DiceReader.with_tray`):
 a server that makes a reader per request still snaps once and still compares each
 frame with the tray's first one.
 """
@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.camera.motion import CameraMotion
-from vision.tray.outline import TrayOutline
-from vision.tray.sides import snap
+from farklecam.vision.camera.motion import CameraMotion
+from farklecam.vision.tray.outline import TrayOutline
+from farklecam.vision.tray.sides import snap
 
 __all__ = ["SNAP_TRIES", "WATCH_EVERY", "MarkedTrays"]
 
@@ -74,7 +73,7 @@ class MarkedTrays:
         return watch.moved(frame)
 
     def snapped(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
-        """``tray`` snapped to the edges of the first frames it is used with (:func:`vision.tray.sides.snap`).
+        """``tray`` snapped to the edges of the first frames it is used with (:func:`farklecam.vision.tray.sides.snap`).
 
         Kept per corners and picture size; after :data:`SNAP_TRIES` frames without a fit
         the clicks stand as given.

@@ -1,10 +1,10 @@
 """One camera's tray, remembered over its stream: :class:`TrayMemory`.
 
-The tray finder (:func:`vision.tray.detect.detect_tray`) seeds the floor's colour from
+The tray finder (:func:`farklecam.vision.tray.detect.detect_tray`) seeds the floor's colour from
 the dice: each die votes with the colour around it. When every die of a frame lies off
 the tray (a lone die thrown out), no die votes for the floor, so no outline is found; and
 an outline that most of a frame's dice are off is doubted on principle
-(:mod:`vision.tray.trust`). Either way nothing is called off the tray, in exactly the
+(:mod:`farklecam.vision.tray.trust`). Either way nothing is called off the tray, in exactly the
 throws where a die is. A hand over the tray does the same. A frame alone cannot do better.
 
 A table's tray does not move, though, and a stream has shown it before: on the empty tray
@@ -13,8 +13,8 @@ was found, and not doubted, in ``confirm`` reads agreeing with each other; where
 read has no outline or a doubted one, the remembered outline makes that read's off-tray
 calls. It is not doubted for holding few of that frame's dice (earlier frames backed it),
 but it still calls no die off where the ground around it has the floor's colour or where
-the die reaches half its side into the floor (:func:`vision.tray.trust.off_tray_calls`).
-It is forgotten when the camera moves (:class:`vision.camera.motion.CameraMotion`,
+the die reaches half its side into the floor (:func:`farklecam.vision.tray.trust.off_tray_calls`).
+It is forgotten when the camera moves (:class:`farklecam.vision.camera.motion.CameraMotion`,
 checked only when it is about to be used) and replaced when another outline is confirmed.
 """
 
@@ -24,11 +24,10 @@ from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
-
-from vision.camera.motion import CameraMotion
-from vision.reading import DieStatus, Reading, TrayState
-from vision.tray.outline import TrayOutline, footprint_inside
-from vision.tray.trust import off_tray_calls
+from farklecam.vision.camera.motion import CameraMotion
+from farklecam.vision.reading import DieStatus, Reading, TrayState
+from farklecam.vision.tray.outline import TrayOutline, footprint_inside
+from farklecam.vision.tray.trust import off_tray_calls
 
 __all__ = ["TrayMemory", "polygon_iou"]
 

@@ -3,7 +3,7 @@
 The boxed-set rules say a die that lands off the table is thrown again; in
 farklecam "the table" is the tray. Its outline comes from the user (four
 corners clicked once, see :meth:`TrayOutline.from_corners`), from ArUco
-markers stuck at its corners (:mod:`vision.tray.detect`), or from the frame
+markers stuck at its corners (:mod:`farklecam.vision.tray.detect`), or from the frame
 itself (also there). A die is off the tray when its *footprint*, the lower
 part of its box where it touches the ground in a tilted view, lies mostly
 outside the outline.
@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.pose.upright import UprightView
+from farklecam.vision.pose.upright import UprightView
 
 __all__ = ["TrayOutline", "classify_off_tray", "footprint_inside", "points_in_polygon"]
 
@@ -49,7 +48,7 @@ def points_in_polygon(points: npt.ArrayLike, polygon: npt.ArrayLike) -> npt.NDAr
 #: from: clicked by a person, the inner corners of ArUco markers, found in the picture, or labels (generated
 #: scenes: exact). Unknown sources count as clicks.
 CORNER_SIGMA_PX = {"corners": 2.0, "aruco": 0.5, "auto": 1.0, "labelled": 0.0}
-#: The same for sides fitted at full resolution (:mod:`vision.tray.sides`), whatever the outline's source.
+#: The same for sides fitted at full resolution (:mod:`farklecam.vision.tray.sides`), whatever the outline's source.
 SIDES_SIGMA_PX = 1.0
 
 
@@ -62,7 +61,7 @@ class TrayOutline:
         source: where it came from: ``"corners"`` (given, e.g. clicked), ``"aruco"``, ``"auto"``
             (found in the picture) or ``"labelled"`` (a generated scene's exact corners).
         sides: the quadrilateral (4, 2) along the tray's edges fitted at full resolution
-            near the outline (:mod:`vision.tray.sides`; a found outline's, or clicked corners
+            near the outline (:mod:`farklecam.vision.tray.sides`; a found outline's, or clicked corners
             snapped to the edges), or None where they could not be trusted. Its corners need
             not be the floor's (a side may run along a wall's rim), but its sides are parallel
             to the floor's: the camera's vertical drawn from it is the floor's.
@@ -96,7 +95,7 @@ class TrayOutline:
         An outline found in the picture follows the floor's colour: where the picture's
         edge cuts the tray, or the walls share the floor's colour, its corners are not
         the floor's. It serves the off-tray test; the camera's vertical
-        (:mod:`vision.pose.upright`) drawn from it is wrong (measured on the generated
+        (:mod:`farklecam.vision.pose.upright`) drawn from it is wrong (measured on the generated
         scenes: the cocked test then called flat dice cocked).
         """
         return self.source != "auto"
@@ -113,7 +112,7 @@ class TrayOutline:
         """Corners the camera's vertical may be drawn from: fitted sides, else the floor's own corners, else None.
 
         Sides fitted to the picture's edges are more precise than clicked corners
-        (:func:`vision.tray.sides.snap`), and the only usable ones of an outline found by colour.
+        (:func:`farklecam.vision.tray.sides.snap`), and the only usable ones of an outline found by colour.
         """
         if self.sides is not None:
             return self.sides
@@ -194,7 +193,7 @@ def footprint_inside(
     of the camera's tilt there (:meth:`UprightView.view_tilt`); the box spans both,
     so the base's centre is half that from the box's centre. The footprint is a square
     of the box's shorter side around it. On the calibration scenes (``python -m
-    vision.evaluate.run data/calib_synth``) off-tray precision rose from 0.959 to 0.984
+    farklecam.vision.evaluate.run data/calib_synth``) off-tray precision rose from 0.959 to 0.984
     and recall went from 0.979 to 0.974 (one die): the lower half of a box is wrong
     for a camera straight above a die at the floor's edge.
 

@@ -1,8 +1,8 @@
 """The tray's sides at full resolution: straight edges fitted near a rough outline, for the camera's vertical.
 
-The camera's vertical (:mod:`vision.pose.upright`) comes from the tray's vanishing
+The camera's vertical (:mod:`farklecam.vision.pose.upright`) comes from the tray's vanishing
 points, which a pixel of error in a corner moves. Two outlines are that rough:
-the one :func:`vision.tray.detect.detect_tray` finds by colour at 160 px wide
+the one :func:`farklecam.vision.tray.detect.detect_tray` finds by colour at 160 px wide
 (its vertical was 12 degrees off at the median on the calibration scenes, 46 at
 the 90th percentile), and corners a person clicks.
 
@@ -31,7 +31,7 @@ by default: ``ReaderConfig.snap_corners``): with clicks 2 px off, the cocked F1
 on the calibration scenes rose from 0.778 to 0.799. A tray found by colour may
 give the vertical from its fitted sides (``ReaderConfig.tray_sides``, on by
 default): a frame whose sides are trusted needs no search for its vertical
-(:mod:`vision.pose.view_search`). On the held-out raytraced scenes, nothing
+(:mod:`farklecam.vision.pose.view_search`). On the held-out raytraced scenes, nothing
 marked, it raised the cocked F1 from 0.677 to 0.768; on the real photos it
 calls no flat die cocked (``models/README.md``).
 """
@@ -44,9 +44,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.pose.upright import upright_view
-from vision.tray.outline import SIDES_SIGMA_PX, TrayOutline
+from farklecam.vision.pose.upright import upright_view
+from farklecam.vision.tray.outline import SIDES_SIGMA_PX, TrayOutline
 
 __all__ = ["SideConfig", "fit_side", "snap", "tray_sides"]
 

@@ -1,6 +1,6 @@
 """Which dice a tray outline may send back to be thrown: :func:`off_tray_calls`.
 
-An outline found in the picture (:func:`vision.tray.detect.detect_tray`) is a guess
+An outline found in the picture (:func:`farklecam.vision.tray.detect.detect_tray`) is a guess
 at the floor from its colour. Where it is wrong, calling dice off it sends good dice
 back to be thrown (a big wooden tray found on the wrong rectangle flagged 15 of 20
 dice; two dice on a table with no tray were flagged), while missing an off-tray die
@@ -10,7 +10,7 @@ picture speaks against the outline itself:
 
 * most dice would be off it: a throw lands mostly in the tray, so the outline is
   more likely wrong than most dice thrown out (it holds fewer than half of them),
-  unless earlier frames of the stream confirmed it (:mod:`vision.tray.memory`);
+  unless earlier frames of the stream confirmed it (:mod:`farklecam.vision.tray.memory`);
 * the floor goes on past it where a die would be off: the ground around that die,
   outside the outline, has the floor's own colour, so the die lies on the floor (or
   the "floor" is a table) and the outline stops short of it.
@@ -27,15 +27,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import numpy.typing as npt
-
-from vision.reading import TrayState
-from vision.tray.detect import FLOOR_TOLERANCE, lab_distance, work_lab
-from vision.tray.outline import TrayOutline
+from farklecam.vision.reading import TrayState
+from farklecam.vision.tray.detect import FLOOR_TOLERANCE, lab_distance, work_lab
+from farklecam.vision.tray.outline import TrayOutline
 
 __all__ = ["REACH_ON_TRAY", "floor_goes_on", "off_tray_calls", "reach_into", "tray_state"]
 
 #: How far a die's box may reach into a found floor, as a fraction of its side, and still be called off the tray.
-#: On the generated held-out scenes (``python -m vision.evaluate --no-tray data/eval/synthetic*``) the dice
+#: On the generated held-out scenes (``python -m farklecam.vision.evaluate --no-tray data/eval/synthetic*``) the dice
 #: rightly called off reached at most 0.46 of their side in, the wrong calls 0.57-0.72; on the real photos
 #: (no die off a tray) the calls on a tray's sloped walls 0.19-0.65.
 REACH_ON_TRAY = 0.5
@@ -60,7 +59,7 @@ def tray_state(
         xyxy: the dice's boxes, shape (n, 4), frame pixels.
         off: which dice the outline would call off the tray, shape (n,).
         confirmed: the outline was found, undoubted, in earlier frames of the stream
-            (:class:`vision.tray.memory.TrayMemory`): it is not doubted for holding few of this frame's dice.
+            (:class:`farklecam.vision.tray.memory.TrayMemory`): it is not doubted for holding few of this frame's dice.
 
     Returns:
         ``NONE`` without an outline, ``MARKED`` for one given, else ``UNSURE`` where the
@@ -91,7 +90,7 @@ def floor_goes_on(
     The floor's colour is the median, in Lab at the tray search's working width, of the
     outline's inside less every die. A die's ground is its box grown by half on each side,
     less every die and the outline's inside; it is floor where its median colour lies within
-    :data:`vision.tray.detect.FLOOR_TOLERANCE` of the floor's. Medians, not pixels: a textured
+    :data:`farklecam.vision.tray.detect.FLOOR_TOLERANCE` of the floor's. Medians, not pixels: a textured
     floor's pixels lie far from its colour, its medians do not (compared pixel by pixel, a die
     rightly off a noisy generated floor read as lying on it). A die with too little such
     ground (under :data:`_MIN_GROUND_PX` pixels) reads False.
@@ -166,7 +165,8 @@ def off_tray_calls(
         frame: BGR frame the outline was found in.
         outline: the tray, or None.
         xyxy: the dice's boxes, shape (n, 4), frame pixels.
-        inside: each die's footprint inside the outline (:func:`vision.tray.outline.footprint_inside`), shape (n,).
+        inside: each die's footprint inside the outline (:func:`farklecam.vision.tray.outline.footprint_inside`),
+        shape (n,).
         min_inside: a die with less of its footprint inside is off the tray, where the outline may say so.
         confirmed: see :func:`tray_state`.
 

@@ -1,7 +1,8 @@
 """Experiment record (rule 81d0657): stage 6's float ONNX weights as a two-class yolov8n checkpoint, and its dataset.
 
 Needs ``runs/dets/stage6_float.onnx`` (``git show 1ca70c0^:models/die_detector.onnx``) and the generated
-folders of ``python -m datasets.rebuild --training`` plus ``data/synth_lean2`` (``docs/experiments/training.json``).
+folders of ``python -m farklecam.datasets.rebuild --training`` plus ``data/synth_lean2``
+(``docs/experiments/training.json``).
 Then ``train.py`` fine-tunes it and ``measure.py CHECKPOINT`` prints the rule's table.
 """
 
@@ -12,16 +13,15 @@ REPO = Path(__file__).resolve().parents[3]
 import numpy as np
 
 sys.path.insert(0, str(REPO))
-from models.training.offline import go_offline
+from farklecam.models.training.offline import go_offline
 
 go_offline()
 import onnx
 import onnxruntime as ort
 import torch
+from farklecam.datasets.training_sets import build_detector_dataset, real_frames, synthetic_frames
+from farklecam.datasets.yolo import COCKED_CLASS
 from onnx import numpy_helper
-
-from datasets.training_sets import build_detector_dataset, real_frames, synthetic_frames
-from datasets.yolo import COCKED_CLASS
 
 OUT = Path(f"{REPO}/runs/twoclass")
 src = onnx.load(f"{REPO}/runs/dets/stage6_float.onnx")

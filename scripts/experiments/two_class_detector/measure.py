@@ -1,7 +1,8 @@
 """Experiment record (rule 81d0657): best-threshold cocked F1, two-class detector against the crop test alone.
 
 ``measure.py --crop-only`` first (the shipped crop test's figures, cached), then ``measure.py CHECKPOINT``.
-Unlike ``models.training.cocked.best_threshold`` (a 0.05 grid over the dice found), this sweeps every score and
+Unlike ``farklecam.models.training.cocked.best_threshold`` (a 0.05 grid over the dice found), this sweeps every score
+and
 counts a leaning die never found as a miss, so that a detector is not flattered by what it fails to find.
 """
 
@@ -13,15 +14,15 @@ REPO = Path(__file__).resolve().parents[3]
 import numpy as np
 
 sys.path.insert(0, str(REPO))
-from models.training.offline import go_offline
+from farklecam.models.training.offline import go_offline
 
 go_offline()
-from datasets.yolo import find_images
-from models.thresholds.cocked_fusion import collect_rows
-from vision.detection.detector import letterbox
-from vision.evaluate.metrics import COCKED_CLASS, match_by_centre
-from vision.evaluate.run import load_labels
-from vision.images import load_image
+from farklecam.datasets.yolo import find_images
+from farklecam.models.thresholds.cocked_fusion import collect_rows
+from farklecam.vision.detection.detector import letterbox
+from farklecam.vision.evaluate.metrics import COCKED_CLASS, match_by_centre
+from farklecam.vision.evaluate.run import load_labels
+from farklecam.vision.images import load_image
 
 
 def best_f1(scores, truth, total):

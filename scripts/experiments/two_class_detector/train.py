@@ -7,7 +7,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 
 sys.path.insert(0, str(REPO))
-from models.training.detector import DetectorConfig, train_detector
+from farklecam.models.training.detector import DetectorConfig, train_detector
 
 OUT = Path(f"{REPO}/runs/twoclass")
 config = DetectorConfig(epochs=5, threads=2, warmup_epochs=1.0, mosaic_off=1)

@@ -1,24 +1,24 @@
-"""Reproduce farklecam's models on a CPU: ``python -m models.train [options]``.
+"""Reproduce farklecam's models on a CPU: ``python -m farklecam.models.training [options]``.
 
-1. The one-class die detector (:mod:`models.training.detector`, ultralytics from a yaml)
+1. The one-class die detector (:mod:`farklecam.models.training.detector`, ultralytics from a yaml)
    on the real training photos plus generated scenes.
-2. The face classifier (:mod:`models.training.classifier`) on crops of the same frames.
-3. The cocked test (:mod:`models.training.cocked`) on the generated scenes alone (the
+2. The face classifier (:mod:`farklecam.models.training.classifier`) on crops of the same frames.
+3. The cocked test (:mod:`farklecam.models.training.cocked`) on the generated scenes alone (the
    only ones that know which dice lean); its threshold is chosen afterwards on
-   calibration scenes with ``python -m models.training.cocked calibrate``.
+   calibration scenes with ``python -m farklecam.models.training.cocked calibrate``.
 
 All are exported to ONNX per docs/model-contract.md and copied into
 ``--out`` (``models/`` by default), and ``training.json`` beside them records
 the data mix, the command, wall times, seeds and held-out crop accuracy.
-Everything runs offline (:func:`models.training.offline.go_offline`), and the held-out
+Everything runs offline (:func:`farklecam.models.training.offline.go_offline`), and the held-out
 real photos and generated scenes are never trained on. An interrupted
 detector run resumes from its last checkpoint when the same command is run
 again (``--fresh`` starts over).
 
 Examples::
 
-    python -m models.train --synthetic data/synth data/synth_lean --epochs 40 --imgsz 320
-    python -m models.train --quick --out /tmp/m --runs /tmp/r     # smoke run, seconds
+    python -m farklecam.models.training --synthetic data/synth data/synth_lean --epochs 40 --imgsz 320
+    python -m farklecam.models.training --quick --out /tmp/m --runs /tmp/r     # smoke run, seconds
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from datasets.cli_args import share, width_scale
-from models.training.classifier_config import ClassifierConfig
-from models.training.offline import go_offline
+from farklecam.datasets.cli_args import share, width_scale
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.models.training.offline import go_offline
 
 __all__ = ["main"]
 
@@ -47,7 +47,7 @@ _REPO = Path(__file__).resolve().parents[1]
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m farklecam.models.training", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--synthetic", type=Path, nargs="+", default=[], help="folders of generated scenes (images/, labels/)"
     )
@@ -61,7 +61,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--hold-validation",
         action="store_true",
-        help="leave the real validation photos out (to compare recipes on them: datasets.real --validation)",
+        help="leave the real validation photos out (to compare recipes on them: farklecam.datasets.real --validation)",
     )
     parser.add_argument("--epochs", type=int, default=12, help="detector epochs (on the full mix)")
     parser.add_argument(
@@ -144,7 +144,7 @@ def _counts(frames: Sequence[Any]) -> dict[str, dict[str, int]]:
 
 
 def _frames(args: argparse.Namespace, synth_limit: int | None) -> list[Any]:
-    from datasets.training_sets import real_frames, synthetic_frames
+    from farklecam.datasets.training_sets import real_frames, synthetic_frames
 
     real = real_frames(hold_validation=args.hold_validation)
     if args.real_limit is not None:
@@ -157,8 +157,8 @@ def _detector_stage(
     args: argparse.Namespace, name: str, frames: Sequence[Any], config: Any, init: Path | None
 ) -> tuple[Path, dict[str, Any]]:
     """Train one detector stage in ``runs/<name>/<stage>``; returns its checkpoint and record."""
-    from datasets.training_sets import build_detector_dataset
-    from models.training.detector import train_detector
+    from farklecam.datasets.training_sets import build_detector_dataset
+    from farklecam.models.training.detector import train_detector
 
     run_dir = (args.runs / args.name / name).resolve()
     dataset = build_detector_dataset(args.runs / args.name / f"{name}_data", frames)
@@ -180,7 +180,7 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
     stage then starts from it, so a CPU budget buys more useful epochs than
     training the large mix from random weights.
     """
-    from models.training.detector import DetectorConfig, export_detector, recommend_conf
+    from farklecam.models.training.detector import DetectorConfig, export_detector, recommend_conf
 
     config = DetectorConfig(
         model=args.model, imgsz=args.imgsz, epochs=args.epochs, seed=args.seed, device=args.device, threads=args.threads
@@ -208,11 +208,17 @@ def _train_detector(args: argparse.Namespace, record: dict[str, Any]) -> None:
 
 
 def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
-    from datasets.real import SOURCES, split
-    from datasets.training_sets import Frame, synthetic_frames
-    from models.bank.crop_bank import CLASSIFIER_NAMES, MINING_CONF, build_bank, detect_boxes, prune_unlabelled_dice
-    from models.training.classifier import evaluate, train_classifier
-    from models.training.facenet import export_facenet
+    from farklecam.datasets.real import SOURCES, split
+    from farklecam.datasets.training_sets import Frame, synthetic_frames
+    from farklecam.models.bank.crop_bank import (
+        CLASSIFIER_NAMES,
+        MINING_CONF,
+        build_bank,
+        detect_boxes,
+        prune_unlabelled_dice,
+    )
+    from farklecam.models.training.classifier import evaluate, train_classifier
+    from farklecam.models.training.facenet import export_facenet
 
     overrides = {
         "real_jitters": args.cls_real_jitters,
@@ -274,7 +280,7 @@ def _train_classifier(args: argparse.Namespace, record: dict[str, Any]) -> None:
 
 
 def _train_cocked(args: argparse.Namespace, record: dict[str, Any]) -> None:
-    from models.training.cocked import train_cocked
+    from farklecam.models.training.cocked import train_cocked
 
     if not args.synthetic:
         print("cocked test skipped: it learns from generated scenes (--synthetic)", flush=True)
@@ -306,7 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _train_classifier(args, record)
     if not args.skip_cocked:
         _train_cocked(args, record)
-    record["command"] = "python -m models.train " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
+    record["command"] = "python -m farklecam.models.training " + shlex.join(
+        list(argv) if argv is not None else sys.argv[1:]
+    )
     record["wall_seconds_this_sitting"] = round(time.monotonic() - start, 1)
     record["seed"] = args.seed
     record["real_validation_held_back"] = args.hold_validation
