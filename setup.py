@@ -4,8 +4,9 @@ The design card's top-level folders (``vision/``, ``scoring/``, ``service/``,
 ``models/``, ``datasets/``) are mapped into the one import name ``farklecam``.
 A wheel carries the run time only: the reader, the scoring engine, the service
 and the shipped models. An editable (developer) install also maps the tooling
-that builds those models (scene generators, training, threshold fitting,
-evaluation), so a checkout imports every module under the same name.
+that builds and judges those models (``datasets/``: scene generators and the real
+photos; ``models/``' subpackages: training, threshold fitting, evaluation), so a
+checkout imports every module under the same name.
 """
 
 import sys
@@ -19,9 +20,9 @@ FOLDERS = {
 TOOLING = (
     "farklecam.datasets",
     "farklecam.models.bank",
+    "farklecam.models.evaluate",
     "farklecam.models.thresholds",
     "farklecam.models.training",
-    "farklecam.vision.evaluate",
 )
 
 

@@ -3,7 +3,7 @@
     python bench/cocked_by_condition.py DIR... [--models FOLDER]
 
 Reads every generated scene in each DIR (YOLO folder with sidecars) as
-``python -m farklecam.vision.evaluate`` does (the sidecar's tray as the calibrated one,
+``python -m farklecam.models.evaluate`` does (the sidecar's tray as the calibrated one,
 each labelled die matched by centre, occluded dice set aside) and joins each
 die to what its sidecar says the picture went through: Gaussian blur, sensor
 noise, JPEG quality (where the sidecar says), and the die's side in pixels. Prints, per folder, cocked
@@ -27,10 +27,11 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+
 from farklecam.datasets.yolo import COCKED_CLASS, find_images
+from farklecam.models.evaluate.metrics import f1, match_scored, predicted_classes, ratio
+from farklecam.models.evaluate.run import load_labels, sidecar_outline
 from farklecam.models.training.cocked import read_sidecar
-from farklecam.vision.evaluate.metrics import f1, match_scored, predicted_classes, ratio
-from farklecam.vision.evaluate.run import load_labels, sidecar_outline
 from farklecam.vision.images import load_image
 from farklecam.vision.reader import DiceReader, default_model_dir
 
@@ -53,7 +54,7 @@ class DieCall:
 
     ``read_as`` is the reader's status for the die (``never found`` where it was not, :data:`NO_DIE`
     for a cocked call where no die is labelled), ``called``
-    whether the reader called it cocked, as ``farklecam.vision.evaluate.run`` counts it.
+    whether the reader called it cocked, as ``farklecam.models.evaluate.run`` counts it.
     """
 
     leaning: bool

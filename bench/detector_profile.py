@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 import onnxruntime as ort
+
 from farklecam.datasets.yolo import find_images
 from farklecam.vision.detection.detector import DieDetector
 from farklecam.vision.images import load_image

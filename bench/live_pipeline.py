@@ -32,12 +32,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+
+from farklecam.models.evaluate.run import override_arg
 from farklecam.scoring.presets import get_rules
 from farklecam.service.live.controller import ppm_bytes, render_scene
 from farklecam.service.live.demo import DemoTable, demo_script
 from farklecam.service.table import TableSession
 from farklecam.vision.camera.sources import Frame, VideoFileSource, VideoSink
-from farklecam.vision.evaluate.run import override_arg
 from farklecam.vision.reading import Reading
 from farklecam.vision.settle.detector import FrameReader, SettleDetector
 
@@ -198,7 +199,7 @@ def main() -> int:
         type=override_arg,
         default=None,
         metavar="FIELD=VALUE",
-        help="also time a DiceReader with one ReaderConfig field changed, e.g. ort_spin=False",
+        help="also time a DiceReader with one ReaderConfig field changed, e.g. face_views=2",
     )
     args = parser.parse_args()
 

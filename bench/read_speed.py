@@ -3,7 +3,6 @@
     python bench/read_speed.py [--models DIR] [--image PATH] [--runs 100] [--threads N] [--views V]
     python bench/read_speed.py --against OTHER_DIR [--models DIR] [--image PATH] [--runs 60] [--rounds 6]
     python bench/read_speed.py --compare-config FIELD=VALUE [...] [--nothing-marked] [--image PATH] [--runs 60]
-    python bench/read_speed.py --pose-model ONNX [--models DIR] [--image PATH] [--runs 100]
 
 Stages: the detector (letterbox + ONNX + decode), and the detector as one camera's
 stream reads it (a frame of small dice read once, at the size the last frame
@@ -12,12 +11,9 @@ found (crops + ONNX), the tray search, the pip counter, the search for the
 camera's vertical (:mod:`farklecam.vision.pose.view_search`), and the whole ``DiceReader.read``
 with the tray found in the frame: as configured by default (the vertical
 searched for in each frame), without that search, and for a fixed camera whose
-vertical is learned; with ``--pose-model``, also the whole read with the tray found where
-that pose network's tilt decides cocked instead of the search
-(:attr:`farklecam.vision.reader.ReaderConfig.pose_model`). Where the model folder has a cocked test and the image a
+vertical is learned. Where the model folder has a cocked test and the image a
 labelled tray: the cocked test, and the whole read with that tray calibrated (as
-at a table). The target (issue 3) is a whole read in a median of <= 15 ms on 2
-cores. A benchmark, not a test: the numbers depend on the machine and on what
+at a table). A benchmark, not a test: the numbers depend on the machine and on what
 else runs on it.
 
 ``--against`` compares two model folders fairly on a shared, noisy machine:
@@ -44,12 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cv2
 import numpy as np
+
+from farklecam.models.evaluate.run import load_labels, override_arg
 from farklecam.vision.detection.detector import DieDetector, LookMemory
-from farklecam.vision.evaluate.run import load_labels, override_arg
 from farklecam.vision.faces.pips import count_pips_in_boxes
 from farklecam.vision.images import load_image
 from farklecam.vision.pose.upright import upright_view
-from farklecam.vision.pose.view_search import VerticalMemory, search_view
+from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig, search_view
 from farklecam.vision.reader import DiceReader, ReaderConfig
 from farklecam.vision.tray.detect import detect_tray
 from farklecam.vision.tray.outline import TrayOutline
@@ -126,11 +123,10 @@ def main() -> int:
         action="append",
         default=None,
         metavar="FIELD=VALUE",
-        help="compare the whole read with ReaderConfig fields changed, e.g. face_views_sure=0.9 (repeatable)",
+        help="compare the whole read with ReaderConfig fields changed, e.g. face_views=1 (repeatable)",
     )
     ap.add_argument("--nothing-marked", action="store_true", help="with a comparison: ignore the image's labelled tray")
     ap.add_argument("--rounds", type=int, default=6, help="alternating blocks per setup, with --against")
-    ap.add_argument("--pose-model", default=None, metavar="ONNX", help="also time the whole read with this pose net")
     args = ap.parse_args()
 
     frame, corners = frame_640x480(args.image)
@@ -163,18 +159,14 @@ def main() -> int:
         ("tray search", lambda: detect_tray(frame, boxes)),
         (f"pip counter ({len(boxes)} dice)", lambda: count_pips_in_boxes(frame, boxes)),
     ]
-    pips = "on" if reader.config.use_pips else "off"
-    cocked_test, search = reader.cocked_test, reader.config.view_search
+    cocked_test, search = reader.cocked_test, ViewSearchConfig() if reader.config.vertical_search else None
     if cocked_test is not None and search is not None:
         stages.append((f"vertical search ({len(boxes)} dice)", lambda: search_view(cocked_test, frame, boxes, search)))
-    stages.append((f"whole read, tray found (pips {pips})", lambda: reader.read(frame)))
-    plain = DiceReader(args.models, config=ReaderConfig(threads=args.threads, face_views=args.views, view_search=None))
+    stages.append(("whole read, tray found", lambda: reader.read(frame)))
+    plain = DiceReader(
+        args.models, config=ReaderConfig(threads=args.threads, face_views=args.views, vertical_search=False)
+    )
     stages.append(("whole read, tray found, no search", lambda: plain.read(frame)))
-    if args.pose_model is not None:
-        tilted = DiceReader(
-            args.models, config=ReaderConfig(threads=args.threads, face_views=args.views, pose_model=args.pose_model)
-        )
-        stages.append(("whole read, tray found, tilt measured", lambda: tilted.read(frame)))
     memory = VerticalMemory()
     fixed = reader.with_vertical_memory(memory)
     for _ in range(memory.needed):
@@ -186,7 +178,7 @@ def main() -> int:
     if cocked_test is not None and view is not None:
         calibrated = reader.with_tray(TrayOutline.from_corners(corners))
         stages.append((f"cocked test ({len(boxes)} dice)", lambda: cocked_test(frame, boxes, view)))
-        stages.append((f"whole read, calibrated (pips {pips})", lambda: calibrated.read(frame)))
+        stages.append(("whole read, calibrated", lambda: calibrated.read(frame)))
     else:
         print("cocked test not timed: " + ("no cocked_test.onnx" if cocked_test is None else "no labelled tray"))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

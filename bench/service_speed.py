@@ -67,6 +67,7 @@ class StubReader:
 def serve(port: int, db: Path, models: Path | None) -> None:
     """The child process: the app with the real reader (``models``) or the stub, on loopback."""
     import uvicorn
+
     from farklecam.service.app import create_app
     from farklecam.service.deps import ReaderSlot, get_reader_slot
     from farklecam.service.settings import Settings

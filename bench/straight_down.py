@@ -21,9 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+
 from farklecam.datasets.yolo import find_images, read_sidecar
-from farklecam.vision.evaluate.metrics import COCKED_CLASS, ImageLabels, match_by_centre
-from farklecam.vision.evaluate.run import load_labels
+from farklecam.models.evaluate.metrics import COCKED_CLASS, ImageLabels, match_by_centre
+from farklecam.models.evaluate.run import load_labels
 from farklecam.vision.images import load_image
 from farklecam.vision.reader import DiceReader, ReaderConfig
 from farklecam.vision.reading import Reading

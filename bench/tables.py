@@ -12,7 +12,7 @@ a queue). Each VIDEO needs the truth its generator wrote beside it
 
 Per table it prints the frames answered a second, the throws reported right (the
 first report of a throw has its faces and rethrow count; a die less than half in view
-may be in it or not, as ``farklecam.vision.evaluate`` judges occluded dice, unless
+may be in it or not, as ``farklecam.models.evaluate`` judges occluded dice, unless
 ``--count-occluded``), extra reports (a second
 report of a throw, or one outside any), and the lag from the moment the dice came to
 rest to the answer that reported them; then the totals and the median lag. The
@@ -99,7 +99,7 @@ def right_answers(throw: dict[str, Any], *, count_occluded: bool = False) -> set
 
     The truth's own, and (unless ``count_occluded``) the truth with any of its dice that
     show less than :data:`~farklecam.datasets.yolo.OCCLUDED_BELOW` of themselves left out: finding
-    such a die is no error and missing one no miss, as ``python -m farklecam.vision.evaluate``
+    such a die is no error and missing one no miss, as ``python -m farklecam.models.evaluate``
     scores a scene's occluded dice. A die mostly cut off by the picture's edge is one:
     with a game the table then says the count is short rather than scoring it.
     """

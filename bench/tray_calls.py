@@ -6,7 +6,7 @@ Each folder holds ``images/`` (a YOLO folder, such as ``data/eval/byler_d6``). P
 images, the dice, the dice called ``off_tray``, the images with any such call, and how many images
 read each tray verdict (``Reading.tray_state``: marked / found / unsure / none). The real photos have
 no labels for off-tray dice (none of them shows one), so every call there is a false one; the
-generated scenes' recall and precision come from ``python -m farklecam.vision.evaluate --no-tray``.
+generated scenes' recall and precision come from ``python -m farklecam.models.evaluate --no-tray``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ colour outline's corners, and from its sides fitted at full resolution
 (``farklecam.vision.tray.sides``), is compared with the one the true corners give: the
 angle between the two vertical directions in the camera's frame, in degrees.
 With ``--clicked PX`` also the true corners moved at random by PX (as
-``farklecam.vision.evaluate.run --corner-noise`` moves them) and snapped to the edges
+``farklecam.models.evaluate.run --corner-noise`` moves them) and snapped to the edges
 (``farklecam.vision.tray.sides.snap``): the vertical of the clicks, and of the snapped
 sides where the snap holds. Prints how many scenes each gives a vertical for,
 and the error's median, 90th percentile and largest.
@@ -27,8 +27,9 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+
 from farklecam.datasets.yolo import find_images
-from farklecam.vision.evaluate.run import sidecar_outline
+from farklecam.models.evaluate.run import sidecar_outline
 from farklecam.vision.images import load_image
 from farklecam.vision.pose.upright import upright_view
 from farklecam.vision.tray.detect import detect_tray

@@ -23,7 +23,7 @@ photos, which must stay a measurement of the one model finally chosen.
 Command line::
 
     python -m farklecam.datasets.real export-holdout OUT   # OUT/<source>/{images,labels} for
-    farklecam.vision.evaluate.run
+    farklecam.models.evaluate.run
     python -m farklecam.datasets.real export-holdout OUT --validation   # the validation photos instead
     python -m farklecam.datasets.real preview OUT.png      # draws derived matteop boxes for a visual check
 """
@@ -44,6 +44,7 @@ from typing import cast
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.yolo import YoloBox, label_path_for, read_labels, write_labels
 
 __all__ = [
@@ -327,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m farklecam.datasets.real", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     exp = sub.add_parser(
-        "export-holdout", help="write held-out photos as YOLO folders for farklecam.vision.evaluate.run"
+        "export-holdout", help="write held-out photos as YOLO folders for farklecam.models.evaluate.run"
     )
     exp.add_argument("out", type=Path)
     exp.add_argument("--label-boxes", action="store_true", help="keep the source's boxes (pip patterns)")

@@ -36,9 +36,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from farklecam.datasets.real import export_holdout
 from farklecam.datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
-from tqdm import tqdm
 
 __all__ = ["OUT_OF_WORLD", "RUNS", "NamedRun", "RendererRun", "main", "plan", "rebuild_out_of_world", "rebuild_scenes"]
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.cli_args import non_negative, positive
 from farklecam.datasets.yolo import YoloBox, write_example
 

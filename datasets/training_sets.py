@@ -32,6 +32,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.real import SOURCES, RealImage, is_holdout, split, validation_split
 from farklecam.datasets.yolo import YoloBox, find_images, label_path_for, read_labels, write_labels
 
@@ -248,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m farklecam.datasets.training_sets")
     sub = parser.add_subparsers(dest="command", required=True)
     exp = sub.add_parser(
-        "export-synth-holdout", help="copy held-out generated scenes for farklecam.vision.evaluate.run"
+        "export-synth-holdout", help="copy held-out generated scenes for farklecam.models.evaluate.run"
     )
     exp.add_argument("synth", type=Path)
     exp.add_argument("out", type=Path)

@@ -25,11 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from farklecam.errors import IllegalActionError
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides, validate_roll
 from farklecam.scoring.solver import solve
-
-from farklecam.errors import IllegalActionError
 
 __all__ = ["Action", "Advice", "KeepOption", "PiggybackAdvice", "advise", "advise_piggyback"]
 

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from farklecam.scoring import winprob, winprob_dp
 from farklecam.scoring.presets import PRESETS
 

@@ -12,9 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from farklecam.scoring.actions import Action, InvalidActionError, Undo, action_from_dict
-
 from farklecam.errors import IllegalActionError
+from farklecam.scoring.actions import Action, InvalidActionError, Undo, action_from_dict
 
 __all__ = ["Event", "effective_actions"]
 

@@ -31,13 +31,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from farklecam.errors import IllegalActionError, InvalidRulesError, RulesError
 from farklecam.scoring.actions import ACTION_TYPES, Action, ChangeRules, InvalidActionError, Undo, parse_action
 from farklecam.scoring.events import Event
 from farklecam.scoring.gamestate import GameState, LastRound, LegalActions, PassedDice, Phase, TurnRecord, legal_actions
 from farklecam.scoring.play import changed_rules, initial_state, step
 from farklecam.scoring.rules import Rules
-
-from farklecam.errors import IllegalActionError, InvalidRulesError, RulesError
 
 __all__ = ["FORMAT", "Game"]
 

@@ -46,13 +46,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from farklecam.errors import GameOverError, IllegalActionError
 from farklecam.scoring.actions import Action, Bank, ChangeRules, Farkle, Keep, PassedRoll, Roll, RollOff
 from farklecam.scoring.gamestate import GameState, LastRound, PassedDice, Phase, TurnEnd, TurnRecord, legal_actions
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules, TieRule
 from farklecam.scoring.setasides import legal_set_asides, score_keep
-
-from farklecam.errors import GameOverError, IllegalActionError
 
 __all__ = ["changed_rules", "initial_state", "step"]
 

@@ -12,9 +12,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from farklecam.scoring.rules import KindScoring, Rules
-
 from farklecam.errors import InvalidRulesError
+from farklecam.scoring.rules import KindScoring, Rules
 
 __all__ = ["PRESETS", "Citation", "Preset", "get_preset", "get_rules", "preset_names", "rules_from_file"]
 

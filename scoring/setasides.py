@@ -16,10 +16,9 @@ from functools import cache
 from itertools import product
 from typing import Any
 
+from farklecam.errors import IllegalActionError, InvalidDiceError
 from farklecam.scoring.combinations import Counts, best_score, counts_of, faces_of
 from farklecam.scoring.rules import Rules
-
-from farklecam.errors import IllegalActionError, InvalidDiceError
 
 __all__ = ["NO_SCORE_BONUS", "SetAside", "is_farkle", "legal_set_asides", "score_keep", "validate_roll"]
 

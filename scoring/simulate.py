@@ -10,12 +10,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from farklecam.errors import GameOverError
 from farklecam.scoring.actions import Action, Bank, Farkle, Keep, PassedRoll, Roll, RollOff
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
 from farklecam.scoring.rules import Rules
-
-from farklecam.errors import GameOverError
 
 __all__ = ["RandomDice", "play_random_game", "random_action"]
 

@@ -43,12 +43,12 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from farklecam.errors import IllegalActionError
 from farklecam.scoring import policy_cache, turn_dp
 from farklecam.scoring.chance import roll_outcomes
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides
-
-from farklecam.errors import IllegalActionError
 
 __all__ = ["SOLVER_VERSION", "Policy", "clear_memory_cache", "farkle_probabilities", "solve", "solve_summary"]
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from farklecam.errors import GameOverError
 from farklecam.scoring.actions import Action, Bank, ChangeRules, Keep, PassedRoll, Roll, RollOff
 from farklecam.scoring.advisor import advise
 from farklecam.scoring.game import Game
@@ -27,8 +28,6 @@ from farklecam.scoring.pass_advice import advise_pass
 from farklecam.scoring.simulate import RandomDice
 from farklecam.scoring.solver import solve
 from farklecam.scoring.tournament import RoundPlan, TableResult, Tournament, plan_rounds, table_rules
-
-from farklecam.errors import GameOverError
 
 __all__ = ["SimulatedRound", "SimulatedTournament", "advisor_action", "play_table", "simulate"]
 

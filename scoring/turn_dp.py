@@ -44,6 +44,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
 from farklecam.scoring.chance import roll_outcomes
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides

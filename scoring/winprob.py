@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from farklecam.errors import IllegalActionError
 from farklecam.scoring import policy_cache, winprob_dp
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides, validate_roll
-
-from farklecam.errors import IllegalActionError
 
 __all__ = [
     "BUNDLED_DIR",

@@ -66,6 +66,7 @@ from typing import Any
 
 import numba
 import numpy as np
+
 from farklecam.scoring import turn_dp
 from farklecam.scoring.rules import Rules
 

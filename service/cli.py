@@ -12,10 +12,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from farklecam.service.commands import COMMANDS
-
 from farklecam import __version__
 from farklecam.errors import FarkleError
+from farklecam.service.commands import COMMANDS
 
 __all__ = ["build_parser", "main"]
 

@@ -13,10 +13,6 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import annotated_types
-from farklecam.scoring.actions import Action, action_from_dict, parse_action
-from farklecam.scoring.presets import get_rules
-from farklecam.scoring.rules import Rules
-from farklecam.service.names import check_player_name
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -28,6 +24,11 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+
+from farklecam.scoring.actions import Action, action_from_dict, parse_action
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.service.names import check_player_name
 
 __all__ = [
     "ActionIn",
@@ -187,9 +188,6 @@ class DiePublic(BaseModel):
     box: list[float]
     confidence: float
     status: str
-    tilt_deg: float | None = Field(
-        default=None, description="degrees between the die's top face and the table; null where not measured"
-    )
 
 
 class ReadingPublic(BaseModel):

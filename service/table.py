@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from farklecam.errors import FarkleError, IllegalActionError
 from farklecam.scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
 from farklecam.scoring.advisor import Advice, advise
 from farklecam.scoring.game import Game
@@ -36,8 +38,6 @@ from farklecam.service.usecases.scoring import win_block
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
-
-from farklecam.errors import FarkleError, IllegalActionError
 
 __all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
 

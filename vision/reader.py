@@ -4,10 +4,9 @@
 than a read) and then runs, per frame: detection, crops from the full
 resolution frame, face classification (which also vetoes detections that are
 no die), the tray outline (one found in the picture calls no die off where the
-picture speaks against it: :mod:`farklecam.vision.tray.trust`), the cocked test on crops turned upright (where the
-tray is known and the model folder has ``cocked_test.onnx``) or, with a pose network
-(:attr:`ReaderConfig.pose_model`), each die's measured tilt in its place, the pip
-counter's second opinion, and finally one status per die.
+picture speaks against it: :mod:`farklecam.vision.tray.trust`), the cocked test
+on crops turned upright under the camera's vertical (from the marked tray, the
+tray's sides, or the dice themselves), and finally one status per die.
 
 Example:
     >>> reader = DiceReader()
@@ -28,27 +27,24 @@ from pathlib import Path
 import cv2
 import numpy as np
 import numpy.typing as npt
-from farklecam.vision.detection.detector import DieDetector
-from farklecam.vision.faces.classifier import FaceClassifier, FaceScores
-from farklecam.vision.faces.pips import count_pips_in_boxes, pip_posterior
+
+from farklecam.errors import ImageError, VisionError
+from farklecam.vision.detection.detector import DieDetector, SmallDiceLook
+from farklecam.vision.faces.classifier import VIEWS_SURE, FaceClassifier, FaceScores
 from farklecam.vision.faces.symbols import symbol_faces
 from farklecam.vision.images import decode_image, load_image
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 from farklecam.vision.pose.cocked import CockedFusion, CockedTest
 from farklecam.vision.pose.cocked_call import CockedJudge
-from farklecam.vision.pose.net import DicePose, PoseNet
-from farklecam.vision.pose.support import near_picture_edge
-from farklecam.vision.pose.tilt_scores import tilt_scores
+from farklecam.vision.pose.support import CUT_DIE_MARGIN_PX, near_picture_edge
 from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_view
-from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig
 from farklecam.vision.reader_config import ReaderConfig, config_override
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.detect import detect_tray, tray_from_aruco
 from farklecam.vision.tray.marked import MarkedTrays
 from farklecam.vision.tray.outline import TrayOutline, footprint_inside
 from farklecam.vision.tray.trust import off_tray_calls
-
-from farklecam.errors import ImageError, VisionError
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -60,23 +56,12 @@ __all__ = [
     "config_override",
     "default_model_dir",
     "fusion_for",
-    "pose_model_path",
 ]
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
 CLASSIFIER_FILE = "face_classifier.onnx"
 COCKED_TEST_FILE = "cocked_test.onnx"
-
-
-#: The pose network's seam: frame, boxes and the marked tray's vertical (or None) to the dice's pose.
-PoseReader = Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32], UprightView | None], DicePose]
-
-
-def pose_model_path(root: Path, name: str) -> Path:
-    """Where :attr:`ReaderConfig.pose_model` points: a file in the model folder, else a path as given."""
-    inside = root / name
-    return inside if not Path(name).is_absolute() and inside.is_file() else Path(name)
 
 
 @functools.lru_cache(maxsize=16)
@@ -139,8 +124,6 @@ class DiceReader:
         classifier: a face classifier to use instead of the model file.
         cocked_test: a cocked test to use instead of the model file (None: the file's,
             if the folder has one and ``config.cocked_test`` is on).
-        pose: a pose network to use instead of ``config.pose_model``'s (tests inject fakes
-            here); with one, each die's measured tilt replaces the cocked test.
 
     Raises:
         ModelLoadError: a model file is missing, corrupt or breaks the model contract.
@@ -155,38 +138,32 @@ class DiceReader:
         detector: Callable[[npt.NDArray[np.uint8]], Reading] | None = None,
         classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] | None = None,
         cocked_test: CockedTest | None = None,
-        pose: PoseReader | None = None,
     ) -> None:
         self.config = config or ReaderConfig()
         root = Path(model_dir) if model_dir is not None else default_model_dir()
         cfg = self.config
 
         def open_model(name: str) -> OnnxModel:
-            return load_onnx(root / name, threads=cfg.threads, spin=cfg.ort_spin)
+            return load_onnx(root / name, threads=cfg.threads)
 
         self.detector: Callable[[npt.NDArray[np.uint8]], Reading] = detector or DieDetector(
             open_model(DETECTOR_FILE),
             conf=cfg.det_conf,
-            iou=cfg.det_iou,
-            small_dice=cfg.small_dice_look,
+            small_dice=SmallDiceLook(),
         )
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
             classifier
             or FaceClassifier(
                 open_model(CLASSIFIER_FILE),
                 views=cfg.face_views,
-                sure=cfg.face_views_sure,
-                context_offsets=cfg.face_context_offsets,
+                sure=VIEWS_SURE,
             )
         )
         if cocked_test is None and cfg.cocked_test and (root / COCKED_TEST_FILE).is_file():
             cocked_test = CockedTest(open_model(COCKED_TEST_FILE))
         self.cocked_test = cocked_test if cfg.cocked_test else None
-        self.fusion = fusion_for(self.cocked_test, self.classifier) if cfg.cocked_fusion else None
-        if pose is None and cfg.pose_model is not None:
-            pose = PoseNet(load_onnx(pose_model_path(root, cfg.pose_model), threads=cfg.threads, spin=cfg.ort_spin))
-        #: The pose network whose tilts decide which dice are cocked; None: the cocked test does.
-        self.pose: PoseReader | None = pose
+        #: The test's fitted fusion with this classifier's cocked probability (None: the test decides alone).
+        self.fusion = fusion_for(self.cocked_test, self.classifier)
         self.tray = tray if isinstance(tray, TrayOutline) or tray is None else TrayOutline.from_corners(tray)
         #: Marked trays' snaps to the picture's edges and watches for a moved camera, shared by this reader's copies.
         self._marked = MarkedTrays()
@@ -238,7 +215,8 @@ class DiceReader:
         """
         if self.cocked_test is None:
             return None
-        return CockedJudge(self.cocked_test, self.fusion, self.config.view_search)
+        search = ViewSearchConfig() if self.config.vertical_search else None
+        return CockedJudge(self.cocked_test, self.fusion, search)
 
     def calibrate(self, frame: npt.NDArray[np.uint8]) -> DiceReader:
         """A reader whose tray is found once, in this frame, and then kept for every frame.
@@ -251,9 +229,7 @@ class DiceReader:
             VisionError: no tray could be found in the frame.
         """
         frame = as_bgr_frame(frame)
-        outline = tray_from_aruco(frame) or detect_tray(
-            frame, self.detector(frame).xyxy, find_sides=self.config.tray_sides
-        )
+        outline = tray_from_aruco(frame) or detect_tray(frame, self.detector(frame).xyxy, find_sides=True)
         if outline is None:
             raise VisionError("no tray found in the calibration frame; give its four corners instead")
         return self.with_tray(outline)
@@ -264,14 +240,14 @@ class DiceReader:
         A calibrated tray is set aside while the picture has moved since its first frame
         (:attr:`tray_moved`): a bumped camera puts the marked corners in the wrong place.
         """
-        self.tray_moved = self.tray is not None and self.config.watch_tray and self._marked.moved(self.tray, frame)
+        self.tray_moved = self.tray is not None and self._marked.moved(self.tray, frame)
         if self.tray is not None and not self.tray_moved:
-            if self.config.snap_corners and self.tray.source == "corners":
+            if self.tray.source == "corners":
                 return self._marked.snapped(self.tray, frame)
             return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
         if outline is None and self.config.auto_tray:
-            outline = detect_tray(frame, xyxy, find_sides=self.config.tray_sides)
+            outline = detect_tray(frame, xyxy, find_sides=True)
         return outline
 
     def read(
@@ -297,29 +273,22 @@ class DiceReader:
         else:
             found = self.detector(frame)
         scores = self.classifier(frame, found.xyxy)
-        if self.config.drop_not_die:
-            keep = ~scores.not_die
-            if not keep.all():
-                found, scores = found[keep], scores[keep]
+        keep = ~scores.not_die
+        if not keep.all():
+            found, scores = found[keep], scores[keep]
         tray = self.find_tray(frame, found.xyxy)
         size = (frame.shape[1], frame.shape[0])
         corners = tray.vertical_corners if tray is not None else None
         view = None
         if tray is not None and corners is not None:
-            sigma = tray.corner_sigma_px if self.config.corner_sigma_px is None else self.config.corner_sigma_px
-            view = _tray_view(corners.tobytes(), size, sigma)
+            view = _tray_view(corners.tobytes(), size, tray.corner_sigma_px)
             if view is not None and self.vertical_memory is not None:
                 self.vertical_memory.learn(view)  # the camera's vertical, for its frames where the tray is not found
-        tilt = np.full(len(found), np.nan, np.float32)
-        measured = self.pose(frame, found.xyxy, view) if self.pose is not None and len(found) else None
-        if measured is not None:
-            tilt = measured.tilt_deg.astype(np.float32)
-            view = measured.view  # the marked tray's, else the dice's consensus: places the bases
-        straight_down = view is None and self.config.straight_down and self.pose is None
+        straight_down = view is None and self.config.straight_down
         if straight_down:
             view = straight_down_view(size)
         cocked_min_conf = self.config.cocked_min_conf
-        judge = self.cocked_judge if self.pose is None else None
+        judge = self.cocked_judge
         judged = judge.call(frame, found.xyxy, view, scores, self.vertical_memory) if judge and len(found) else None
         doubted = False
         if judge is not None and straight_down and judged is not None and judged.cocked.any():
@@ -342,16 +311,8 @@ class DiceReader:
             # Under a vertical the dice do not clearly agree on, the test only vetoes: a die the
             # classifier calls cocked and the test does not back is read as lying flat.
             scores = scores.flat(scores.cocked & ~judged.cocked)
-        in_band = np.zeros(len(found), bool)
-        if measured is not None:
-            scores, in_band = tilt_scores(scores, tilt, self.config.tilt_call)
-        cut = None
-        if self.config.cut_die_margin_px is not None:
-            cut = near_picture_edge(found.xyxy, size, self.config.cut_die_margin_px)
-        face, face_conf, status, data = self._decide(
-            frame, found.xyxy, scores, inside, off, cocked_min_conf, cut=cut, in_band=in_band
-        )
-        data["tilt_deg"] = tilt
+        cut = near_picture_edge(found.xyxy, size, CUT_DIE_MARGIN_PX)
+        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, off, cocked_min_conf, cut)
         return dataclasses.replace(
             found,
             face=face,
@@ -374,54 +335,31 @@ class DiceReader:
         inside: npt.NDArray[np.float32],
         off: npt.NDArray[np.bool_],
         cocked_min_conf: float,
-        cut: npt.NDArray[np.bool_] | None = None,
-        in_band: npt.NDArray[np.bool_] | None = None,
+        cut: npt.NDArray[np.bool_],
     ) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
     ]:
-        """Combine classifier, pips and tray into faces, confidences and statuses.
+        """Combine the classifier's scores and the tray into faces, confidences and statuses.
 
         ``inside`` is each die's footprint inside the tray (kept as ``data["in_tray"]``), ``off``
         the dice called off the tray (:func:`farklecam.vision.tray.trust.off_tray_calls`).
-
-        ``cut`` marks the dice the picture's edge cuts (``ReaderConfig.cut_die_margin_px``):
-        where one would be called cocked, it reads ``uncertain`` with its best face instead.
-        ``in_band`` marks the dice whose measured tilt lies in the :class:`TiltCall`'s band:
-        they read ``uncertain`` (on the tray) whatever their face's confidence.
+        ``cut`` marks the dice the picture's edge cuts: part of such a die, and whatever it may
+        lean on, is out of view, so where it would be called cocked it reads ``uncertain`` with
+        its best face instead, for the player to look at.
         """
-        cfg = self.config
         n = len(xyxy)
-        face = scores.face.copy()
-        face_conf = scores.confidence.copy()
         data: dict[str, npt.NDArray[np.generic]] = {"cocked": scores.cocked.copy(), "in_tray": inside}
-        if cfg.use_pips and n:
-            # A second opinion folded in by Bayes' rule: disagreement lowers the confidence
-            # (often below face_min_conf: uncertain) and a clear count settles a face the
-            # classifier hesitates over. Agreement is fine but proves little (both err on
-            # the same blurred die), so it never lifts the classifier's own confidence:
-            # measured, lifting it let more wrong faces pass as ok.
-            pips, pip_conf = count_pips_in_boxes(frame, xyxy)
-            post = pip_posterior(scores.face_probs, scores.cocked_prob, pips, pip_conf, cfg.pip_reliability)
-            best = post.argmax(axis=1)
-            new_face = np.where(best < 6, best + 1, 0).astype(np.int64)
-            new_conf = post[np.arange(n), best]
-            new_conf = np.where(new_face == scores.face, np.minimum(new_conf, scores.confidence), new_conf)
-            scores = dataclasses.replace(scores, face=new_face, cocked=best == 6, confidence=new_conf)
-            face, face_conf = scores.face.copy(), scores.confidence.copy()
-            data.update(cocked=scores.cocked.copy(), pips=pips, pip_confidence=pip_conf)
-        doubted = np.zeros(n, bool) if cut is None else scores.cocked & cut
+        doubted = scores.cocked & cut
         if doubted.any():
             scores = scores.flat(doubted)
-            face, face_conf = scores.face.copy(), scores.confidence.copy()
             data["cocked"] = scores.cocked.copy()
+        face, face_conf = scores.face.copy(), scores.confidence.copy()
         status = np.full(n, DieStatus.OK.value, dtype="<U9")
-        status[face_conf < cfg.face_min_conf] = DieStatus.UNCERTAIN.value
+        status[face_conf < self.config.face_min_conf] = DieStatus.UNCERTAIN.value
         cocked = scores.cocked & (face_conf >= cocked_min_conf)
         status[cocked] = DieStatus.COCKED.value
         status[scores.cocked & ~cocked] = DieStatus.UNCERTAIN.value
         status[doubted] = DieStatus.UNCERTAIN.value
-        if in_band is not None:
-            status[in_band] = DieStatus.UNCERTAIN.value
         status[off] = DieStatus.OFF_TRAY.value
         # A symbol face (a logo 6, a skull 1) is no number: a person must look at it.
         symbol = np.zeros(n, bool)

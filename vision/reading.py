@@ -65,8 +65,6 @@ class Die:
         confidence: detector confidence that this is a die, 0..1.
         status: see :class:`DieStatus`.
         face_confidence: classifier confidence in ``face`` (or in "cocked"), 0..1.
-        tilt_deg: degrees between the normal of the die's most upward face and the table's,
-            as the pose network measured it; None where it was not run or could not tell.
     """
 
     face: int | None
@@ -74,16 +72,14 @@ class Die:
     confidence: float
     status: DieStatus
     face_confidence: float
-    tilt_deg: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``{"face", "box", "confidence", "status", "tilt_deg"}`` with rounded numbers."""
+        """JSON form: ``{"face", "box", "confidence", "status"}`` with rounded numbers."""
         return {
             "face": self.face,
             "box": [round(v, 1) for v in self.box],
             "confidence": round(self.confidence, 3),
             "status": self.status.value,
-            "tilt_deg": None if self.tilt_deg is None else round(self.tilt_deg, 1),
         }
 
 
@@ -114,10 +110,9 @@ class Reading:
         tray: tray outline used for the off-tray test, shape (k, 2) float32 pixels, or None.
         frame_index: index of the frame in a video stream, if any.
         timestamp: capture time in seconds, if any.
-        data: extra per-die columns (each of length n), e.g. ``"cocked"``, ``"pips"`` or
-            ``"tilt_deg"`` (the measured tilt, NaN where unknown: :attr:`Die.tilt_deg`).
+        data: extra per-die columns (each of length n), e.g. ``"cocked"`` or ``"in_tray"``.
         tray_set_aside: a tray was marked, but the camera moved since, so this frame was read
-            as if none had been (:attr:`farklecam.vision.reader.ReaderConfig.watch_tray`).
+            as if none had been (:mod:`farklecam.vision.camera.motion` watches for it).
         straight_down_doubted: the camera was said to look straight down, but the dice clearly
             agreed on a tilted vertical, so this frame was read under theirs
             (:attr:`farklecam.vision.reader.ReaderConfig.straight_down_check_deg`).
@@ -234,11 +229,9 @@ class Reading:
     def dice(self) -> tuple[Die, ...]:
         """The dice as :class:`Die` values, in array order."""
         out = []
-        tilts = self.data.get("tilt_deg")
         for i in range(len(self)):
             x1, y1, x2, y2 = (float(v) for v in self.xyxy[i])
             face = int(self.face[i])
-            tilt = None if tilts is None or np.isnan(tilts[i]) else float(tilts[i])
             out.append(
                 Die(
                     face=face or None,
@@ -246,7 +239,6 @@ class Reading:
                     confidence=float(self.confidence[i]),
                     status=DieStatus(str(self.status[i])),
                     face_confidence=float(self.face_confidence[i]),
-                    tilt_deg=tilt,
                 )
             )
         return tuple(out)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.blender.rotations import UPRIGHT, random_rotation, rotation_about
 from farklecam.datasets.raytraced.camera import PinholeCamera
 from farklecam.datasets.raytraced.framing import FramingRanges

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.raytraced.dice import FACE_NORMALS
 
 __all__ = ["FACES", "PIPS", "PIP_SPACING", "face_axes", "pip_spheres"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.raytraced.camera import PinholeCamera
 from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG, top_face
 from farklecam.datasets.raytraced.placement import Tray

@@ -16,8 +16,9 @@ import bpy  # first: it puts bmesh and mathutils on the path
 import bmesh
 import numpy as np
 import numpy.typing as npt
-from farklecam.datasets.blender.faces import pip_spheres
 from mathutils import Matrix, Vector
+
+from farklecam.datasets.blender.faces import pip_spheres
 
 __all__ = ["box_object", "die_mesh", "die_object", "reset_scene"]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import bpy
 import numpy as np
+
 from farklecam.datasets.blender.drops import HELD_KINDS
 
 __all__ = ["FPS", "FRAMES", "simulate"]

@@ -21,8 +21,9 @@ import bpy  # first: it puts mathutils on the path
 # isort: split
 import numpy as np
 import numpy.typing as npt
-from farklecam.datasets.raytraced.camera import PinholeCamera
 from mathutils import Matrix, Vector
+
+from farklecam.datasets.raytraced.camera import PinholeCamera
 
 os.environ.setdefault("OPENCV_IO_ENABLE_OPENEXR", "1")  # before cv2 first reads an EXR
 import cv2

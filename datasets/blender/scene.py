@@ -14,6 +14,7 @@ from typing import Any
 
 import bpy
 import numpy as np
+
 from farklecam.datasets.blender import materials
 from farklecam.datasets.blender.drops import FRAMING, plan_drops
 from farklecam.datasets.blender.labels import DiePose, label_dice

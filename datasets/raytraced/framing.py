@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from farklecam.datasets.raytraced.camera import PinholeCamera, aim_camera
 from farklecam.datasets.raytraced.placement import Tray
 

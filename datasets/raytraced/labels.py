@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from farklecam.datasets.raytraced.camera import PinholeCamera
 from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG
 from farklecam.datasets.raytraced.placement import TOUCH_CM, Placed, Tray

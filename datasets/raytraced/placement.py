@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.raytraced.dice import FACE_NORMALS, RoundedDie
 
 __all__ = [

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.raytraced.camera import PinholeCamera
 from farklecam.datasets.raytraced.dice import RoundedDie, rounded_die_mesh
 from farklecam.datasets.raytraced.placement import Tray

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.raytraced.camera import PinholeCamera
 from farklecam.datasets.raytraced.dice import RoundedDie
 from farklecam.datasets.raytraced.framing import FramingRanges, frame_tray

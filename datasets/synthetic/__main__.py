@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tqdm import tqdm
+
 from farklecam.datasets.cli_args import share
 from farklecam.datasets.synthetic.dataset import READY_FILE, SceneRun, write_dataset_yaml, write_scenes
 from farklecam.datasets.synthetic.scene import GENERATOR_VERSION, GENERATOR_VERSIONS, P_LEAN
-from tqdm import tqdm
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+
 from farklecam.datasets.synthetic.camera import Camera
 from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, top_face
 from farklecam.datasets.synthetic.world import DiePose, Tray

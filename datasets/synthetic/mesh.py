@@ -18,6 +18,7 @@ import itertools
 from functools import lru_cache
 
 import numpy as np
+
 from farklecam.datasets.synthetic.textures import ATLAS_GRID
 
 __all__ = [

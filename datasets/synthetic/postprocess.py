@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import cv2
 import numpy as np
+
 from farklecam.datasets.synthetic.camera import Camera
 from farklecam.datasets.synthetic.textures import Rgb, surface_texture
 from farklecam.datasets.synthetic.world import DiePose

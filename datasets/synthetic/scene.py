@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+
 from farklecam.datasets.synthetic.camera import Camera, Light, look_from, render
 from farklecam.datasets.synthetic.labels import label_dice
 from farklecam.datasets.synthetic.labels import tray_outline as tray_outline_px

@@ -25,6 +25,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pybullet as p
+
 from farklecam.datasets.synthetic.camera import Camera, Light, render
 from farklecam.datasets.synthetic.hand import SKIN_TONES, Hand
 from farklecam.datasets.synthetic.labels import label_dice, tray_outline

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pybullet as p
+
 from farklecam.datasets.synthetic.mesh import cube_corners, die_mesh
 
 __all__ = [

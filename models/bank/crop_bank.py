@@ -26,6 +26,7 @@ from typing import cast
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.training_sets import Frame
 from farklecam.datasets.yolo import CLASS_NAMES, COCKED_CLASS
 from farklecam.models.training.classifier_config import ClassifierConfig

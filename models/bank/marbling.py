@@ -17,6 +17,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.crops import CROP_CONTEXT
 
 #: Points of each drawn curve (enough for a smooth arc on a 64 px crop).

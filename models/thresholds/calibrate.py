@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from farklecam.models.evaluate.metrics import FolderStats, f1
 from farklecam.models.training.onnx_metadata import set_metadata
-from farklecam.vision.evaluate.metrics import FolderStats, f1
 from farklecam.vision.faces.classifier import COCKED_NAME, FaceClassifier
 from farklecam.vision.reader import CLASSIFIER_FILE, DiceReader, ReaderConfig, default_model_dir
 
@@ -50,7 +51,7 @@ def calibrate(
     model_dir: Path, folders: Sequence[Path], grid: Sequence[float] = DEFAULT_GRID
 ) -> tuple[float, list[dict[str, Any]]]:
     """Evaluate the reader with each cocked offset in ``grid``; returns the best and every row."""
-    from farklecam.vision.evaluate.run import evaluate_folder
+    from farklecam.models.evaluate.run import evaluate_folder
 
     # The offset tunes the classifier's own cocked call, which the reader uses where the
     # cocked test does not run (no tray outline, or no cocked_test.onnx): so without it.

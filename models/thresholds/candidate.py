@@ -27,7 +27,7 @@ Example (a candidate cocked test, a candidate classifier against its twin, a rea
         --gate-classifier runs/cls12A_out/face_classifier.onnx
     python -m farklecam.models.thresholds.candidate runs/cls13A_out/face_classifier.onnx \
         --baseline runs/cls12A_out/face_classifier.onnx
-    python -m farklecam.models.thresholds.candidate --set small_dice_imgsz=416 --no-gate
+    python -m farklecam.models.thresholds.candidate --set face_views=2 --no-gate
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from farklecam.vision.reader import (
 )
 
 if TYPE_CHECKING:
-    from farklecam.vision.evaluate.metrics import FolderStats
+    from farklecam.models.evaluate.metrics import FolderStats
 
 __all__ = ["ModelSet", "judge", "main"]
 
@@ -103,8 +103,8 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: Reader
     ``mean_cocked_f1`` the mean of their cocked F1 (None unless each has leaning dice): a
     mostly flat set and a leaning-rich one weigh alike, however many dice each holds.
     """
-    from farklecam.vision.evaluate.metrics import FolderStats
-    from farklecam.vision.evaluate.run import evaluate_folder
+    from farklecam.models.evaluate.metrics import FolderStats
+    from farklecam.models.evaluate.run import evaluate_folder
     from farklecam.vision.reader import DiceReader
 
     reader, total = DiceReader(folder, config=config), FolderStats()
@@ -123,7 +123,7 @@ def _read(folder: Path, dirs: Sequence[Path], sidecar_tray: bool, config: Reader
 
 def _counted(stats: FolderStats) -> dict[str, Any]:
     """A :class:`~vision.evaluate.metrics.FolderStats`'s metrics, cocked F1, dice read right and dice scored wrong."""
-    from farklecam.vision.evaluate.metrics import f1
+    from farklecam.models.evaluate.metrics import f1
 
     metrics: dict[str, Any] = stats.metrics()
     recall, precision = metrics["cocked_recall"], metrics["cocked_precision"]
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="a ReaderConfig field of the candidate's reader (repeatable), e.g. small_dice_imgsz=416",
+        help="a ReaderConfig field of the candidate's reader (repeatable), e.g. face_views=2",
     )
     ap.add_argument("--no-gate", action="store_true", help="leave out the gate (it reads the cocked test alone)")
     ap.add_argument("--work", type=Path, default=_REPO / "runs" / "candidate", help="working folder (replaced)")

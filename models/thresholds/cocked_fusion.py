@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.yolo import COCKED_CLASS, find_images
 from farklecam.models.training.cocked import best_threshold, call_scores, mean_group_f1
 from farklecam.models.training.onnx_metadata import set_metadata
@@ -82,14 +83,14 @@ class FusionRows:
 
 def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows:
     """Run the shipped detector, classifier and cocked test on every scene with a sidecar tray."""
-    from farklecam.vision.evaluate.metrics import match_by_centre
-    from farklecam.vision.evaluate.run import load_labels
+    from farklecam.models.evaluate.metrics import match_by_centre
+    from farklecam.models.evaluate.run import load_labels
     from farklecam.vision.images import load_image
     from farklecam.vision.pose.upright import upright_view
-    from farklecam.vision.reader import DiceReader, ReaderConfig
+    from farklecam.vision.reader import DiceReader
 
-    config = ReaderConfig(cocked_fusion=False)
-    reader = DiceReader(models, config=config)
+    reader = DiceReader(models)
+    reader.fusion = None  # the fusion is fitted on the test's own probabilities
     test = reader.cocked_test
     if test is None:
         raise SystemExit("error: the model folder has no cocked test")
@@ -119,7 +120,7 @@ def collect_rows(dirs: Sequence[Path], models: Path | None = None) -> FusionRows
             for i, j in match_by_centre(xyxy, labels.xyxy):
                 occluded = labels.occluded is not None and bool(labels.occluded[j])
                 truth[i] = -2 if occluded else int(labels.classes[j] == COCKED_CLASS)
-            scored = truth != -2  # occluded dice are neither right nor wrong (as in farklecam.vision.evaluate.run)
+            scored = truth != -2  # occluded dice are neither right nor wrong (as in farklecam.models.evaluate.run)
             cols["test"].append(test(frame, xyxy, view)[scored])
             cols["classifier"].append(scores.cocked_prob[scored])
             cols["truth"].append(truth[scored])

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.models.training.cocked import LabelledScene, labelled_scenes
 from farklecam.vision.pose.cocked import CockedTest
 from farklecam.vision.pose.upright import UprightView

@@ -17,12 +17,13 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 import torch
+from torch import nn
+
 from farklecam.models.bank.crop_bank import CLASSIFIER_NAMES, CropBank, centre_crops, turned_centres
 from farklecam.models.bank.marbling import add_streaks
 from farklecam.models.bank.motion_blur import add_motion_blur
 from farklecam.models.training.classifier_config import ClassifierConfig
 from farklecam.models.training.facenet import FaceNet, augment, fit, scaled_widths, to_tensor
-from torch import nn
 
 __all__ = ["evaluate", "train_classifier"]
 

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple, cast
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.cli_args import (
     copy_count,
     crop_context,
@@ -63,10 +64,10 @@ from farklecam.models.bank.crop_bank import (
     misplaced_boxes,
     turned_centres,
 )
+from farklecam.models.evaluate.metrics import f1
 from farklecam.models.training.classifier_config import ClassifierConfig
 from farklecam.models.training.onnx_metadata import set_metadata
 from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
-from farklecam.vision.evaluate.metrics import f1
 from farklecam.vision.pose.cocked import (
     COCKED_TEST_NAMES,
     DEFAULT_THRESHOLD,
@@ -391,6 +392,8 @@ def train_cocked(
         recipe: how the crops are cut and banked (:class:`BankRecipe`).
     """
     import torch
+
+    from farklecam import __version__
     from farklecam.models.training.facenet import (
         FaceNet,
         LeadingOutputs,
@@ -402,8 +405,6 @@ def train_cocked(
         scaled_widths,
         to_tensor,
     )
-
-    from farklecam import __version__
 
     start = time.monotonic()
     problem = grid_problem(recipe.crop_size, config.head_grid)

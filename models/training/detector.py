@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from farklecam.models.training.offline import go_offline
 from farklecam.vision.detection.yolo_head import level_strides
 

@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import onnx
-from farklecam.vision.pose.cocked import UNDO_FORESHORTENING_KEY
 from onnx import compose, helper
+
+from farklecam.vision.pose.cocked import UNDO_FORESHORTENING_KEY
 
 __all__ = ["EnsembleError", "main", "merge"]
 

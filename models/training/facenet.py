@@ -21,10 +21,11 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 import torch
-from farklecam.models.training.classifier_config import ClassifierConfig
-from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
 from torch import nn
 from torch.nn import functional as F
+
+from farklecam.models.training.classifier_config import ClassifierConfig
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
 
 __all__ = [
     "FACENET_WIDTHS",

@@ -41,6 +41,7 @@ def float_nodes(model_path: Path) -> list[str]:
     data/synth_v3/images``).
     """
     import onnx
+
     from farklecam.models.training.detector import branch_convs
 
     graph = onnx.load(str(model_path)).graph

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farklecam.errors import ImageError, InvalidDiceError
 from farklecam.scoring.presets import get_rules, preset_names, rules_from_file
 from farklecam.scoring.rules import Rules
-
-from farklecam.errors import ImageError, InvalidDiceError
 
 __all__ = [
     "Command",
@@ -100,8 +99,9 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
 
 def _turn_total(text: str) -> int:
     """``--turn-total``: checked by the API's own :data:`~service.schemas.TurnTotal` rule, so both refuse alike."""
-    from farklecam.service.schemas import TurnTotal
     from pydantic import TypeAdapter, ValidationError
+
+    from farklecam.service.schemas import TurnTotal
 
     try:
         return int(TypeAdapter(TurnTotal).validate_python(text.strip(), strict=False))

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from farklecam.service.commands.base import Command, add_rules_options, add_tray_option, rules_from_args, tray_from_args
-
 from farklecam.errors import CameraError, InvalidRulesError
+from farklecam.service.commands.base import Command, add_rules_options, add_tray_option, rules_from_args, tray_from_args
 
 __all__ = ["LIVE", "parse_players"]
 

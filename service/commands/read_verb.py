@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from farklecam.errors import FarkleError, ImageError
 from farklecam.scoring.rules import Rules
 from farklecam.service.commands.base import (
     Command,
@@ -28,8 +29,6 @@ from farklecam.service.commands.base import (
 )
 from farklecam.service.schemas import ReportPublic
 from farklecam.service.usecases.report import advice_lines, build_report
-
-from farklecam.errors import FarkleError, ImageError
 
 if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only when a verb reads images
     from farklecam.vision.reader import DiceReader
@@ -110,6 +109,7 @@ def _read_image(
     path: Path, reader: DiceReader, rules: Rules, args: argparse.Namespace, out_names: set[str]
 ) -> dict[str, Any]:
     import cv2
+
     from farklecam.vision.images import load_image
     from farklecam.vision.overlay import annotate_reading
 

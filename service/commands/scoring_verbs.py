@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from farklecam.errors import IllegalActionError
 from farklecam.scoring.presets import PRESETS
 from farklecam.scoring.rules import Rules
 from farklecam.service.commands.base import (
@@ -21,8 +22,6 @@ from farklecam.service.commands.base import (
 )
 from farklecam.service.usecases.rules import option_catalogue
 from farklecam.service.usecases.scoring import advice_for, score_roll
-
-from farklecam.errors import IllegalActionError
 
 __all__ = ["ADVISE", "RULES", "SCORE", "SOLVE"]
 

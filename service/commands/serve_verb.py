@@ -64,12 +64,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
+
+    from farklecam.errors import InvalidRulesError
     from farklecam.service.app import create_app
     from farklecam.service.security import lan_addresses, served_names
     from farklecam.service.settings import Settings
     from farklecam.service.tls import check_pair, self_signed
-
-    from farklecam.errors import InvalidRulesError
 
     settings = Settings.from_env(
         host=args.host,

@@ -14,13 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from farklecam.errors import StorageError
 from farklecam.scoring.tournament import MAX_PLAYERS, MIN_PLAYERS
 from farklecam.scoring.tournament_sim import simulate
 from farklecam.service.commands.base import Command, add_json_flag, emit, format_table
 from farklecam.service.tournament_store import TournamentStore, open_store
 from farklecam.service.tournament_view import standings_csv, tournament_view
-
-from farklecam.errors import StorageError
 
 __all__ = ["TOURNAMENT"]
 

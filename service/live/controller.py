@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 import numpy.typing as npt
+
+from farklecam.errors import FarkleError
 from farklecam.scoring.gamestate import Phase
 from farklecam.service.table import TableSession, TableView
 from farklecam.vision.overlay import annotate_reading
 from farklecam.vision.reading import Reading
-
-from farklecam.errors import FarkleError
 
 __all__ = ["KEY_HELP", "LiveController", "panel_lines", "ppm_bytes", "render_scene"]
 

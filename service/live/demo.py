@@ -23,6 +23,7 @@ from typing import Any
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading
 

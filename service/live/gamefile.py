@@ -13,9 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from farklecam.scoring.game import Game
-
 from farklecam.errors import FarkleError, StorageError
+from farklecam.scoring.game import Game
 
 __all__ = ["GameFile", "default_game_path"]
 

@@ -15,11 +15,10 @@ import threading
 import time
 from collections.abc import Iterable
 
+from farklecam.errors import FarkleError
 from farklecam.service.live.controller import LiveController, panel_lines, ppm_bytes, render_scene
 from farklecam.service.table import TableView
 from farklecam.vision.camera.sources import Frame
-
-from farklecam.errors import FarkleError
 
 __all__ = ["LiveWindow"]
 

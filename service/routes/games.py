@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from fastapi import APIRouter, Path, Query, status
+
 from farklecam.service.deps import GamesDep, SettingsDep
 from farklecam.service.schemas import ActionIn, AdvicePublic, EventsPublic, GameCreate, GamePublic, GamesPublic
 from farklecam.service.usecases import games as usecase
-from fastapi import APIRouter, Path, Query, status
 
 __all__ = ["router"]
 

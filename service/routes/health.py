@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from farklecam.service.deps import GamesDep, ReaderSlotDep
-from farklecam.service.schemas import HealthPublic
 from fastapi import APIRouter
 
 from farklecam import __version__
+from farklecam.service.deps import GamesDep, ReaderSlotDep
+from farklecam.service.schemas import HealthPublic
 
 __all__ = ["router"]
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from fastapi import APIRouter
+
 from farklecam.scoring.presets import PRESETS
 from farklecam.service.deps import SettingsDep
 from farklecam.service.schemas import OptionPublic, PresetPublic, RulesPublic
 from farklecam.service.usecases.rules import option_catalogue
-from fastapi import APIRouter
 
 __all__ = ["router"]
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import APIRouter
+
 from farklecam.service.deps import SettingsDep
 from farklecam.service.schemas import AdviceIn, AdvicePublic, DiceIn, ScorePublic
 from farklecam.service.usecases.scoring import advice_for, score_roll
-from fastapi import APIRouter
 
 __all__ = ["router"]
 

@@ -7,9 +7,10 @@ it asks the players for the code once, keeps it, and sends it with every call
 
 from __future__ import annotations
 
-from farklecam.service.deps import SettingsDep
 from fastapi import APIRouter
 from pydantic import BaseModel
+
+from farklecam.service.deps import SettingsDep
 
 __all__ = ["SessionPublic", "router"]
 

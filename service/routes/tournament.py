@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from farklecam.scoring.actions import ChangeRules
-from farklecam.scoring.tournament import MAX_PLAYERS, TournamentError
-from farklecam.service.tournament_store import TournamentStore
-from farklecam.service.tournament_view import standings_csv, tournament_view
 from fastapi import APIRouter, Depends, Path, status
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.requests import HTTPConnection
+
+from farklecam.scoring.actions import ChangeRules
+from farklecam.scoring.tournament import MAX_PLAYERS, TournamentError
+from farklecam.service.tournament_store import TournamentStore
+from farklecam.service.tournament_view import standings_csv, tournament_view
 
 __all__ = ["TournamentsDep", "get_tournaments", "router"]
 

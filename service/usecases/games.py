@@ -14,14 +14,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from farklecam.errors import IllegalActionError
 from farklecam.scoring.actions import Action
 from farklecam.scoring.game import Game
 from farklecam.scoring.rules import Rules
 from farklecam.service.errors import StaleGameError
 from farklecam.service.storage import Games
 from farklecam.service.usecases.scoring import advice_for
-
-from farklecam.errors import IllegalActionError
 
 __all__ = ["act", "advice", "create", "describe", "events", "game_public", "state_public"]
 

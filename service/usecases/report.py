@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from farklecam.errors import InvalidDiceError, RulesError
 from farklecam.scoring.rules import Rules
 from farklecam.service.schemas import ReportPublic
 from farklecam.service.usecases.scoring import advice_for, score_roll
-
-from farklecam.errors import InvalidDiceError, RulesError
 
 if TYPE_CHECKING:
     from farklecam.vision.reading import Reading

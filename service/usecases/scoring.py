@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from farklecam.errors import ModelLoadError
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides, validate_roll
-
-from farklecam.errors import ModelLoadError
 
 __all__ = ["advice_for", "score_roll", "win_block"]
 

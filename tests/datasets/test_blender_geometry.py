@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.datasets.blender.drops import HELD_KINDS, lean_pose, plan_drops
 from farklecam.datasets.blender.faces import FACES, PIP_SPACING, PIPS, face_axes, pip_spheres
 from farklecam.datasets.blender.labels import TOUCH_CM, DiePose, label_dice
@@ -14,8 +17,6 @@ from farklecam.datasets.raytraced.camera import PinholeCamera, aim_camera
 from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG
 from farklecam.datasets.raytraced.placement import Tray
 from farklecam.datasets.yolo import COCKED_CLASS, HIDDEN_BELOW, DieLabel
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 TRAY = Tray(20.0, 14.0, 3.0, 1.0, 0.5)
 SIZE = 1.6

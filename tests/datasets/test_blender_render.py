@@ -14,8 +14,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+
 from farklecam.datasets.yolo import COCKED_CLASS, find_images, read_sidecar
-from farklecam.vision.evaluate.run import load_labels
+from farklecam.models.evaluate.run import load_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 _found = os.environ.get("FARKLECAM_BLENDER_PYTHON") or str(ROOT / ".venv-blender" / "bin" / "python")
@@ -71,7 +72,7 @@ def test_a_rendered_scene_reads_back_with_its_boxes_on_the_dice(tmp_path: Path) 
     assert image.shape == (h, w, 3)
     sidecar = read_sidecar(image_path)
     assert sidecar["generator"] == "blender" and sidecar["size"] == [w, h]
-    labels = load_labels(image_path, w, h)  # what `python -m farklecam.vision.evaluate` reads
+    labels = load_labels(image_path, w, h)  # what `python -m farklecam.models.evaluate` reads
     assert len(labels.classes) == len(sidecar["dice"]) > 0
     for (x1, y1, x2, y2), cls, die in zip(labels.xyxy, labels.classes, sidecar["dice"], strict=True):
         assert 0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h

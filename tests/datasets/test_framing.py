@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.datasets.blender.drops import FRAMING as BLENDER
 from farklecam.datasets.raytraced.framing import FramingRanges, frame_tray
 from farklecam.datasets.raytraced.scene import FRAMING as RAYTRACED
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 @settings(max_examples=60, deadline=None)

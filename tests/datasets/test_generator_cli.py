@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from farklecam.datasets.blender.__main__ import main as blender_main
 from farklecam.datasets.raytraced.__main__ import main as raytraced_main
 

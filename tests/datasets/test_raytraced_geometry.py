@@ -9,6 +9,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.datasets.raytraced.__main__ import main
 from farklecam.datasets.raytraced.camera import PinholeCamera, aim_camera
 from farklecam.datasets.raytraced.dice import COCKED_TILT_DEG, FACE_NORMALS, RoundedDie, rounded_die_mesh, top_face
@@ -25,8 +28,6 @@ from farklecam.datasets.raytraced.placement import (
 )
 from farklecam.datasets.raytraced.scene import place_dice
 from farklecam.datasets.yolo import COCKED_CLASS
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 TRAY = Tray(20.0, 14.0, 3.0, 1.0, 0.5)
 sizes = st.floats(1.2, 2.0)

@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+
 from farklecam.datasets.rebuild import (
     OUT_OF_WORLD,
     RUNS,
@@ -30,7 +31,7 @@ def test_the_default_plan_is_evaluation_and_calibration_and_training_adds_the_re
 
 
 def test_each_generated_evaluation_set_is_the_holdout_of_its_training_run() -> None:
-    # farklecam.vision.evaluate.run's numbers mean "never trained on" only while the two recipes agree.
+    # farklecam.models.evaluate.run's numbers mean "never trained on" only while the two recipes agree.
     training = {r.run.seed: r.run for r in RUNS if r.role == "training"}
     evaluation = [r for r in RUNS if r.role == "evaluation"]
     assert len(evaluation) == 3

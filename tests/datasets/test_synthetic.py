@@ -8,6 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+
 from farklecam.datasets.synthetic.__main__ import main
 from farklecam.datasets.synthetic.dataset import READY_FILE, scene_name, write_dataset_yaml
 from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG, FACE_NORMALS, die_mesh, top_face

@@ -10,6 +10,7 @@ import hashlib
 
 import numpy as np
 import pytest
+
 from farklecam.datasets.synthetic.camera import look_from
 from farklecam.datasets.synthetic.scene import Scene, generate_scene
 

@@ -8,6 +8,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+
 from farklecam.datasets.synthetic import render_throw_sequence, sequence
 from farklecam.datasets.synthetic.postprocess import webcam
 from farklecam.datasets.synthetic.sequence import ThrowTruth, render_game_video, unseen_look

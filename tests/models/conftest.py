@@ -1,4 +1,4 @@
-"""Fixtures of the training tests."""
+"""Fixtures of the model tooling's tests (training, thresholds, evaluation)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import socket
 from typing import Any
 
 import pytest
+
+# The evaluator's tests read with the reader's stand-in models.
+from tests.vision.conftest import fake_model_dir, onnx_available  # noqa: F401
 
 
 @pytest.fixture

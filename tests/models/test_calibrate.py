@@ -10,7 +10,6 @@ pytest.importorskip("onnx")
 
 from farklecam.models.thresholds.calibrate import write_logit_bias
 from farklecam.vision.faces.classifier import FaceClassifier
-
 from tests.vision.fakes import make_classifier
 
 
@@ -26,9 +25,8 @@ def test_written_bias_is_read_back_and_replaced(tmp_path: Path) -> None:
 
 def test_calibration_keeps_the_offset_that_reads_best(tmp_path: Path) -> None:
     from farklecam.models.thresholds.calibrate import calibrate
-
     from tests.vision.fakes import make_detector, raw_head
-    from tests.vision.test_evaluate import _folder
+    from tests.models.test_evaluate import _folder
 
     models = tmp_path / "models"
     models.mkdir()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from farklecam.datasets.real import real_data_root
 from farklecam.datasets.synthetic.__main__ import main as generate
 from farklecam.models.thresholds.calibrate import write_logit_bias
@@ -151,7 +152,7 @@ def test_a_reader_setting_is_judged_on_the_candidates_reader_alone(tmp_path: Pat
     [
         ([], "name model files to swap in, or a reader setting to change with --set"),
         (["--set", "no_such_field=1"], "'no_such_field' is no ReaderConfig field"),
-        (["--set", "small_dice_imgsz=8"], "imgsz >= 32"),
+        (["--set", "face_views=3"], "face_views must be 1, 2, 4 or 8"),
     ],
 )
 def test_a_bad_setting_is_one_clear_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

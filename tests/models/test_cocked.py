@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from farklecam.models.training.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
-from farklecam.vision.crops import CROP_CONTEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from farklecam.models.training.cocked import REAL_FLAT_COPIES, BankRecipe, best_threshold, build_cocked_bank
+from farklecam.vision.crops import CROP_CONTEXT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -204,6 +205,7 @@ def test_a_tiny_run_trains_exports_and_calibrates_offline(
     pytest.importorskip("torch")
     onnx = pytest.importorskip("onnx")
     import onnxruntime as ort
+
     from farklecam.datasets.synthetic.__main__ import main as generate
     from farklecam.models.training.cocked import main
     from farklecam.vision.pose.cocked import CockedTest

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from farklecam.models.thresholds.cocked_fusion import FusionRows, fit_fusion, fit_logistic
-from farklecam.vision.pose.cocked import CockedTest, logit
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from farklecam.models.thresholds.cocked_fusion import FusionRows, fit_fusion, fit_logistic
+from farklecam.vision.pose.cocked import CockedTest, logit
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = set(np.round(np.arange(0.05, 0.96, 0.05), 2).tolist())

@@ -5,6 +5,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.models.bank.crop_bank import (
     BANK_CONTEXT,
     BANK_SIZE,
@@ -17,8 +20,6 @@ from farklecam.models.bank.crop_bank import (
 )
 from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, extract_crops
 from farklecam.vision.settle.detector import box_iou
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def _crops(n: int) -> np.ndarray:

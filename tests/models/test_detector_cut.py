@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from farklecam.models.training.detector import main
 from farklecam.vision.detection.yolo_head import level_strides
 from farklecam.vision.onnx_runtime import load_onnx
-
 from tests.vision.fakes import make_detector, raw_head
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,12 +8,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from farklecam.models.training.ensemble import EnsembleError, main, merge
-from farklecam.vision.pose.cocked import CockedTest
-from farklecam.vision.reader import default_model_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
+
+from farklecam.models.training.ensemble import EnsembleError, main, merge
+from farklecam.vision.pose.cocked import CockedTest
+from farklecam.vision.reader import default_model_dir
 
 SHIPPED = default_model_dir() / "cocked_test.onnx"
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from farklecam.models.bank.marbling import add_streaks
-from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from farklecam.models.bank.marbling import add_streaks
+from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE
 
 _DIE_AREA = (CROP_SIZE / (1 + 2 * CROP_CONTEXT)) ** 2
 

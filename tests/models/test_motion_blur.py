@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from farklecam.models.bank.motion_blur import MAX_LENGTH, MIN_LENGTH, add_motion_blur, motion_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from farklecam.models.bank.motion_blur import MAX_LENGTH, MIN_LENGTH, add_motion_blur, motion_kernel
 
 
 @settings(max_examples=40, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from farklecam.models.training.cocked import main as cocked_main
 from farklecam.models.training.reproduce import _parse
 

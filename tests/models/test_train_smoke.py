@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from farklecam.datasets.real import real_data_root
 
 pytestmark = [

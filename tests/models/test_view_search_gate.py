@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.models.thresholds.view_search import SearchRow, estimates, gate_counts
 from farklecam.models.training.cocked import LabelledScene
 from farklecam.vision.pose.cocked import CockedTest
 from farklecam.vision.pose.view_search import ViewSearchConfig
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.vision.fakes import make_cocked_test
 
 ROWS = [

@@ -6,6 +6,10 @@ from contextlib import nullcontext as does_not_raise
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from farklecam.errors import IllegalActionError, InvalidDiceError
 from farklecam.scoring.actions import (
     ACTION_TYPES,
     Action,
@@ -21,10 +25,6 @@ from farklecam.scoring.actions import (
     parse_action,
 )
 from farklecam.scoring.events import Event, effective_actions
-from hypothesis import given
-from hypothesis import strategies as st
-
-from farklecam.errors import IllegalActionError, InvalidDiceError
 
 faces = st.lists(st.integers(1, 6), min_size=1, max_size=6).map(tuple)
 names = st.text(min_size=1, max_size=12).filter(lambda s: s.strip() != "")

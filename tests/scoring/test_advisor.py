@@ -6,15 +6,15 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from farklecam.errors import IllegalActionError, InvalidDiceError
 from farklecam.scoring.advisor import Advice, advise, advise_piggyback
 from farklecam.scoring.presets import PRESETS, get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides
 from farklecam.scoring.solver import solve
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from farklecam.errors import IllegalActionError, InvalidDiceError
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from farklecam.scoring import policy_cache, winprob, winprob_dp
 from farklecam.scoring.presets import PRESETS, get_rules
 

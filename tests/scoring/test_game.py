@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+
+from farklecam.errors import IllegalActionError
 from farklecam.scoring.actions import Bank
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase, TurnEnd
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
-
-from farklecam.errors import IllegalActionError
 
 BOXED = get_rules("boxed")
 

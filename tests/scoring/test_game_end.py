@@ -6,12 +6,12 @@ import json
 from itertools import count
 
 import pytest
+
+from farklecam.errors import GameOverError, IllegalActionError, InvalidRulesError
 from farklecam.scoring.actions import Bank, Farkle, Keep, PassedRoll, Roll, RollOff, Undo
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase, TurnEnd
 from farklecam.scoring.presets import get_rules
-
-from farklecam.errors import GameOverError, IllegalActionError, InvalidRulesError
 from tests.scoring.test_game import BOXED, new, play, rejected
 
 # ---------------------------------------------------------------- the last round

@@ -6,16 +6,16 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from farklecam.errors import RulesError
 from farklecam.scoring.actions import Action, Bank, Farkle, Keep, PassedRoll, Roll, RollOff, Undo
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import GameState, Phase, TurnEnd
 from farklecam.scoring.presets import get_rules, preset_names
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.simulate import RandomDice, play_random_game, random_action
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from farklecam.errors import RulesError
 
 MAX_ACTIONS = 4000
 options = st.fixed_dictionaries(

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.scoring.advisor import advise_piggyback
 from farklecam.scoring.pass_advice import advise_pass, expected_gift
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.solver import solve
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 RULES = get_rules("progressive")
 

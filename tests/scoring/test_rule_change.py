@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from farklecam.scoring.actions import ChangeRules, action_from_dict, parse_action
-from farklecam.scoring.game import Game
-from farklecam.scoring.tournament import table_rules
 from hypothesis import given
 from hypothesis import strategies as st
 
 from farklecam.errors import IllegalActionError, InvalidActionError, InvalidRulesError
+from farklecam.scoring.actions import ChangeRules, action_from_dict, parse_action
+from farklecam.scoring.game import Game
+from farklecam.scoring.tournament import table_rules
 
 
 def _house_game() -> Game:

@@ -3,12 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from farklecam.scoring.presets import PRESETS, get_preset, get_rules, preset_names, rules_from_file
-from farklecam.scoring.rules import KindScoring, Rules, TieRule, option_names, option_spec
 from hypothesis import given
 from hypothesis import strategies as st
 
 from farklecam.errors import InvalidRulesError
+from farklecam.scoring.presets import PRESETS, get_preset, get_rules, preset_names, rules_from_file
+from farklecam.scoring.rules import KindScoring, Rules, TieRule, option_names, option_spec
 
 SHARED_RULES = Path(__file__).resolve().parents[3] / "shared" / "rules"
 

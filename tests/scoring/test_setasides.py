@@ -5,14 +5,14 @@ from fractions import Fraction
 from itertools import product
 
 import pytest
-from farklecam.scoring.chance import roll_outcomes
-from farklecam.scoring.presets import PRESETS, get_rules
-from farklecam.scoring.rules import KindScoring, Rules
-from farklecam.scoring.setasides import NO_SCORE_BONUS, is_farkle, legal_set_asides, score_keep
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.errors import IllegalActionError, InvalidDiceError
+from farklecam.scoring.chance import roll_outcomes
+from farklecam.scoring.presets import PRESETS, get_rules
+from farklecam.scoring.rules import KindScoring, Rules
+from farklecam.scoring.setasides import NO_SCORE_BONUS, is_farkle, legal_set_asides, score_keep
 from tests.scoring.brute_force import brute_best
 
 ALL_RULES = [p.rules for p in PRESETS.values()] + [

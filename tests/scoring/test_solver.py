@@ -10,15 +10,15 @@ from functools import cache
 from itertools import product
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from farklecam.errors import IllegalActionError
 from farklecam.scoring import turn_dp
 from farklecam.scoring.presets import PRESETS, get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides
 from farklecam.scoring.solver import farkle_probabilities, solve, solve_summary
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from farklecam.errors import IllegalActionError
 
 #: Singles, triples, straight 1500, 300 to bank: aaron-hanson/Farkler (Farkle.cs ValidScore, ExpectedValueCalc.cs).
 FARKLER = get_rules("busche-neller").with_options({"straight": 1500, "turn_minimum": 300})

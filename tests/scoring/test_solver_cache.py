@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from farklecam.scoring import policy_cache, solver
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.solver import SOLVER_VERSION, clear_memory_cache, solve

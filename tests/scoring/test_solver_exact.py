@@ -6,6 +6,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+
 from farklecam.scoring import solver
 from farklecam.scoring.chance import roll_outcomes
 from farklecam.scoring.presets import get_rules

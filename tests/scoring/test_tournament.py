@@ -7,6 +7,9 @@ import random
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.scoring.rules import TieRule
 from farklecam.scoring.tournament import (
     MAX_PLAYERS,
@@ -24,8 +27,6 @@ from farklecam.scoring.tournament import (
     table_rules,
 )
 from farklecam.scoring.tournament_sim import simulate
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 NAMES = tuple(f"P{i:02d}" for i in range(1, MAX_PLAYERS + 1))
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from farklecam.scoring import winprob, winprob_dp
-from farklecam.scoring.presets import get_rules
-from farklecam.scoring.rules import Rules
-from farklecam.scoring.setasides import legal_set_asides
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.errors import IllegalActionError
+from farklecam.scoring import winprob, winprob_dp
+from farklecam.scoring.presets import get_rules
+from farklecam.scoring.rules import Rules
+from farklecam.scoring.setasides import legal_set_asides
 from tests.scoring.winprob_brute import brute_streak_table, brute_table
 
 #: The cardgames.io table as domsleee/farkle plays it (first to 10,000 wins at once).

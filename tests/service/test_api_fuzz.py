@@ -10,13 +10,14 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.scoring.presets import PRESETS
 from farklecam.scoring.rules import option_names
 from farklecam.service.app import create_app
 from farklecam.service.settings import Settings
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

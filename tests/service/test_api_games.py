@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.scoring.game import Game
 from farklecam.scoring.presets import get_rules
 from farklecam.service.app import create_app
 from farklecam.service.settings import Settings
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.service.app import create_app
 from farklecam.service.deps import ReaderSlot, get_reader_slot
 from farklecam.service.errors import EXCERPT
 from farklecam.service.settings import Settings
-from starlette.exceptions import StarletteDeprecationWarning
-
 from tests.service.test_api import FakeReader, jpeg
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from farklecam.scoring.game import Game
 from farklecam.scoring.presets import get_rules
 

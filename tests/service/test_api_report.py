@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.service.app import create_app
 from farklecam.service.cli import main
 from farklecam.service.schemas import ReportPublic
 from farklecam.service.settings import Settings
 from farklecam.vision.reader import CLASSIFIER_FILE, DETECTOR_FILE
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

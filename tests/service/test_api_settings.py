@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from farklecam.errors import InvalidRulesError
 from farklecam.service.app import build_reader
 from farklecam.service.commands.serve_verb import SERVE
 from farklecam.service.settings import Settings, default_db_path
-
-from farklecam.errors import InvalidRulesError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -82,6 +82,7 @@ def test_serve_straight_down_reaches_the_reader_and_every_tables_pill(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import uvicorn
+
     from farklecam.service.deps import LazyReader, ReaderSlot
 
     seen: dict[str, Any] = {}

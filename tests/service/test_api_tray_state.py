@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from farklecam.vision.reading import Reading
 from fastapi.testclient import TestClient
 
+from farklecam.vision.reading import Reading
 from tests.service.test_api import FakeReader, app_and_client, client, fake_reader, jpeg
 
 __all__ = ["app_and_client", "client", "fake_reader"]  # the fixtures this module borrows

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.scoring import winprob
 from farklecam.scoring.presets import get_rules
 from farklecam.service.app import create_app
 from farklecam.service.settings import Settings
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

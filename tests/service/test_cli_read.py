@@ -10,6 +10,7 @@ from pathlib import Path
 
 import cv2
 import pytest
+
 from farklecam.service.cli import main
 from farklecam.service.usecases.report import NOT_STRAIGHT_DOWN
 from farklecam.vision.reader import CLASSIFIER_FILE, DETECTOR_FILE

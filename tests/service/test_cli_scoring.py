@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.setasides import legal_set_asides
 from farklecam.service.cli import main

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+
 from farklecam.service.deps import READS_AT_ONCE, ReaderSlot
 from farklecam.vision.reading import Reading
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from farklecam.errors import CameraError, ImageError, StorageError
 from farklecam.scoring.actions import Keep, Roll
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
@@ -27,8 +29,6 @@ from farklecam.service.live.gamefile import GameFile, default_game_path
 from farklecam.service.table import TableSession
 from farklecam.vision.reading import Reading
 from farklecam.vision.tray.outline import TrayOutline
-
-from farklecam.errors import CameraError, ImageError, StorageError
 
 BOXED = get_rules("boxed")
 

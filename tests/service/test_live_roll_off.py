@@ -15,7 +15,6 @@ from farklecam.service.live.controller import panel_lines
 from farklecam.service.live.demo import DemoTable, DemoThrow
 from farklecam.service.live.gamefile import GameFile
 from farklecam.service.table import TableSession
-
 from tests.service.test_live import reading
 
 BOXED = get_rules("boxed")

@@ -27,13 +27,14 @@ import cv2
 import httpx
 import numpy as np
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.scoring.pass_advice import advise_pass
 from farklecam.scoring.presets import get_rules
 from farklecam.service.app import STATIC_DIR, create_app
 from farklecam.service.deps import ReaderSlot, get_reader_slot
 from farklecam.service.settings import Settings
 from farklecam.vision.reading import Reading
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

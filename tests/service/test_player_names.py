@@ -7,12 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from farklecam.service.app import create_app
-from farklecam.service.names import BIDI_CONTROLS, check_player_name
-from farklecam.service.settings import Settings
 from hypothesis import given
 from hypothesis import strategies as st
 from starlette.exceptions import StarletteDeprecationWarning
+
+from farklecam.service.app import create_app
+from farklecam.service.names import BIDI_CONTROLS, check_player_name
+from farklecam.service.settings import Settings
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

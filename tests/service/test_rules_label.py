@@ -5,9 +5,10 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.service.app import create_app
 from farklecam.service.settings import Settings
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -15,16 +15,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.exceptions import StarletteDeprecationWarning
+from starlette.websockets import WebSocketDisconnect
+
 from farklecam.service.app import create_app
 from farklecam.service.code_attempts import WrongCodeLimit
 from farklecam.service.security import CODE_HEADER, SitePolicy, needs_code, served_names
 from farklecam.service.settings import Settings
 from farklecam.service.table_code import CODE_ALPHABET, generate_code, normalize_code, same_code, validate_code
 from farklecam.service.tls import TlsError, check_pair, self_signed
-from hypothesis import given
-from hypothesis import strategies as st
-from starlette.exceptions import StarletteDeprecationWarning
-from starlette.websockets import WebSocketDisconnect
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -7,14 +7,14 @@ import threading
 from pathlib import Path
 
 import pytest
+
+from farklecam.errors import IllegalActionError, StorageError
 from farklecam.scoring.actions import Bank, Keep, Roll, parse_action
 from farklecam.scoring.events import Event
 from farklecam.scoring.game import Game
 from farklecam.scoring.presets import get_rules
 from farklecam.service.errors import GameNotFoundError
 from farklecam.service.storage import SCHEMA_VERSION, Games, GameStore
-
-from farklecam.errors import IllegalActionError, StorageError
 
 ANN_BANKS_650 = ["roll 5,5,2,3,4,6", "keep 5,5", "roll 3,3,3,5", "keep 3,3,3,5", "roll 1,1,6,2,6,4", "keep 1,1", "bank"]
 

@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+
+from farklecam.errors import IllegalActionError, StorageError
 from farklecam.scoring.actions import Keep, Roll
 from farklecam.scoring.advisor import advise
 from farklecam.scoring.game import Game
@@ -17,8 +19,6 @@ from farklecam.scoring.solver import solve
 from farklecam.service.live.demo import DemoTable, DemoThrow
 from farklecam.service.table import TableSession
 from farklecam.vision.reading import Reading
-
-from farklecam.errors import IllegalActionError, StorageError
 
 BOXED = get_rules("boxed")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from farklecam.scoring import winprob
 from farklecam.scoring.presets import get_rules
 from farklecam.service.table import TableSession

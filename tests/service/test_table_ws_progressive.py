@@ -9,11 +9,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.service.app import create_app
 from farklecam.service.deps import ReaderSlot, get_reader_slot
 from farklecam.service.settings import Settings
 from farklecam.vision.reading import Reading
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.scoring.simulate import RandomDice
 from farklecam.scoring.tournament_sim import advisor_action
 from farklecam.service.app import create_app
 from farklecam.service.settings import Settings
 from farklecam.service.tournament_store import TournamentStore
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from farklecam.scoring.simulate import RandomDice
 from farklecam.scoring.tournament import InvalidTournamentError, TournamentError
 from farklecam.scoring.tournament_sim import advisor_action

@@ -9,13 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
 from farklecam.scoring import winprob
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.service.app import create_app
 from farklecam.service.settings import Settings
 from farklecam.service.win_solver import BackgroundWinSolver, SolveState, installed
-from starlette.exceptions import StarletteDeprecationWarning
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+
 from farklecam.vision.reading import Reading
 
 

@@ -8,6 +8,8 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+
+from farklecam.errors import CameraError
 from farklecam.vision.camera import sources as camera_module
 from farklecam.vision.camera.sources import (
     REQUESTED_SIZE,
@@ -20,8 +22,6 @@ from farklecam.vision.camera.sources import (
     map_cv2_errors,
     request_size,
 )
-
-from farklecam.errors import CameraError
 
 
 def write_video(path: Path, n: int = 6, size: tuple[int, int] = (64, 48), fps: float = 10.0) -> list[np.ndarray]:

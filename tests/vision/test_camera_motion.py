@@ -7,6 +7,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+
 from farklecam.datasets.synthetic import render_throw_sequence
 from farklecam.vision.camera.motion import CameraMotion, MotionConfig, log_polar_spectrum, roll_degrees, thumbnail
 

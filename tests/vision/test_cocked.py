@@ -7,6 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from farklecam.errors import ModelLoadError
 from farklecam.vision.crops import extract_crops
 from farklecam.vision.pose.cocked import (
     FUSION_TERMS,
@@ -18,10 +22,6 @@ from farklecam.vision.pose.cocked import (
     upright_inputs,
 )
 from farklecam.vision.pose.upright import UprightView
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from farklecam.errors import ModelLoadError
 from tests.vision.fakes import make_cocked_test
 
 CENTRE = np.array([320.0, 240.0])

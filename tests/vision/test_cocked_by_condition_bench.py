@@ -1,4 +1,4 @@
-"""``bench/cocked_by_condition.py`` counts the cocked calls as ``farklecam.vision.evaluate.run`` does, and bins every
+"""``bench/cocked_by_condition.py`` counts the cocked calls as ``farklecam.models.evaluate.run`` does, and bins every
 die."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_by_condition import BINS, NO_DIE, folder_calls  # noqa: E402  (a script folder, not a package)
-from farklecam.vision.evaluate.run import evaluate_folder  # noqa: E402
+
+from farklecam.models.evaluate.run import evaluate_folder  # noqa: E402
 from farklecam.vision.reader import DiceReader  # noqa: E402
 
 

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from cocked_fit_gap import SHEET_COLUMNS, TILE, main, write_sheet  # noqa: E402  (a script folder, not a package)
+
 from farklecam.datasets.synthetic.mesh import COCKED_TILT_DEG  # noqa: E402
 from farklecam.datasets.training_sets import read_synthetic_frame, synthetic_split  # noqa: E402
 from farklecam.datasets.yolo import (  # noqa: E402

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from farklecam.vision.crops import crop_affines, extract_crops, neighbour_planes
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from farklecam.vision.crops import crop_affines, extract_crops, neighbour_planes
 
 
 @settings(max_examples=3000, deadline=None)

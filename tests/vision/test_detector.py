@@ -4,11 +4,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from farklecam.vision.detection.detector import DieDetector, Letterbox, letterbox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.errors import ModelLoadError
+from farklecam.vision.detection.detector import DieDetector, Letterbox, letterbox
 from tests.vision.fakes import make_detector, make_level_detector, raw_head
 
 

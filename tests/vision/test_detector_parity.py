@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from farklecam.vision.detection.detector import DieDetector
 from farklecam.vision.images import load_image
 from farklecam.vision.onnx_runtime import load_onnx

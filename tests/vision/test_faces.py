@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from farklecam.vision.faces.classifier import FaceClassifier, softmax
 
 from farklecam.errors import ModelLoadError
+from farklecam.vision.faces.classifier import FaceClassifier, softmax
 from tests.vision.fakes import make_classifier
 
 
@@ -137,7 +137,7 @@ REAL_CLASSIFIER = Path(__file__).resolve().parents[2] / "models" / "face_classif
 def test_sure_dice_skip_the_other_views_and_the_rest_get_them_all() -> None:
     """With ``sure``, a die read at that probability in its first view keeps that view alone; the others are
     read exactly as with every view. The real classifier, on crops of the bundled examples."""
-    from farklecam.vision.evaluate.run import load_labels
+    from farklecam.models.evaluate.run import load_labels
     from farklecam.vision.images import load_image
 
     examples = sorted((REAL_CLASSIFIER.parents[1] / "examples").glob("*.jpg"))

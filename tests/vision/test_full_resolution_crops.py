@@ -8,6 +8,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+
 from farklecam.vision.crops import extract_crops
 from farklecam.vision.faces.classifier import FaceClassifier
 from farklecam.vision.reader import DiceReader, ReaderConfig

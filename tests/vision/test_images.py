@@ -7,9 +7,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from farklecam.vision.images import decode_image, image_size, load_image
 
 from farklecam.errors import ImageError
+from farklecam.vision.images import decode_image, image_size, load_image
 
 
 def _jpeg(width: int = 64, height: int = 48) -> bytes:

@@ -5,9 +5,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from farklecam.vision.onnx_runtime import default_threads, load_onnx, parse_metadata_value
 
 from farklecam.errors import ModelLoadError
+from farklecam.vision.onnx_runtime import default_threads, load_onnx, parse_metadata_value
 from tests.vision.fakes import make_classifier
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,12 +73,11 @@ def _spin_entries(model: Any) -> tuple[str, str]:
 
 
 @pytest.mark.skipif(not (ROOT / "models" / "cocked_test.onnx").exists(), reason="needs the committed models")
-def test_threads_spin_only_while_a_model_runs_unless_told_to_sleep() -> None:
-    from farklecam.vision.reader import DiceReader, ReaderConfig
+def test_threads_spin_only_while_a_model_runs() -> None:
+    from farklecam.vision.reader import DiceReader
 
     assert _spin_entries(load_onnx(ROOT / "models" / "cocked_test.onnx")) == ("1", "1")
     assert _spin_entries(load_onnx(ROOT / "models" / "cocked_test.onnx", spin=False)) == ("0", "1")
-    for spin in (True, False):
-        reader = DiceReader(config=ReaderConfig(ort_spin=spin))
-        models = (reader.detector.model, reader.classifier.model, reader.cocked_test.model)  # type: ignore[attr-defined, union-attr]
-        assert {_spin_entries(m)[0] for m in models} == {"1" if spin else "0"}
+    reader = DiceReader()
+    models = (reader.detector.model, reader.classifier.model, reader.cocked_test.model)  # type: ignore[attr-defined, union-attr]
+    assert {_spin_entries(m)[0] for m in models} == {"1"}

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from farklecam.vision.crops import extract_crops
 from farklecam.vision.faces.pips import PIP_CROP_SIZE, count_pips, count_pips_in_boxes
-
 from tests.vision.conftest import draw_die
 
 STYLES = {

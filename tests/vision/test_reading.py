@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from farklecam.vision.reading import Die, DieStatus, Reading, TrayState
 
 
@@ -102,22 +103,9 @@ def test_to_dict_is_json() -> None:
         "box": [0.0, 0.0, 10.0, 10.0],
         "confidence": 0.9,
         "status": "ok",
-        "tilt_deg": None,
     }
     assert d["dice"][2]["face"] is None
     assert d["rethrow"] == 2 and d["faces"] == [1, 5]
-
-
-def test_each_die_reports_its_measured_tilt_and_null_where_unknown() -> None:
-    r = mock_reading()
-    tilts = np.full(len(r), np.nan, np.float32)
-    tilts[0], tilts[2] = 3.04, 27.46
-    measured = dataclasses.replace(r, data={**r.data, "tilt_deg": tilts})
-    dice = measured.to_dict()["dice"]
-    assert [d["tilt_deg"] for d in dice] == [3.0, None, 27.5, None]
-    assert json.loads(json.dumps(dice)) == dice
-    # A selection keeps each die's own tilt.
-    assert measured[[2]].dice()[0].tilt_deg == pytest.approx(27.46, abs=1e-4)
 
 
 def test_a_told_face_changes_only_that_unread_die() -> None:

@@ -11,17 +11,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import farklecam.vision.reader as reader_module
+from farklecam.models.evaluate.metrics import COCKED_CLASS, match_by_centre
+from farklecam.models.evaluate.run import load_labels
 from farklecam.vision.detection.detector import DieDetector, LookMemory, SmallDiceLook
-from farklecam.vision.evaluate.metrics import COCKED_CLASS, match_by_centre
-from farklecam.vision.evaluate.run import load_labels
 from farklecam.vision.images import load_image
 from farklecam.vision.pose.support import near_picture_edge
 from farklecam.vision.pose.view_search import VerticalMemory
 from farklecam.vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, DiceReader, ReaderConfig
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.outline import TrayOutline
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -155,7 +157,7 @@ def test_small_dice_look_and_its_settings_are_validated() -> None:
     with pytest.raises(ValueError, match="imgsz >= 32"):
         SmallDiceLook(imgsz=16)
     with pytest.raises(ValueError, match="side_px > 0"):
-        ReaderConfig(small_dice_imgsz=416, small_dice_side_px=0.0)
+        SmallDiceLook(imgsz=416, side_px=0.0)
 
 
 @pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")
@@ -250,10 +252,12 @@ def test_a_leaning_die_the_picture_cuts_reads_uncertain_not_cocked() -> None:
     tray = TrayOutline.from_corners(labels.tray - np.array([left, 0], np.float32), source="labelled")
     size = (crop.shape[1], crop.shape[0])
 
-    def read(margin: float | None) -> Reading:
-        return DiceReader(config=ReaderConfig(cut_die_margin_px=margin)).with_tray(tray).read(crop)
+    def read(margin: float) -> Reading:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reader_module, "CUT_DIE_MARGIN_PX", margin)
+            return DiceReader().with_tray(tray).read(crop)
 
-    as_seen, doubting = read(None), read(2.0)
+    as_seen, doubting = read(-1e9), read(2.0)  # no die counts as cut; the margin the reader uses
     cut = near_picture_edge(as_seen.xyxy, size, 2.0)
     assert cut.any() and not cut.all()
     assert (as_seen.status[cut] == DieStatus.COCKED).any()

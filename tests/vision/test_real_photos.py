@@ -3,7 +3,7 @@
 Every die in these photos lies flat, so none may be called cocked: not read one by
 one (the vertical searched in each photo's dice), nor as one fixed camera (the
 vertical learned once). Held-out photos are used: the models never trained on
-them, and a test only reads them, as ``python -m farklecam.vision.evaluate`` does.
+them, and a test only reads them, as ``python -m farklecam.models.evaluate`` does.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from farklecam.datasets.real import SOURCES, real_data_root, split
-from farklecam.vision.evaluate.metrics import match_by_centre
+from farklecam.models.evaluate.metrics import match_by_centre
 from farklecam.vision.images import load_image
 from farklecam.vision.pose.view_search import VerticalMemory
 from farklecam.vision.reader import COCKED_TEST_FILE, DiceReader

@@ -9,8 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import farklecam.vision
 import pytest
+
+import farklecam.vision
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def test_read_path_imports_no_training_stack(fake_model_dir: Path) -> None:
         import numpy as np
         from farklecam.vision.reader import DiceReader
         from farklecam.vision.overlay import annotate_reading
-        from farklecam.vision.evaluate.run import main
+        from farklecam.models.evaluate.run import main
         reader = DiceReader({str(fake_model_dir)!r})
         reading = reader.read(np.zeros((480, 640, 3), np.uint8))
         annotate_reading(np.zeros((480, 640, 3), np.uint8), reading)

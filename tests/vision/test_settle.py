@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from contextlib import ExitStack as DoesNotRaise
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.service.live.demo import DemoTable, DemoThrow, demo_script
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading
@@ -22,8 +24,6 @@ from farklecam.vision.settle.detector import (
     paired_iou,
     vote,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 SIZE = (320, 240)
 
@@ -162,17 +162,6 @@ def test_vote_reports_doubt_instead_of_guessing(
     assert voted.status.tolist() == [status.value]
     assert voted.data["ambiguity"].tolist() == [why.value]
     assert voted.rethrow == (status is not DieStatus.OK)
-
-
-def test_the_vote_keeps_each_die_s_median_tilt_and_none_where_no_read_measured_one() -> None:
-    """A settled throw reports the tilt its reads measured (the WebSocket's settled dice carry it)."""
-    tilts = [[3.0, np.nan], [30.0, np.nan], [4.0, np.nan], [5.0, np.nan], [np.nan, np.nan]]
-    reads = [dataclasses.replace(mock_reading([5, 2]), data={"tilt_deg": np.array(t)}) for t in tilts]
-    voted = _vote(reads)
-    assert voted.data["tilt_deg"][0] == pytest.approx(4.5)
-    assert np.isnan(voted.data["tilt_deg"][1])
-    assert [die.tilt_deg for die in voted.dice()] == [pytest.approx(4.5), None]
-    assert np.isnan(_vote([mock_reading([5])] * 3).data["tilt_deg"]).all()
 
 
 def test_vote_drops_a_box_seen_once_and_keeps_a_die_missed_once() -> None:

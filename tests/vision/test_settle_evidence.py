@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.settle.detector import AmbiguityReason, SettleConfig, vote
 from farklecam.vision.settle.evidence import OTHER, OUTCOMES, face_posterior, read_likelihood, unanimous_bar
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 CONFIG = SettleConfig()
 faces = st.integers(1, 6)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import Reading
 from farklecam.vision.settle.detector import SettleDetector, SettlePhase

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from farklecam.vision.pose.support import covered_fraction, near_picture_edge
 from hypothesis import given
 from hypothesis import strategies as st
+
+from farklecam.vision.pose.support import covered_fraction, near_picture_edge
 
 SIZE = (640, 480)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from farklecam.vision.faces.symbols import MIN_SIDE_PX, symbol_faces
-from farklecam.vision.reader import DiceReader, ReaderConfig
-from farklecam.vision.reading import DieStatus, Reading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from farklecam.vision.faces.symbols import MIN_SIDE_PX, symbol_faces
+from farklecam.vision.reader import DiceReader, ReaderConfig
+from farklecam.vision.reading import DieStatus, Reading
 from tests.vision.conftest import draw_die
 from tests.vision.test_reader import ScriptedClassifier
 
@@ -54,7 +54,7 @@ def test_the_reader_never_scores_a_logo_the_classifier_reads_as_a_one() -> None:
     reader = DiceReader(
         detector=lambda _f: found,
         classifier=sure_one,  # type: ignore[arg-type]
-        config=ReaderConfig(auto_tray=False, view_search=None),
+        config=ReaderConfig(auto_tray=False, vertical_search=False),
     )
     logo = reader.read(frame)
     assert logo.status.tolist() == [DieStatus.UNCERTAIN] and logo.faces == () and logo.data["symbol"].tolist() == [True]

@@ -16,12 +16,12 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+
+from farklecam.errors import CameraError
 from farklecam.service.live.demo import DemoTable, DemoThrow
 from farklecam.vision.camera.sources import VideoFileSource, VideoSink
 from farklecam.vision.reading import Reading
 from farklecam.vision.settle.throws import CSV_FIELDS, ThrowResult, annotate_state, read_video, throws_from_video
-
-from farklecam.errors import CameraError
 
 SIZE = (320, 240)
 SCRIPT = [

@@ -3,11 +3,12 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.vision.pose.upright import UprightView
 from farklecam.vision.tray.detect import detect_tray, shade_distance, tray_from_aruco
 from farklecam.vision.tray.outline import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading, TrayState
 from farklecam.vision.settle.detector import SettleConfig, SettleDetector, SettlePhase
 from farklecam.vision.tray.memory import TrayMemory, polygon_iou
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 FLOOR = np.array([[200, 120], [460, 120], [460, 380], [200, 380]], np.float32)
 ON_TRAY = [300.0, 200.0, 326.0, 226.0]

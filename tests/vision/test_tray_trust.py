@@ -6,14 +6,14 @@ import dataclasses
 
 import cv2
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.vision.reader import DiceReader, ReaderConfig
 from farklecam.vision.reading import DieStatus, Reading, TrayState
 from farklecam.vision.tray.detect import detect_tray
 from farklecam.vision.tray.outline import TrayOutline, classify_off_tray
 from farklecam.vision.tray.trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.vision.conftest import draw_die
 from tests.vision.test_reader import ScriptedClassifier
 from tests.vision.test_tray import _tray_scene
@@ -97,7 +97,7 @@ def test_on_one_colour_a_die_off_a_found_outline_always_finds_the_floor_going_on
 
 def reader_with(boxes: list[tuple[int, int, int, int]], tray: TrayOutline | None) -> DiceReader:
     probs = [[0, 0.95, 0, 0, 0, 0, 0.05]] * len(boxes)
-    config = ReaderConfig(view_search=None, use_pips=False, cocked_test=False)  # only the tray is in question
+    config = ReaderConfig(vertical_search=False, cocked_test=False)  # only the tray is in question
     return DiceReader(
         detector=lambda _f: found(boxes),
         classifier=ScriptedClassifier(probs),  # type: ignore[arg-type]

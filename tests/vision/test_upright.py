@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView, straight_down_view, upright_view
-from farklecam.vision.tray.outline import CORNER_SIGMA_PX, TrayOutline
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView, straight_down_view, upright_view
+from farklecam.vision.tray.outline import CORNER_SIGMA_PX, TrayOutline
 
 SIZE = (640, 480)
 

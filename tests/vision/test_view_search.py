@@ -8,6 +8,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.vision.pose.cocked import CockedTest
 from farklecam.vision.pose.upright import UprightView, upright_view
 from farklecam.vision.pose.view_search import (
@@ -18,9 +21,6 @@ from farklecam.vision.pose.view_search import (
     search_view,
 )
 from farklecam.vision.reader import COCKED_TEST_FILE, DiceReader, ReaderConfig
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.vision.fakes import make_cocked_test
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,7 +145,9 @@ def test_under_a_trusted_searched_vertical_the_fusion_decides() -> None:
     read = reader.read(frame)
     k = read.status.tolist().index("cocked")
     assert read.face_confidence[k] == pytest.approx(fused[k], abs=1e-5) and fused[k] >= reader.fusion.threshold
-    alone = DiceReader(MODELS, config=ReaderConfig(cocked_fusion=False)).read(frame)
+    unfused = DiceReader(MODELS)
+    unfused.fusion = None
+    alone = unfused.read(frame)
     assert alone.status.tolist() == read.status.tolist()
     assert alone.face_confidence[k] == pytest.approx(estimate.probabilities[k], abs=1e-5)
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from farklecam.vision.detection.yolo_head import (
     candidates_from_decoded,
     candidates_from_levels,
@@ -12,9 +15,6 @@ from farklecam.vision.detection.yolo_head import (
     nms,
     select,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.vision.fakes import raw_head
 
 

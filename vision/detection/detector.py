@@ -27,6 +27,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
 from farklecam.vision.detection.yolo_head import (
     Candidates,
     candidates_from_decoded,
@@ -36,8 +38,6 @@ from farklecam.vision.detection.yolo_head import (
 )
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 from farklecam.vision.reading import DieStatus, Reading
-
-from farklecam.errors import ModelLoadError
 
 __all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "LookMemory", "SmallDiceLook", "letterbox"]
 

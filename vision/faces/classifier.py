@@ -27,15 +27,18 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
 from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 
-from farklecam.errors import ModelLoadError
-
-__all__ = ["COCKED_NAME", "NOT_DIE_NAME", "FaceClassifier", "FaceScores", "softmax"]
+__all__ = ["COCKED_NAME", "NOT_DIE_NAME", "VIEWS_SURE", "FaceClassifier", "FaceScores", "softmax"]
 
 #: Class name of a die with no face flat up.
 COCKED_NAME = "cocked"
+#: A die whose first view reads as a face with this probability skips the other views: they
+#: only change a read whose first view is unsure, and cost most of its time.
+VIEWS_SURE = 0.9
 #: Class name of a detection that is not a die at all (optional in a model).
 NOT_DIE_NAME = "not_die"
 #: Face value given to the classes that are not a face.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.crops import extract_crops
 
 __all__ = ["PIP_CROP_SIZE", "PipCount", "count_pips", "count_pips_in_boxes", "distance_map", "pip_posterior"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.crops import extract_crops
 from farklecam.vision.faces.pips import PIP_CROP_SIZE, count_pips, distance_map  # marks as the pip counter sees them
 

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["STATUS_COLORS", "Annotator", "Color", "Scene"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cv2
+
 from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Scene
 from farklecam.vision.reading import DieStatus, Reading
 

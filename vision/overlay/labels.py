@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cv2
+
 from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Scene
 from farklecam.vision.reading import Die, DieStatus, Reading
 
@@ -34,9 +35,6 @@ def draw_label(
 class FaceLabelAnnotator(Annotator):
     """The face read on each die ("5"), or "C" (cocked), "OUT" (off the tray), "?" (unsure).
 
-    A cocked die whose tilt was measured says by how much ("C 27°" drawn as "C 27deg": Hershey
-    fonts have no degree sign), so a player sees why it must be thrown again.
-
     Args:
         scale: font scale; None scales it with the frame (0.6 at 640 wide).
         show_confidence: append the face confidence ("5 0.97").
@@ -57,13 +55,11 @@ class FaceLabelAnnotator(Annotator):
 
 
 def label_text(die: Die, show_confidence: bool = False) -> str:
-    """A die's tag: ``"5"``, ``"4 OUT"``, ``"?"``, ``"C"``, or ``"C 27deg"`` (a cocked die whose tilt was measured)."""
+    """A die's tag: ``"5"``, ``"4 OUT"``, ``"?"`` or ``"C"``."""
     text = str(die.face) if die.face is not None else ""
     if die.status is not DieStatus.OK:
         short = _SHORT[die.status]
         text = f"{text} {short}".strip() if die.status is not DieStatus.COCKED else short
-    if die.status is DieStatus.COCKED and die.tilt_deg is not None:
-        text = f"{text} {die.tilt_deg:.0f}deg"
     if show_confidence:
         text = f"{text} {die.face_confidence:.2f}"
     return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import cv2
+
 from farklecam.vision.overlay.base import Annotator, Color, Scene
 from farklecam.vision.reading import Reading
 

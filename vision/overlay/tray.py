@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+
 from farklecam.vision.overlay.base import Annotator, Color, Scene
 from farklecam.vision.reading import Reading
 

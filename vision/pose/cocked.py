@@ -37,13 +37,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from farklecam.errors import ModelLoadError
 from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops, neighbour_planes
 from farklecam.vision.faces.classifier import FaceScores, softmax
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 from farklecam.vision.pose.support import covered_fraction
 from farklecam.vision.pose.upright import UprightView
-
-from farklecam.errors import ModelLoadError
 
 __all__ = [
     "COCKED_TEST_NAMES",

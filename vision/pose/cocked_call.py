@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.faces.classifier import FaceScores
 from farklecam.vision.pose.cocked import CockedFusion, CockedTest
 from farklecam.vision.pose.upright import UprightView

@@ -1,7 +1,7 @@
 """What the boxes around a die say of it: whether the picture's edge cuts it, and how much a neighbour hides.
 
 A die the picture's edge cuts shows only part of itself (and not what it may
-lean on), so the reader never calls it cocked (``ReaderConfig.cut_die_margin_px``).
+lean on), so the reader never calls it cocked (:data:`CUT_DIE_MARGIN_PX`).
 The share of a die's box its largest neighbour covers is evidence the cocked
 fusion weighs (:class:`farklecam.vision.pose.cocked.CockedEvidence`).
 """
@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["covered_fraction", "near_picture_edge"]
+__all__ = ["CUT_DIE_MARGIN_PX", "covered_fraction", "near_picture_edge"]
+
+#: A die whose box comes within this many pixels of the picture's edge is cut by it.
+CUT_DIE_MARGIN_PX = 2.0
 
 
 def near_picture_edge(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.camera.motion import CameraMotion
 from farklecam.vision.detection.detector import LookMemory
 from farklecam.vision.pose.cocked import CockedTest, upright_angles

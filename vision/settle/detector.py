@@ -62,6 +62,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.settle.evidence import OTHER, face_posterior
@@ -406,8 +407,7 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
         box, mean detector confidence, as face confidence the window's posterior of a flat die's face
         (a cocked or off-tray die: its reads' mean), ``data["ambiguity"]`` (an :class:`AmbiguityReason` value),
         ``data["agreement"]`` (the winning ballot's share) and ``data["faces_seen"]`` (how often
-        each face was read, like ``"5:6 3:1"``: what a player confirming an uncertain die is offered) and
-        ``data["tilt_deg"]`` (the median of its measured tilts; NaN where no read measured one).
+        each face was read, like ``"5:6 3:1"``: what a player confirming an uncertain die is offered).
         A flag on how the frame was read (``tray_set_aside``, ``straight_down_doubted``) holds if it
         held for any read; the tray and its ``tray_state`` are the last read's.
     """
@@ -427,14 +427,12 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
         cols["ambiguity"].append(why.value)
         cols["agreement"].append(agree)
         cols["faces_seen"].append(" ".join(f"{f}:{n}" for f, n in counts.most_common()))
-        tilts = np.array([rd.data["tilt_deg"][r] for rd, r in seen if "tilt_deg" in rd.data], np.float64)
-        cols["tilt_deg"].append(float(np.median(tilts[np.isfinite(tilts)])) if np.isfinite(tilts).any() else np.nan)
     return Reading(
         np.asarray(cols["xyxy"], np.float32).reshape(-1, 4), np.asarray(cols["confidence"], np.float32),
         np.asarray(cols["face"], np.int64), np.asarray(cols["face_confidence"], np.float32),
         np.asarray(cols["status"], np.str_), last.image_size,
         last.tray, last.frame_index, last.timestamp,
-        {k: np.asarray(cols[k]) for k in ("ambiguity", "agreement", "faces_seen", "tilt_deg")},
+        {k: np.asarray(cols[k]) for k in ("ambiguity", "agreement", "faces_seen")},
         tray_set_aside=any(r.tray_set_aside for r in readings),
         straight_down_doubted=any(r.straight_down_doubted for r in readings),
         tray_state=last.tray_state,

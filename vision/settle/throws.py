@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.camera.sources import Frame, VideoFileSource, VideoSink
 from farklecam.vision.reading import Reading
 from farklecam.vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettleState

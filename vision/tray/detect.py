@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.tray.outline import TrayOutline, points_in_polygon
 from farklecam.vision.tray.sides import tray_sides
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.camera.motion import CameraMotion
 from farklecam.vision.tray.outline import TrayOutline
 from farklecam.vision.tray.sides import snap

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.camera.motion import CameraMotion
 from farklecam.vision.reading import DieStatus, Reading, TrayState
 from farklecam.vision.tray.outline import TrayOutline, footprint_inside

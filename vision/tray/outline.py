@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.pose.upright import UprightView
 
 __all__ = ["TrayOutline", "classify_off_tray", "footprint_inside", "points_in_polygon"]
@@ -193,7 +194,7 @@ def footprint_inside(
     of the camera's tilt there (:meth:`UprightView.view_tilt`); the box spans both,
     so the base's centre is half that from the box's centre. The footprint is a square
     of the box's shorter side around it. On the calibration scenes (``python -m
-    farklecam.vision.evaluate.run data/calib_synth``) off-tray precision rose from 0.959 to 0.984
+    farklecam.models.evaluate.run data/calib_synth``) off-tray precision rose from 0.959 to 0.984
     and recall went from 0.979 to 0.974 (one die): the lower half of a box is wrong
     for a camera straight above a die at the floor's edge.
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.pose.upright import upright_view
 from farklecam.vision.tray.outline import SIDES_SIGMA_PX, TrayOutline
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.vision.reading import TrayState
 from farklecam.vision.tray.detect import FLOOR_TOLERANCE, lab_distance, work_lab
 from farklecam.vision.tray.outline import TrayOutline
@@ -34,7 +35,7 @@ from farklecam.vision.tray.outline import TrayOutline
 __all__ = ["REACH_ON_TRAY", "floor_goes_on", "off_tray_calls", "reach_into", "tray_state"]
 
 #: How far a die's box may reach into a found floor, as a fraction of its side, and still be called off the tray.
-#: On the generated held-out scenes (``python -m farklecam.vision.evaluate --no-tray data/eval/synthetic*``) the dice
+#: On the generated held-out scenes (``python -m farklecam.models.evaluate --no-tray data/eval/synthetic*``) the dice
 #: rightly called off reached at most 0.46 of their side in, the wrong calls 0.57-0.72; on the real photos
 #: (no die off a tray) the calls on a tray's sloped walls 0.19-0.65.
 REACH_ON_TRAY = 0.5

@@ -19,9 +19,10 @@ go_offline()
 import onnx
 import onnxruntime as ort
 import torch
+from onnx import numpy_helper
+
 from farklecam.datasets.training_sets import build_detector_dataset, real_frames, synthetic_frames
 from farklecam.datasets.yolo import COCKED_CLASS
-from onnx import numpy_helper
 
 OUT = Path(f"{REPO}/runs/twoclass")
 src = onnx.load(f"{REPO}/runs/dets/stage6_float.onnx")

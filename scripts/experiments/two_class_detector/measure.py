@@ -18,10 +18,10 @@ from farklecam.models.training.offline import go_offline
 
 go_offline()
 from farklecam.datasets.yolo import find_images
+from farklecam.models.evaluate.metrics import COCKED_CLASS, match_by_centre
+from farklecam.models.evaluate.run import load_labels
 from farklecam.models.thresholds.cocked_fusion import collect_rows
 from farklecam.vision.detection.detector import letterbox
-from farklecam.vision.evaluate.metrics import COCKED_CLASS, match_by_centre
-from farklecam.vision.evaluate.run import load_labels
 from farklecam.vision.images import load_image
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from farklecam.vision.evaluate.confusion import ConfusionMatrix
+
+from farklecam.models.evaluate.confusion import ConfusionMatrix
 from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = [

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from farklecam.vision.evaluate.metrics import (
+
+from farklecam.models.evaluate.metrics import (
     FolderStats,
     ImageLabels,
     lean_band,
@@ -10,7 +11,6 @@ from farklecam.vision.evaluate.metrics import (
     match_by_centre,
     predicted_classes,
 )
-
 from tests.vision.fakes import make_reading as reading
 
 

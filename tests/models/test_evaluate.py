@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+
 from farklecam.datasets.yolo import YoloBox, write_labels
-from farklecam.vision.evaluate.run import format_table, load_labels, main
+from farklecam.models.evaluate.run import format_table, load_labels, main
 from farklecam.vision.images import load_image
 from farklecam.vision.reader import DiceReader, ReaderConfig
 
@@ -123,7 +123,7 @@ def test_no_search_leaves_leaning_dice_to_the_classifier(capsys: pytest.CaptureF
     """
     frame = load_image(ROOT / "examples" / "tray_cocked.jpg")
     searched = DiceReader().read(frame)
-    alone = DiceReader(config=dataclasses.replace(ReaderConfig(), view_search=None)).read(frame)
+    alone = DiceReader(config=ReaderConfig(vertical_search=False)).read(frame)
     cocked = searched.status == "cocked"
     assert cocked.sum() == 1 and (alone.status == "cocked").tolist() == cocked.tolist()
     assert searched.face_confidence[cocked][0] > alone.face_confidence[cocked][0] + 0.2
@@ -148,7 +148,7 @@ def test_set_changes_one_reader_setting(
 
 
 def test_sidecar_corners_are_labelled_or_clicked_the_same_way_every_run() -> None:
-    from farklecam.vision.evaluate.run import sidecar_outline
+    from farklecam.models.evaluate.run import sidecar_outline
 
     corners = np.array([[100, 100], [500, 110], [520, 400], [90, 380]], np.float32)
     exact = sidecar_outline(corners, 0.0, "a.jpg")

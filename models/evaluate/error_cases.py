@@ -5,7 +5,7 @@ A table of metrics says *how often* the reader fails; improving it needs
 writes the frame with the labels (thin white, with the true class) and the
 reading (thick, coloured by status, with the class read) drawn on it, and one
 JSON line per image listing each missed die, each extra detection and each
-wrong read with its box size and confidences. ``python -m farklecam.vision.evaluate DIR
+wrong read with its box size and confidences. ``python -m farklecam.models.evaluate DIR
 --errors OUT`` fills ``OUT/<folder>/``.
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 
 import cv2
 import numpy as np
-from farklecam.vision.evaluate.metrics import COCKED_CLASS, ImageLabels, match_scored, predicted_classes
+
+from farklecam.models.evaluate.metrics import COCKED_CLASS, ImageLabels, match_scored, predicted_classes
 from farklecam.vision.overlay import STATUS_COLORS, BoxAnnotator, Scene, draw_label
 from farklecam.vision.reading import DieStatus, Reading
 
@@ -43,7 +44,7 @@ def describe_errors(reading: Reading, labels: ImageLabels) -> list[dict[str, Any
     labels say which dice are off the tray, ``off_tray`` (off, not flagged) and
     ``on_tray`` (flagged off but on it).
 
-    Occluded dice are set aside as the metrics do (:func:`farklecam.vision.evaluate.metrics.match_scored`).
+    Occluded dice are set aside as the metrics do (:func:`farklecam.models.evaluate.metrics.match_scored`).
     """
     scored = match_scored(reading, labels)
     pred_cls = predicted_classes(reading)

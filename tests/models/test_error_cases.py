@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from farklecam.vision.evaluate.error_cases import class_name, describe_errors
-from farklecam.vision.evaluate.metrics import ImageLabels
 
+from farklecam.models.evaluate.error_cases import class_name, describe_errors
+from farklecam.models.evaluate.metrics import ImageLabels
 from tests.vision.fakes import make_reading
 
 

@@ -1,17 +1,14 @@
-"""Honest evaluation of the reader on labelled YOLO folders: ``python -m farklecam.vision.evaluate DIR...``.
+"""Honest evaluation of the reader on labelled YOLO folders: ``python -m farklecam.models.evaluate DIR...``.
 
 For each folder (``images/`` + ``labels/``, classes 0-5 = face - 1, 6 = cocked)
 it reads every image with the real reader and prints: per-die face accuracy
 over matched dice, whole-image exact accuracy (every die found and read right,
 nothing extra, and where a sidecar says which dice are off the tray, exactly those
 flagged), the accuracy of the dice given status ok and the share flagged
-uncertain (what the pip second opinion trades), detection recall and precision (matched by box centre, so
+uncertain, detection recall and precision (matched by box centre, so
 whole-die and pip-pattern boxes both work), cocked and off-tray recall and
 precision where labelled, median read latency, and a 7x7 confusion matrix (as
-text, and as a PNG with ``--confusion-png``). With ``--pose-model`` the reader decides
-which dice are cocked by that pose network's measured tilt (:attr:`ReaderConfig.pose_model`)
-and the tilt error its readings report is given for flat and for leaning dice, where the
-sidecars give each die's tilt (:mod:`farklecam.vision.evaluate.tilt_error`).
+text, and as a PNG with ``--confusion-png``).
 
 A JSON sidecar beside a label file (``labels/x.json``, as the scene generator
 writes) adds each die's ``status`` (for off-tray metrics), whether it is
@@ -36,16 +33,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from farklecam.datasets.yolo import find_images, label_file, read_labels, read_sidecar
-from farklecam.vision.evaluate.error_cases import ErrorCases
-from farklecam.vision.evaluate.metrics import FolderStats, ImageLabels
-from farklecam.vision.evaluate.tilt_error import TiltErrors
+from farklecam.errors import FarkleError, ImageError
+from farklecam.models.evaluate.error_cases import ErrorCases
+from farklecam.models.evaluate.metrics import FolderStats, ImageLabels
 from farklecam.vision.images import load_image
 from farklecam.vision.reader import DiceReader, ReaderConfig, config_override
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.outline import TrayOutline
-
-from farklecam.errors import FarkleError, ImageError
 
 __all__ = [
     "evaluate_folder",
@@ -75,11 +71,7 @@ _COLUMNS = (
     ("off_tray_recall", "off R", "{:.3f}"),
     ("off_tray_precision", "off P", "{:.3f}"),
     ("median_ms", "median ms", "{:.1f}"),
-    ("tilt_mae_flat", "tilt flat", "{:.2f}"),
-    ("tilt_mae_leaning", "tilt lean", "{:.2f}"),
 )
-#: Columns shown only where some row has them (``--pose-model``).
-_OPTIONAL_COLUMNS = frozenset({"tilt_mae_flat", "tilt_mae_leaning"})
 
 
 def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
@@ -140,7 +132,6 @@ def evaluate_folder(
     errors: ErrorCases | None = None,
     count_occluded: bool = False,
     corner_noise_px: float = 0.0,
-    tilt: TiltErrors | None = None,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -155,9 +146,6 @@ def evaluate_folder(
         corner_noise_px: move each sidecar tray corner at random by this much (standard
             deviation, pixels; the same moves every run) and treat the corners as clicked:
             how the calibrated path reads for a person who clicks the corners.
-        tilt: where to add the tilt errors of the readings (``data["tilt_deg"]``, which a
-            reader with a pose network measures: under the sidecar tray's vertical where the
-            reader is given it, else the dice's consensus).
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -184,8 +172,6 @@ def evaluate_folder(
         t0 = time.perf_counter()
         reading = image_reader.read(frame)
         exact = stats.add(reading, labels, (time.perf_counter() - t0) * 1000.0)
-        if tilt is not None and "tilt_deg" in reading.data:
-            tilt.add(reading.data["tilt_deg"], reading.xyxy, labels)
         if errors is not None and not exact:
             errors.record(path, frame, reading, labels)
     return stats, problems
@@ -193,7 +179,7 @@ def evaluate_folder(
 
 def format_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
     """Metrics as a plain table, one row per folder ("-" where a metric does not apply)."""
-    columns = [c for c in _COLUMNS if c[0] not in _OPTIONAL_COLUMNS or any(m.get(c[0]) is not None for _, m in rows)]
+    columns = _COLUMNS
     headers = ["folder", *(title for _, title, _ in columns)]
     body = []
     for name, metrics in rows:
@@ -217,21 +203,14 @@ def _png_path(base: Path, name: str, many: bool) -> Path:
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m farklecam.vision.evaluate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m farklecam.models.evaluate", description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="+", type=Path, help="YOLO-format folders (images/ + labels/)")
     parser.add_argument("--models", type=Path, default=None, help="model folder (default: the models package)")
     parser.add_argument("--confusion-png", type=Path, default=None, help="write the confusion matrix PNG here")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--limit", type=int, default=None, help="read at most this many images per folder")
-    parser.add_argument("--pips", choices=("on", "off"), default=None, help="force the pip second opinion")
     parser.add_argument("--views", type=int, choices=(1, 2, 4, 8), default=None, help="classifier views per die")
     parser.add_argument("--no-tray", action="store_true", help="ignore sidecar trays; detect as at run time")
-    parser.add_argument(
-        "--context-offsets",
-        type=_offsets,
-        default=None,
-        help="also cut each die with these context offsets and average, e.g. -0.05,0,0.05",
-    )
     parser.add_argument(
         "--no-search",
         action="store_true",
@@ -243,26 +222,6 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         default=0.0,
         metavar="PX",
         help="move each sidecar tray corner at random by PX (standard deviation) and treat it as clicked",
-    )
-    parser.add_argument(
-        "--corner-sigma",
-        type=float,
-        default=None,
-        metavar="PX",
-        help="how far the reader assumes tray corners are off (ReaderConfig.corner_sigma_px; default by source)",
-    )
-    parser.add_argument(
-        "--views-sure",
-        type=float,
-        default=None,
-        metavar="P",
-        help="dice whose first view reads a face at P or more skip the other views (ReaderConfig.face_views_sure; "
-        "default 0.9, 1 gives every die every view)",
-    )
-    parser.add_argument(
-        "--no-snap",
-        action="store_true",
-        help="use clicked (--corner-noise) corners as they are, not snapped to the tray's edges",
     )
     parser.add_argument(
         "--straight-down",
@@ -286,14 +245,6 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="score dice a sidecar marks occluded like any other (default: ignored, as VOC's 'difficult')",
     )
     parser.add_argument(
-        "--pose-model",
-        type=Path,
-        default=None,
-        metavar="ONNX",
-        help="read with this pose network's tilt deciding cocked (ReaderConfig.pose_model); reports tilt MAE, "
-        "flat / leaning, on generated scenes",
-    )
-    parser.add_argument(
         "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
     )
     return parser.parse_args(argv)
@@ -307,41 +258,16 @@ def override_arg(text: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _offsets(text: str) -> tuple[float, ...]:
-    """``-0.05,0,0.05`` -> a tuple of floats (argparse type)."""
-    try:
-        return tuple(float(x) for x in text.split(","))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from exc
-
-
-def _metrics(stats: FolderStats, tilt: TiltErrors | None) -> dict[str, Any]:
-    """A folder's reader metrics, with the pose network's tilt figures where one was measured."""
-    return {**stats.metrics(), **(tilt.metrics() if tilt is not None else {})}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the evaluation; returns the exit code (2 for a user error such as a missing model)."""
     args = _parse(argv)
     config = ReaderConfig()
-    if args.pips is not None:
-        config = dataclasses.replace(config, use_pips=args.pips == "on")
     if args.views is not None:
         config = dataclasses.replace(config, face_views=args.views)
     if args.no_search:
-        config = dataclasses.replace(config, view_search=None)
-    if args.views_sure is not None:
-        config = dataclasses.replace(config, face_views_sure=args.views_sure)
+        config = dataclasses.replace(config, vertical_search=False)
     if args.straight_down:
         config = dataclasses.replace(config, straight_down=True)
-    if args.no_snap:
-        config = dataclasses.replace(config, snap_corners=False)
-    if args.corner_sigma is not None:
-        config = dataclasses.replace(config, corner_sigma_px=args.corner_sigma)
-    if args.context_offsets is not None:
-        config = dataclasses.replace(config, face_context_offsets=args.context_offsets)
-    if args.pose_model is not None:
-        config = dataclasses.replace(config, pose_model=str(args.pose_model))
     if args.set:
         config = dataclasses.replace(config, **dict(args.set))
     missing = [str(d) for d in args.dirs if not d.is_dir()]
@@ -355,12 +281,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     many = len(args.dirs) > 1
     total = FolderStats()
-    total_tilt = TiltErrors()
-    results: list[tuple[Path, FolderStats, TiltErrors]] = []
+    results: list[tuple[Path, FolderStats]] = []
     report: dict[str, Any] = {"folders": {}}
     for folder in args.dirs:
         errors = ErrorCases(args.errors / folder.resolve().name) if args.errors else None
-        tilt = TiltErrors()
         stats, problems = evaluate_folder(
             reader,
             folder,
@@ -370,15 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors=errors,
             count_occluded=args.count_occluded,
             corner_noise_px=args.corner_noise,
-            tilt=tilt,
         )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")
         total.merge(stats)
-        total_tilt.merge(tilt)
-        results.append((folder, stats, tilt))
+        results.append((folder, stats))
         entry: dict[str, Any] = {
-            **_metrics(stats, tilt if reader.pose is not None else None),
+            **stats.metrics(),
             "cocked_recall_by_lean": stats.cocked_recall_by_lean(),
             "confusion": stats.confusion.to_dict(),
             "problems": problems,
@@ -389,19 +311,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["folders"][str(folder)] = entry
     if many:
         report["all"] = {
-            **_metrics(total, total_tilt if reader.pose is not None else None),
+            **total.metrics(),
             "cocked_recall_by_lean": total.cocked_recall_by_lean(),
         }
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return 0
-    rows = [
-        (folder.resolve().name, _metrics(stats, tilt if reader.pose is not None else None))
-        for folder, stats, tilt in results
-    ]
-    all_row = ("all", _metrics(total, total_tilt if reader.pose is not None else None))
+    rows = [(folder.resolve().name, stats.metrics()) for folder, stats in results]
+    all_row = ("all", total.metrics())
     out = [format_table([*rows, all_row] if many else rows), ""]
-    for folder, stats, _tilt in results:
+    for folder, stats in results:
         out += [f"confusion ({folder}): rows = label, columns = predicted", stats.confusion.text(), ""]
         if by_lean := stats.cocked_recall_by_lean():
             bands = ", ".join(f"{band} deg {v['found']}/{v['dice']}" for band, v in by_lean.items())
