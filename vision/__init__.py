@@ -3,12 +3,13 @@
 The main names are importable from here, lazily, so ``import farklecam.vision.crops`` (as
 training does) does not load the reader::
 
-    from farklecam.vision import DiceReader, annotate_reading, load_image
+    from farklecam.vision import DiceReader, load_image
 
-    reader = DiceReader()                       # loads both models once
+    reader = DiceReader()                       # loads the models once
     reading = reader.read(load_image("roll.jpg"))
     print(reading.to_dict())                    # {"dice": [...], "rethrow": 0, "faces": [1, 5, 5]}
-    scene = annotate_reading(frame, reading, keep_faces=[1, 5], text_lines=["keep 1+5: 150"])
+
+Drawing a reading over the picture is the service's job (:mod:`farklecam.service.overlay`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ __all__ = [
     "ReaderConfig",
     "Reading",
     "TrayOutline",
-    "annotate_reading",
     "decode_image",
     "load_image",
     "save_image",
@@ -36,7 +36,6 @@ _HOMES = {
     "DieStatus": "farklecam.vision.reading",
     "Reading": "farklecam.vision.reading",
     "TrayOutline": "farklecam.vision.tray.outline",
-    "annotate_reading": "farklecam.vision.overlay",
     "decode_image": "farklecam.vision.images",
     "load_image": "farklecam.vision.images",
     "save_image": "farklecam.vision.images",
@@ -46,5 +45,5 @@ _HOMES = {
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
-        raise AttributeError(f"module 'vision' has no attribute {name!r}")
+        raise AttributeError(f"module 'farklecam.vision' has no attribute {name!r}")
     return getattr(importlib.import_module(home), name)

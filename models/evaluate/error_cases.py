@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from farklecam.models.evaluate.metrics import COCKED_CLASS, ImageLabels, match_scored, predicted_classes
-from farklecam.vision.overlay import STATUS_COLORS, BoxAnnotator, Scene, draw_label
+from farklecam.service.overlay import STATUS_COLORS, BoxAnnotator, Scene, draw_label
 from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["ErrorCases", "class_name", "describe_errors"]

@@ -110,8 +110,8 @@ def _read_image(
 ) -> dict[str, Any]:
     import cv2
 
+    from farklecam.service.overlay import annotate_reading
     from farklecam.vision.images import load_image
-    from farklecam.vision.overlay import annotate_reading
 
     frame = load_image(path)
     reading = reader.read(frame)

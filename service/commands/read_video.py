@@ -10,9 +10,9 @@ from typing import Any
 
 from farklecam.scoring.rules import Rules
 from farklecam.service.usecases.report import build_report
+from farklecam.service.video_throws import read_video as throws_in_video
 from farklecam.vision.pose.view_search import VerticalMemory
 from farklecam.vision.reader import DiceReader
-from farklecam.vision.settle.throws import read_video as throws_in_video
 
 __all__ = ["read_video"]
 

@@ -17,8 +17,8 @@ import numpy.typing as npt
 
 from farklecam.errors import FarkleError
 from farklecam.scoring.gamestate import Phase
+from farklecam.service.overlay import annotate_reading
 from farklecam.service.table import TableSession, TableView
-from farklecam.vision.overlay import annotate_reading
 from farklecam.vision.reading import Reading
 
 __all__ = ["KEY_HELP", "LiveController", "panel_lines", "ppm_bytes", "render_scene"]

@@ -26,7 +26,7 @@ def test_read_path_imports_no_training_stack(fake_model_dir: Path) -> None:
         socket.create_connection = refuse
         import numpy as np
         from farklecam.vision.reader import DiceReader
-        from farklecam.vision.overlay import annotate_reading
+        from farklecam.service.overlay import annotate_reading
         from farklecam.models.evaluate.run import main
         reader = DiceReader({str(fake_model_dir)!r})
         reading = reader.read(np.zeros((480, 640, 3), np.uint8))

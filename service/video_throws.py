@@ -138,7 +138,7 @@ def throws_from_video(
 
 def annotate_state(image: npt.NDArray[np.uint8], state: SettleState) -> npt.NDArray[np.uint8]:
     """A copy of ``image`` with the dice drawn: the voted reading when settled, else the latest read."""
-    from farklecam.vision.overlay import annotate_reading
+    from farklecam.service.overlay import annotate_reading
 
     reading = state.reading or state.latest
     if reading is None or state.moving:

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 import cv2
 import numpy as np
 
-from farklecam.vision.overlay.base import Annotator, Color, Scene
-from farklecam.vision.overlay.labels import draw_label
+from farklecam.service.overlay.base import Annotator, Color, Scene
+from farklecam.service.overlay.labels import draw_label
 from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["KeepAnnotator", "keep_indices"]

@@ -19,9 +19,9 @@ import pytest
 
 from farklecam.errors import CameraError
 from farklecam.service.live.demo import DemoTable, DemoThrow
+from farklecam.service.video_throws import CSV_FIELDS, ThrowResult, annotate_state, read_video, throws_from_video
 from farklecam.vision.camera.sources import VideoFileSource, VideoSink
 from farklecam.vision.reading import Reading
-from farklecam.vision.settle.throws import CSV_FIELDS, ThrowResult, annotate_state, read_video, throws_from_video
 
 SIZE = (320, 240)
 SCRIPT = [

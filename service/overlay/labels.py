@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cv2
 
-from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Scene
+from farklecam.service.overlay.base import STATUS_COLORS, Annotator, Scene
 from farklecam.vision.reading import Die, DieStatus, Reading
 
 __all__ = ["FaceLabelAnnotator", "draw_label", "label_text"]

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import cv2
 
-from farklecam.vision.overlay.base import Annotator, Color, Scene
+from farklecam.service.overlay.base import Annotator, Color, Scene
 from farklecam.vision.reading import Reading
 
 __all__ = ["TextPanelAnnotator"]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Color, Scene
-from farklecam.vision.overlay.box import BoxAnnotator
-from farklecam.vision.overlay.keep import KeepAnnotator, keep_indices
-from farklecam.vision.overlay.labels import FaceLabelAnnotator, draw_label
-from farklecam.vision.overlay.panel import TextPanelAnnotator
-from farklecam.vision.overlay.rethrow import RethrowAnnotator
-from farklecam.vision.overlay.tray import TrayAnnotator
+from farklecam.service.overlay.base import STATUS_COLORS, Annotator, Color, Scene
+from farklecam.service.overlay.box import BoxAnnotator
+from farklecam.service.overlay.keep import KeepAnnotator, keep_indices
+from farklecam.service.overlay.labels import FaceLabelAnnotator, draw_label
+from farklecam.service.overlay.panel import TextPanelAnnotator
+from farklecam.service.overlay.rethrow import RethrowAnnotator
+from farklecam.service.overlay.tray import TrayAnnotator
 from farklecam.vision.reading import Reading
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from farklecam.vision.overlay.base import Annotator, Color, Scene
+from farklecam.service.overlay.base import Annotator, Color, Scene
 from farklecam.vision.reading import Reading
 
 __all__ = ["TrayAnnotator"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from farklecam.vision.overlay.base import STATUS_COLORS, Annotator, Scene
-from farklecam.vision.overlay.labels import draw_label
+from farklecam.service.overlay.base import STATUS_COLORS, Annotator, Scene
+from farklecam.service.overlay.labels import draw_label
 from farklecam.vision.reading import DieStatus, Reading
 
 __all__ = ["RethrowAnnotator"]

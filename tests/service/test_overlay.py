@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from farklecam.vision.overlay import (
+from farklecam.service.overlay import (
     STATUS_COLORS,
     BoxAnnotator,
     FaceLabelAnnotator,
@@ -13,7 +13,7 @@ from farklecam.vision.overlay import (
     annotate_reading,
     keep_indices,
 )
-from farklecam.vision.overlay.labels import label_text
+from farklecam.service.overlay.labels import label_text
 from farklecam.vision.reading import Die, DieStatus, Reading
 
 
