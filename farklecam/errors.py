@@ -81,5 +81,9 @@ class ImageError(VisionError, ValueError):
     """A file that is not an image, is truncated, empty, or too large to read safely."""
 
 
+class TrayError(VisionError, ValueError):
+    """Tray corners that outline no tray: not four points, not finite, or enclosing no area."""
+
+
 class StorageError(FarkleError, OSError):
     """The game database could not be opened, read or written."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farklecam.errors import ImageError, InvalidDiceError
+from farklecam.errors import InvalidDiceError, TrayError
 from farklecam.scoring.presets import get_rules, preset_names, rules_from_file
 from farklecam.scoring.rules import Rules
 
@@ -60,8 +60,10 @@ def tray_from_args(args: argparse.Namespace) -> list[list[float]] | None:
     """The corners given with ``--tray``, or None.
 
     Raises:
-        ImageError: not exactly eight numbers.
+        TrayError: not exactly eight numbers, or corners that enclose no area (all equal, in a line).
     """
+    from farklecam.vision.tray.outline import TrayOutline
+
     text: str | None = args.tray
     if text is None:
         return None
@@ -70,8 +72,13 @@ def tray_from_args(args: argparse.Namespace) -> list[list[float]] | None:
     except ValueError:
         values = []
     if len(values) != 8:
-        raise ImageError(f"--tray needs four corners as 8 numbers x1,y1,...,x4,y4, got {text!r}")
-    return [values[i : i + 2] for i in range(0, 8, 2)]
+        raise TrayError(f"--tray needs four corners as 8 numbers x1,y1,...,x4,y4, got {text!r}")
+    corners = [values[i : i + 2] for i in range(0, 8, 2)]
+    try:
+        TrayOutline.from_corners(corners)
+    except ValueError as exc:
+        raise TrayError(f"--tray {text!r} outlines no tray ({exc}); give the floor's four corners in order") from exc
+    return corners
 
 
 def add_rules_options(parser: argparse.ArgumentParser) -> None:

@@ -42,14 +42,16 @@ VIDEO_SUFFIXES = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v"}
 def expand_inputs(items: list[str]) -> Iterator[Path]:
     """Files as given, folders as the images and videos inside them, and quoted globs expanded.
 
-    A path that does not exist is still yielded, so that it is reported as an error in its place.
+    A path that does not exist, and a folder with no image or video inside, are still yielded,
+    so that each is reported as an error in its place.
     """
     for item in items:
         path = Path(item)
         if path.is_dir():
-            yield from sorted(
+            inside = sorted(
                 p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES | VIDEO_SUFFIXES
             )
+            yield from inside or [path]
         elif not path.exists() and glob.has_magic(item):
             matches = sorted(glob.glob(item, recursive=True))
             yield from (Path(m) for m in matches) if matches else [path]
@@ -96,6 +98,17 @@ def _csv_row(result: dict[str, Any]) -> dict[str, Any]:
         "expected": round(advice["expected"], 1) if advice.get("expected") is not None else "",
         "error": result.get("error", ""),
     }
+
+
+def _folder_error(path: Path) -> ImageError:
+    kinds = ", ".join(sorted(IMAGE_SUFFIXES | VIDEO_SUFFIXES))
+    return ImageError(f"no image or video in this folder (looked for {kinds})")
+
+
+def _error_text(path: Path, exc: Exception) -> str:
+    """The message of ``exc`` without the path in front, which the report names already."""
+    text = str(exc)
+    return text.removeprefix(f"{path}: ")
 
 
 def _summary(result: dict[str, Any]) -> str:
@@ -160,8 +173,13 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write((json.dumps(result) if args.json else _summary(result)) + "\n")
         sys.stdout.flush()
 
-    for path in expand_inputs(args.paths):
+    inputs = list(expand_inputs(args.paths))
+    if len(inputs) == 1 and inputs[0].is_dir():  # the one folder asked for holds nothing to read
+        raise ImageError(f"{inputs[0]}: {_folder_error(inputs[0])}")
+    for path in inputs:
         try:
+            if path.is_dir():
+                raise _folder_error(path)
             if path.suffix.lower() in VIDEO_SUFFIXES:
                 from farklecam.service.commands.read_video import read_video
 
@@ -171,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
                 show(_read_image(path, reader, rules, args, out_names))
         except FarkleError as exc:  # per-file problem: report it and go on with the batch
             failures += 1
-            show({"image": str(path), "error": str(exc)})
+            show({"image": str(path), "error": _error_text(path, exc)})
         except Exception as exc:  # a bug, but one file's bug must not lose the rest of the batch
             failures += 1
             show({"image": str(path), "error": f"unexpected error, please report it: {type(exc).__name__}: {exc}"})

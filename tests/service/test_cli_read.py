@@ -69,6 +69,42 @@ def test_bad_files_are_reported_one_by_one_and_the_batch_goes_on(
     assert "truncated" in str(results["cut.jpg"]["error"]) and "empty" in str(results["empty.png"]["error"])
 
 
+def test_an_error_names_its_file_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "missing.jpg"
+    assert main(["read", str(missing)]) == 1
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"{missing}: ERROR ") and line.count(str(missing)) == 1, line
+
+
+@pytest.mark.parametrize("inside", [[], ["notes.txt"]])
+def test_a_folder_with_nothing_to_read_is_one_clear_line_and_exit_2(
+    tmp_path: Path, inside: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in inside:
+        (tmp_path / name).write_text("no picture here")
+    assert main(["read", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "no image or video in this folder" in captured.err and "Traceback" not in captured.err
+
+
+def test_an_empty_folder_beside_photos_is_reported_in_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["read", str(tmp_path), str(EXAMPLES / "tray_ok.jpg"), "--json"]) == 1
+    results = json_lines(capsys.readouterr().out)
+    assert "no image or video" in str(results[0]["error"]) and "reading" in results[1]
+
+
+@pytest.mark.parametrize("corners", ["0,0,0,0,0,0,0,0", "0,0,10,10,20,20,30,30", "1,2,3", "a,b,c,d,e,f,g,h"])
+def test_tray_corners_that_outline_no_tray_are_one_clear_line_and_exit_2(
+    corners: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["read", str(EXAMPLES / "tray_ok.jpg"), "--tray", corners]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("farklecam: error: --tray") and err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_csv_rows_and_one_camera_for_a_batch(capsys: pytest.CaptureFixture[str]) -> None:
     photos = [str(EXAMPLES / f"{name}.jpg") for name in ("tray_cocked", "tray_ok", "tray_cocked")]
     assert main(["read", *photos, "--csv", "--fixed-camera"]) == 0
