@@ -34,5 +34,8 @@ def _packages(with_tooling: bool) -> list[str]:
     return sorted(p for p in found if with_tooling or not any(p == t or p.startswith(f"{t}.") for t in TOOLING))
 
 
-# Package data is only what pyproject.toml lists, so a tooling folder never rides along as data.
-setup(packages=_packages(with_tooling="editable_wheel" in sys.argv), package_dir=FOLDERS, include_package_data=False)
+if __name__ == "__main__":  # as setuptools runs it; the packaging test imports the lists above
+    # Package data is only what pyproject.toml lists, so a tooling folder never rides along as data.
+    setup(
+        packages=_packages(with_tooling="editable_wheel" in sys.argv), package_dir=FOLDERS, include_package_data=False
+    )

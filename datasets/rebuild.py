@@ -14,7 +14,7 @@ missing or unfinished, in parallel, so that one command stands where a page of t
   on nor held out);
 - with ``--training``, ``data/synth``, ``data/synth_lean``, ``data/synth_v2``;
 - with ``--out-of-world``, the other two renderers' held-out sets, ``data/eval/raytraced`` and
-  ``data/eval/blender`` (:data:`OUT_OF_WORLD`: issue 30's leave-one-out judges), each by its
+  ``data/eval/blender`` (:data:`OUT_OF_WORLD`: the leave-one-out judges), each by its
   own resumable command line in a child process; Blender's runs in its own venv
   (``scripts/blender_venv.sh``) and is skipped, saying so, where there is none.
 

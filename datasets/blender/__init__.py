@@ -3,8 +3,7 @@
 Why: a reader tuned on one generator learns its look. :mod:`farklecam.datasets.synthetic`
 (pybullet + TinyRenderer) and :mod:`farklecam.datasets.raytraced` (mitsuba 3, poses by geometry)
 share no rendering code; this one shares none with either, so each look can be judged
-by a model trained without it (issue 30, "several independent looks, judged
-leave-one-out").
+by a model trained without it (leave-one-out across the three generators).
 
 What it draws: bevelled dice with pips cut as real dimples (:mod:`~farklecam.datasets.blender.meshes`,
 layout in :mod:`~farklecam.datasets.blender.faces`), Principled-BSDF plastic, marbled or

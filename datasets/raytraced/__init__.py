@@ -3,7 +3,7 @@
 Why: every other generated scene comes from :mod:`farklecam.datasets.synthetic` (pybullet physics,
 TinyRenderer, its own dice, trays and lights). A reader tuned on one generator learns its
 look; judging it on a second one that shares no rendering or physics code tells how far
-its figures carry to a world it never saw (issue 30, "several independent looks").
+its figures carry to a world it never saw.
 
 What it draws: rounded-cube dice built in numpy (:mod:`~farklecam.datasets.raytraced.dice`), pips as
 shaded dimples in a texture atlas, six dice colours (white, ivory, red, black, blue, green;

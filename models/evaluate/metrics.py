@@ -225,8 +225,7 @@ class FolderStats:
     off_preds: int = 0
     ok_matched: int = 0
     ok_correct: int = 0
-    #: Labelled flat dice in the tray (not cocked, not off it), and those read ``ok`` with the right face:
-    #: issue 30's "flat dice in the tray read ok with the right face".
+    #: Labelled flat dice in the tray (not cocked, not off it), and those read ``ok`` with the right face.
     flat_in_tray: int = 0
     flat_ok_right: int = 0
     uncertain: int = 0

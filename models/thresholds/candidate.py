@@ -1,7 +1,7 @@
 """Judge a retrained network against another in one command: ``python -m farklecam.models.thresholds.candidate``.
 
-A recipe ships by a rule written down before it is trained (see the model
-card), and the rules keep asking the same few numbers: the whole reader on the
+A recipe ships when it beats the shipped one on data it never trained on (see the
+model card), and that judgement keeps asking the same few numbers: the whole reader on the
 calibration scenes (face and exact accuracy, cocked recall / precision / F1),
 on the real validation photos (dice read right, dice scored wrong as ``ok``),
 and the view search's gate (flat validation dice called cocked at the shipped

@@ -9,8 +9,7 @@ it also learns what real flat dice look like, from the training photos of
 sources shot looking straight down (:data:`farklecam.datasets.real.STRAIGHT_DOWN_SOURCES`,
 whose vertical is the picture's centre; never their validation or held-out
 photos): a test that saw only rendered dice calls some real flat ones cocked.
-(Measured as cocked7 and not shipped: it found fewer rendered leaning dice;
-``docs/experiments/HISTORY.md``.) Leaning dice are rare in thrown scenes and banked
+(Tried and not shipped: it found fewer rendered leaning dice; ``docs/tried.md``.) Leaning dice are rare in thrown scenes and banked
 several times over; the threshold on the cocked probability is then chosen by
 cocked F1 on scenes set apart for calibration, as :mod:`farklecam.models.thresholds.calibrate` does
 for the face classifier.

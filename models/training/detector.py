@@ -2,7 +2,7 @@
 
 The detector finds every die and its whole-die box; the face is read later
 by :mod:`farklecam.models.training.classifier` on a full-resolution crop. One class converges on
-a CPU in tens of epochs where six face classes from scratch do not (issue 3).
+a CPU in tens of epochs where six face classes from scratch do not.
 The network is built from its yaml: there are no pretrained weights, and
 nothing is ever downloaded (:func:`farklecam.models.training.offline.go_offline` runs first).
 """

@@ -1,7 +1,7 @@
 """Several trained networks as one ONNX file that outputs the mean of their logits.
 
 Seeds of one recipe err apart as much as recipes differ (the cocked test's F1
-spreads 0.011-0.024 between seeds, ``HISTORY.md``), so averaging members is the
+spreads 0.011-0.024 between seeds, ``docs/tried.md``), so averaging members is the
 cheapest way to buy back that spread. The members are merged into one graph, so
 the reader still loads one file, with one contract (``docs/model-contract.md``):
 the same input, one ``logits`` output, the first member's metadata.

@@ -130,8 +130,7 @@ def quantize_detector(src: Path, dst: Path, calibration_images: Sequence[Path], 
         calibration_images: frames like the ones the model will see (a few dozen to a few hundred).
         reduce_range: weights in 7 bits. A CPU with AVX2 but no VNNI (most laptops before 2021) multiplies
             uint8 activations by int8 weights with VPMADDUBSW, whose 16-bit sums saturate; with full-range
-            weights the shipped detector lost 1.7-2.7 points of recall there (forty-second sitting,
-            ``docs/experiments/HISTORY.md``, "q7").
+            weights the shipped detector lost 1.7-2.7 points of recall there (``docs/tried.md``).
 
     Returns:
         ``dst``.

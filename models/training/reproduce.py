@@ -168,7 +168,7 @@ def _detector_stage(
         "config": asdict(config),
         "init": str(init.relative_to(args.runs.resolve())) if init else None,
         "data": {"images": dataset.counts, "dice": dataset.dice},
-        "train_seconds_this_sitting": round(time.monotonic() - start, 1),
+        "train_seconds_this_run": round(time.monotonic() - start, 1),
         "run_dir": str(run_dir),
     }
 
@@ -315,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record["command"] = "python -m farklecam.models.training " + shlex.join(
         list(argv) if argv is not None else sys.argv[1:]
     )
-    record["wall_seconds_this_sitting"] = round(time.monotonic() - start, 1)
+    record["wall_seconds_this_run"] = round(time.monotonic() - start, 1)
     record["seed"] = args.seed
     record["real_validation_held_back"] = args.hold_validation
     record["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "device": args.device}

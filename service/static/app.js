@@ -3,7 +3,7 @@
 "use strict";
 
 // Frames go at the camera's own resolution up to this width: the reader cuts each die's crop from the frame
-// it is sent, and at 640 px and JPEG 0.8 a small 5 read as a 3 that reads right at full quality (issue 30).
+// it is sent, and at 640 px and JPEG 0.8 a small 5 read as a 3 that reads right at full quality.
 const FRAME_MAX_WIDTH = 1280;
 const FRAME_INTERVAL_MS = 150;    // at most ~6.7 frames per second, one frame in flight
 const JPEG_QUALITY = 0.92;

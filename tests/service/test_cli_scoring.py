@@ -105,7 +105,7 @@ def test_installed_console_script_exits_nonzero() -> None:
     assert "Traceback" not in proc.stderr
 
 
-# ---------------------------------------------------------------------- advice by the chance to win (issue 33)
+# ---------------------------------------------------------------------- advice by the chance to win
 def test_advise_with_scores_never_banks_a_certain_loss(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, "advise", "--scores", "3500,12000", "5,5,5,2,3,4")
     assert data["action"] == "bank"  # maximising points
