@@ -192,6 +192,9 @@ class TableSession:
         self._selected: list[int] = []
         self._message = self._roll_off_turn() if game.phase is Phase.ROLL_OFF else "throw the dice"
         self._rolling = False  # roll_again() was pressed: the players said they throw on
+        # A throw is only what dice do after the game became ready for it (this start or reopening, the
+        # last action): dice that already lay in the tray are shown, never scored, until they move.
+        self._moved = False
         solve(self.rules)  # warm the policy cache now, not on the first throw
         if self.rules.piggyback:
             expected_gift(self.rules, 0, self.rules.dice)  # and the pass advice's table (a second, once per rules)
@@ -214,11 +217,15 @@ class TableSession:
             raise ValueError("this TableSession has no reader: pass reader= or feed throws with throw()")
         with self._lock:
             self.detector.expect(self._counts_expected())
+            seen_before = self.detector.gate.thumbnail is not None  # a first frame is "moving" for want of history
             state = self.detector.step(frame, self.reader)
             self._state = state
+            self._moved = self._moved or (state.moving and seen_before)
             if state.wrong_count:  # the settle layer holds it back: say why nothing is scored
                 self._message = self._wrong_count(state.dice_seen)
-            if state.is_new and state.reading is not None:
+            if state.is_new and state.reading is not None and not self._moved:
+                self._message = "these dice lay in the tray before: throw them to score"
+            elif state.is_new and state.reading is not None:
                 self._offer(state.reading)
                 if state.reading.tray_set_aside:  # the camera moved since the tray was marked
                     self._message += "; the camera moved since the tray was marked: mark its corners again"
@@ -414,7 +421,7 @@ class TableSession:
     def _apply(self, action: Action, news: str) -> None:
         turns = len(self.game.turns)
         self.game.apply(action)
-        self._selected, self._rolling = [], False
+        self._selected, self._rolling, self._moved = [], False, False
         ended = self.game.turns[turns:]
         if isinstance(action, Roll | PassedRoll) and ended and ended[-1].end is TurnEnd.FARKLED:
             news = f"FARKLE! {news}; {self.game.current_player or 'nobody'} is next"

@@ -169,7 +169,9 @@ def test_camera_roll_is_committed_like_a_rest_action(tmp_path: Path) -> None:
         for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):
             assert client.post(f"/api/games/{game['id']}/actions", json={"text": text}).status_code == 200
         with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
-            answers = stream(ws, frame(1), 7)  # two dice to throw, the camera sees 1 and 5
+            lying = stream(ws, frame(4), 7)  # the dice of the last throw, at rest since before: never scored
+            assert lying[-1]["game"]["phase"] == "can_bank_or_roll" and "lay in the tray" in lying[-1]["message"]
+            answers = stream(ws, frame(1), 7)  # two dice thrown, the camera sees 1 and 5
         assert answers[-1]["game"]["phase"] == "awaiting_keep"
         assert answers[-1]["game"]["roll"] == [1, 5]
         assert "Ann threw 1 5" in answers[-1]["message"]

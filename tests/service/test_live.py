@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from farklecam.errors import CameraError, ImageError, StorageError
+from farklecam.errors import CameraError, StorageError, TrayError
 from farklecam.scoring.actions import Keep, Roll
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
@@ -205,8 +205,11 @@ def test_tray_corners_are_parsed_or_refused_clearly() -> None:
     assert tray_from_args(args) == [[10, 20], [600, 25], [610, 470], [5, 460]]
     assert tray_from_args(parser().parse_args([])) is None
     for bad in ("1,2,3", "a,b,c,d,e,f,g,h", "1,2,3,4,5,6,7,8,9"):
-        with pytest.raises(ImageError, match="four corners as 8 numbers"):
+        with pytest.raises(TrayError, match="four corners as 8 numbers"):
             tray_from_args(parser().parse_args(["--tray", bad]))
+    for flat in ("0,0,0,0,0,0,0,0", "0,0,10,10,20,20,30,30"):
+        with pytest.raises(TrayError, match="outlines no tray"):
+            tray_from_args(parser().parse_args(["--tray", flat]))
 
 
 def test_a_missing_camera_is_a_clear_error_and_the_game_is_kept(tmp_path: Path) -> None:

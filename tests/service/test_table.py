@@ -63,6 +63,47 @@ def test_a_settled_throw_becomes_a_roll_and_the_suggestion_a_keep() -> None:
     assert (after.next_action, after.expected) == (action, pytest.approx(value))
 
 
+def test_dice_lying_in_the_tray_when_the_game_starts_are_shown_but_never_scored() -> None:
+    before = DemoTable([DemoThrow((1, 5, 2, 3, 4, 6))], size=(320, 240), seed=2)
+    lying = list(before)[-1]  # the script's dice at rest; the demo reads them from its last frame
+
+    class Camera:  # the demo whose frames are being shown reads them
+        demo = before
+
+        def read(self, frame: np.ndarray, /) -> Reading:
+            return self.demo.read(frame)
+
+    camera = Camera()
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=camera)
+    views = [session.on_frame(dataclasses.replace(lying, index=i, timestamp=i / 15)) for i in range(40)]
+    assert session.game.actions_in_force == ()  # more than a second of still dice: no throw recorded
+    assert views[-1].reading is not None and views[-1].reading.faces == (1, 2, 3, 4, 5, 6)  # but shown
+    assert "lay in the tray before" in views[-1].message
+    camera.demo = DemoTable([DemoThrow((2, 2, 3, 3, 5, 6))], size=(320, 240), seed=7)
+    for frame in camera.demo:  # the dice are thrown: they move, then settle elsewhere
+        session.on_frame(dataclasses.replace(frame, index=frame.index + 40, timestamp=40 / 15 + frame.timestamp))
+    assert session.game.actions_in_force == (Roll((2, 2, 3, 3, 5, 6)),)
+
+
+def test_after_a_farkle_the_dice_left_lying_are_not_the_next_players_throw() -> None:
+    demo = DemoTable([DemoThrow((2, 2, 3, 3, 4, 6))], size=(320, 240), seed=2)  # no scoring die
+    session = TableSession(BOXED, ["Ann", "Bob"], reader=demo)
+    frames, views = [], []
+    for frame in demo:  # the demo reads the frame it showed last
+        frames.append(frame)
+        views.append(session.on_frame(frame))
+    assert session.game.actions_in_force == (Roll((2, 2, 3, 3, 4, 6)),) and session.game.current_player == "Bob"
+    assert "FARKLE" in " ".join(v.message for v in views)
+    end = frames[-1]
+    for i in range(1, 40):  # Ann's six dice lie on, more than a second
+        session.on_frame(dataclasses.replace(end, index=end.index + i, timestamp=end.timestamp + i / 15))
+    assert session.game.actions_in_force == (Roll((2, 2, 3, 3, 4, 6)),) and session.game.current_player == "Bob"
+    reopened = TableSession(BOXED, game=Game.from_json(session.game.to_json()), reader=demo)  # a server restart
+    for i in range(40):
+        reopened.on_frame(dataclasses.replace(end, index=i, timestamp=i / 15))
+    assert reopened.game.actions_in_force == (Roll((2, 2, 3, 3, 4, 6)),) and reopened.game.current_player == "Bob"
+
+
 def test_keep_and_bank_score_for_the_player(table: TableSession) -> None:
     table.throw(reading([1, 1, 1, 1, 2, 3]))
     assert table.game.phase is Phase.AWAITING_KEEP
