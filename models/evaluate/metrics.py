@@ -21,6 +21,8 @@ from farklecam.vision.reading import DieStatus, Reading
 __all__ = [
     "COCKED_CLASS",
     "LEAN_BANDS_DEG",
+    "SIZE_BANDS_PX",
+    "SIZE_BAND_NAMES",
     "FolderStats",
     "ImageLabels",
     "ScoredMatch",
@@ -32,6 +34,8 @@ __all__ = [
     "match_scored",
     "predicted_classes",
     "ratio",
+    "size_band",
+    "touching",
 ]
 
 #: Class id of a cocked die (faces are 0-5 = face - 1).
@@ -40,6 +44,31 @@ COCKED_CLASS = 6
 #: The first is the generator's own cocked threshold (``farklecam.datasets.synthetic.mesh``); a
 #: die just past it shows most of its top face and is the hardest to call.
 LEAN_BANDS_DEG = (15.0, 25.0, 35.0)
+#: Upper edges (pixels, a die's longer box side) of the die-size bands recall and faces are broken down by.
+SIZE_BANDS_PX = (30.0, 45.0, 70.0, 150.0)
+#: The bands as the tables print them.
+SIZE_BAND_NAMES = ("<30", "30-45", "45-70", "70-150", ">150")
+#: Two dice touch where their boxes, each grown by this share of its side, overlap.
+TOUCH_MARGIN = 0.1
+
+
+def size_band(xyxy: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Index into :data:`SIZE_BAND_NAMES` of each box (its longer side, pixels)."""
+    boxes = np.asarray(xyxy, np.float64).reshape(-1, 4)
+    sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    return np.searchsorted(SIZE_BANDS_PX, sides, side="right").astype(np.int64)
+
+
+def touching(xyxy: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Which boxes touch another: side to side, corner to corner or in a row (grown boxes overlap)."""
+    boxes = np.asarray(xyxy, np.float64).reshape(-1, 4)
+    pad = TOUCH_MARGIN * np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    grown = boxes + np.stack([-pad, -pad, pad, pad], axis=1)
+    x_overlap = (grown[:, None, 0] < grown[None, :, 2]) & (grown[None, :, 0] < grown[:, None, 2])
+    y_overlap = (grown[:, None, 1] < grown[None, :, 3]) & (grown[None, :, 1] < grown[:, None, 3])
+    both = x_overlap & y_overlap
+    np.fill_diagonal(both, False)
+    return np.asarray(both.any(axis=1), bool)
 
 
 def lean_band(tilt_deg: float) -> int:
@@ -236,6 +265,8 @@ class FolderStats:
     #: Per :data:`LEAN_BANDS_DEG` band: labelled cocked dice with a known tilt, and those called cocked.
     lean_labels: list[int] = field(default_factory=lambda: [0] * len(LEAN_BANDS_DEG))
     lean_found: list[int] = field(default_factory=lambda: [0] * len(LEAN_BANDS_DEG))
+    #: Per group of labelled dice (:data:`SIZE_BAND_NAMES`, ``"touching"``, ``"apart"``): dice, found, read right.
+    groups: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, reading: Reading, labels: ImageLabels, latency_ms: float | None = None) -> bool:
         """Score one image; returns whether it was read exactly.
@@ -292,9 +323,21 @@ class FolderStats:
             self.off_preds += int(p_off[preds].sum())
             self.off_labels += int(labels.off_tray[labelled].sum())
             self.off_tp += sum(1 for i, j in scored.pairs if p_off[i] and labels.off_tray[j])
+        self._add_groups(labels, scored, pred_cls)
         if latency_ms is not None:
             self.latencies_ms.append(latency_ms)
         return exact
+
+    def _add_groups(self, labels: ImageLabels, scored: ScoredMatch, pred_cls: npt.NDArray[np.int64]) -> None:
+        """Count each labelled die in its size band and as touching another or apart."""
+        found = {j: int(pred_cls[i]) for i, j in scored.pairs}
+        bands, touches = size_band(labels.xyxy), touching(labels.xyxy)
+        for j in scored.labels:
+            for group in (SIZE_BAND_NAMES[int(bands[j])], "touching" if touches[j] else "apart"):
+                counts = self.groups.setdefault(group, [0, 0, 0])
+                counts[0] += 1
+                counts[1] += int(j in found)
+                counts[2] += int(found.get(j) == int(labels.classes[j]))
 
     def metrics(self) -> dict[str, float | int | None]:
         """Every metric; None where it does not apply (no labels of that kind)."""
@@ -320,6 +363,16 @@ class FolderStats:
             "median_ms": float(np.median(self.latencies_ms)) if self.latencies_ms else None,
         }
 
+    def by_group(self) -> dict[str, dict[str, float | int | None]]:
+        """Recall and face accuracy (over the dice found) per die size band and for touching dice."""
+        order = (*SIZE_BAND_NAMES, "touching", "apart")
+        return {
+            name: {"dice": n, "recall": ratio(found, n), "face_accuracy": ratio(right, found)}
+            for name in order
+            if name in self.groups
+            for n, found, right in [self.groups[name]]
+        }
+
     def cocked_recall_by_lean(self) -> dict[str, dict[str, float | int | None]]:
         """Cocked recall per lean band, where tilts are labelled: ``{band: {dice, found, recall}}``."""
         return {
@@ -337,3 +390,7 @@ class FolderStats:
         self.lean_found = [a + b for a, b in zip(self.lean_found, other.lean_found, strict=True)]
         self.latencies_ms.extend(other.latencies_ms)
         self.confusion.merge(other.confusion)
+        for name, counts in other.groups.items():
+            mine = self.groups.setdefault(name, [0, 0, 0])
+            for k, value in enumerate(counts):
+                mine[k] += value

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -101,6 +102,49 @@ def load_labels(image_path: Path, width: int, height: int) -> ImageLabels:
     return ImageLabels(xyxy, classes, off_tray, tray_arr, occluded if isinstance(dice, list) else None, tilt_deg=tilt)
 
 
+def place(
+    frame: npt.NDArray[np.uint8], labels: ImageLabels, canvas: tuple[int, int], scale: float
+) -> tuple[npt.NDArray[np.uint8], ImageLabels]:
+    """``frame`` scaled by ``scale`` and set in the middle of a ``canvas`` = (width, height) picture.
+
+    How a photo's dice look in a webcam-sized frame (scale 1: pixel for pixel) or closer up
+    (scale > 1: the middle of the scaled photo fills the canvas). The canvas around the photo
+    is the photo's own border colour; a die cut to less than half by the canvas's edge is
+    occluded (scored as neither found nor missed), one wholly outside it is dropped, and the
+    sidecar's tray moves with the photo.
+    """
+    width, height = canvas
+    h, w = frame.shape[:2]
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    scaled = cv2.resize(frame, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+    border = np.concatenate([frame[0], frame[-1], frame[:, 0], frame[:, -1]]).reshape(-1, 3)
+    out = np.empty((height, width, 3), np.uint8)
+    out[:] = np.median(border, axis=0).astype(np.uint8)
+    dx, dy = (width - size[0]) // 2, (height - size[1]) // 2  # negative: the scaled photo is cropped
+    sx, sy = max(0, -dx), max(0, -dy)
+    tx, ty = max(0, dx), max(0, dy)
+    cw, ch = min(size[0] - sx, width - tx), min(size[1] - sy, height - ty)
+    out[ty : ty + ch, tx : tx + cw] = scaled[sy : sy + ch, sx : sx + cw]
+    xyxy = labels.xyxy * scale + np.array([dx, dy, dx, dy], np.float32)
+    inside = np.clip(xyxy, 0, [width, height, width, height])
+    area = np.prod(np.maximum(xyxy[:, 2:] - xyxy[:, :2], 1e-6), axis=1)
+    shown = np.prod(np.maximum(inside[:, 2:] - inside[:, :2], 0), axis=1) / area
+    keep = shown > 0
+    occluded = shown < 0.5
+    if labels.occluded is not None:
+        occluded |= labels.occluded
+    tray = None if labels.tray is None else labels.tray * scale + np.array([dx, dy], np.float32)
+    placed = ImageLabels(
+        xyxy[keep].astype(np.float32),
+        labels.classes[keep],
+        None if labels.off_tray is None else labels.off_tray[keep],
+        tray,
+        occluded[keep],
+        None if labels.tilt_deg is None else labels.tilt_deg[keep],
+    )
+    return out, placed
+
+
 def oracle_detector(labels: ImageLabels, width: int, height: int) -> Callable[[npt.NDArray[np.uint8]], Reading]:
     """A detector that "finds" exactly the labelled boxes: measures the rest of the reader alone."""
     n = len(labels.classes)
@@ -132,6 +176,8 @@ def evaluate_folder(
     errors: ErrorCases | None = None,
     count_occluded: bool = False,
     corner_noise_px: float = 0.0,
+    canvas: tuple[int, int] | None = None,
+    scale: float = 1.0,
 ) -> tuple[FolderStats, list[str]]:
     """Read and score every labelled image below ``folder``.
 
@@ -146,6 +192,9 @@ def evaluate_folder(
         corner_noise_px: move each sidecar tray corner at random by this much (standard
             deviation, pixels; the same moves every run) and treat the corners as clicked:
             how the calibrated path reads for a person who clicks the corners.
+        canvas: set each image, scaled by ``scale``, in a picture of this (width, height)
+            (:func:`place`): real photos as a webcam-sized frame shows them, or closer up.
+        scale: how much each image is scaled first (with ``canvas``; 1: pixel for pixel).
 
     Returns:
         The counts, and one message per image that could not be read (the run goes on).
@@ -157,6 +206,8 @@ def evaluate_folder(
         try:
             frame = load_image(path)
             labels = load_labels(path, frame.shape[1], frame.shape[0])
+            if canvas is not None:
+                frame, labels = place(frame, labels, canvas, scale)
             if count_occluded:
                 labels = dataclasses.replace(labels, occluded=None)
         except (ImageError, ValueError) as exc:
@@ -245,9 +296,42 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="score dice a sidecar marks occluded like any other (default: ignored, as VOC's 'difficult')",
     )
     parser.add_argument(
+        "--canvas",
+        type=_canvas,
+        default=None,
+        metavar="WxH",
+        help="set each image in a picture of this size, e.g. 1280x720: photos as a webcam-sized frame shows them",
+    )
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="with --canvas, scale each image by this first (2: closer up)"
+    )
+    parser.add_argument(
         "--errors", type=Path, default=None, help="write each image not read exactly, drawn, to ERRORS/<folder>/"
     )
     return parser.parse_args(argv)
+
+
+def _group_line(stats: FolderStats) -> str:
+    """``<30 12: 0.917 / 1.000, ...``: each group's dice, recall and face accuracy."""
+
+    def show(value: float | int | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    return ", ".join(
+        f"{name} {g['dice']}: {show(g['recall'])} / {show(g['face_accuracy'])}" for name, g in stats.by_group().items()
+    )
+
+
+def _canvas(text: str) -> tuple[int, int]:
+    """``1280x720`` -> (1280, 720) (argparse type)."""
+    width, _, height = text.lower().partition("x")
+    try:
+        size = (int(width), int(height))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1280x720, got {text!r}") from exc
+    if min(size) < 32 or max(size) > 8192:
+        raise argparse.ArgumentTypeError(f"a canvas is 32 to 8192 pixels a side, got {text!r}")
+    return size
 
 
 def override_arg(text: str) -> tuple[str, object]:
@@ -270,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = dataclasses.replace(config, straight_down=True)
     if args.set:
         config = dataclasses.replace(config, **dict(args.set))
+    if not 0.05 <= args.scale <= 20:
+        sys.stderr.write(f"error: --scale must be between 0.05 and 20, got {args.scale}\n")
+        return 2
     missing = [str(d) for d in args.dirs if not d.is_dir()]
     if missing:
         sys.stderr.write(f"error: not a folder: {', '.join(missing)}\n")
@@ -294,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors=errors,
             count_occluded=args.count_occluded,
             corner_noise_px=args.corner_noise,
+            canvas=args.canvas,
+            scale=args.scale,
         )
         for problem in problems:
             sys.stderr.write(f"skipped: {problem}\n")
@@ -302,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         entry: dict[str, Any] = {
             **stats.metrics(),
             "cocked_recall_by_lean": stats.cocked_recall_by_lean(),
+            "by_size_and_touching": stats.by_group(),
             "confusion": stats.confusion.to_dict(),
             "problems": problems,
         }
@@ -313,6 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["all"] = {
             **total.metrics(),
             "cocked_recall_by_lean": total.cocked_recall_by_lean(),
+            "by_size_and_touching": total.by_group(),
         }
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
@@ -325,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if by_lean := stats.cocked_recall_by_lean():
             bands = ", ".join(f"{band} deg {v['found']}/{v['dice']}" for band, v in by_lean.items())
             out += [f"cocked dice called, by lean ({folder}): {bands}", ""]
+        out += [f"by die size (px) and touching ({folder}): recall / face accuracy", _group_line(stats), ""]
         if "confusion_png" in report["folders"][str(folder)]:
             out += [f"wrote {report['folders'][str(folder)]['confusion_png']}", ""]
     sys.stdout.write("\n".join(out))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from farklecam.datasets.yolo import YoloBox, write_labels
-from farklecam.models.evaluate.run import format_table, load_labels, main
+from farklecam.models.evaluate.metrics import ImageLabels
+from farklecam.models.evaluate.run import format_table, load_labels, main, place
 from farklecam.vision.images import load_image
 from farklecam.vision.reader import DiceReader, ReaderConfig
 
@@ -158,3 +159,38 @@ def test_sidecar_corners_are_labelled_or_clicked_the_same_way_every_run() -> Non
     np.testing.assert_array_equal(clicked.polygon, again.polygon)
     assert not np.array_equal(clicked.polygon, other.polygon)
     assert 0 < np.abs(np.sort(clicked.polygon, axis=0) - np.sort(exact.polygon, axis=0)).max() < 12
+
+
+def test_a_photo_set_in_a_larger_canvas_keeps_its_pixels_and_its_dice() -> None:
+    photo = np.full((80, 100, 3), 50, np.uint8)
+    photo[10:30, 10:30] = 200
+    labels = ImageLabels(np.array([[10, 10, 30, 30], [85, 60, 105, 80]], np.float32), np.array([0, 5]))
+    frame, placed = place(photo, labels, (300, 200), 1.0)
+    assert frame.shape == (200, 300, 3) and (frame[70:90, 110:130] == 200).all() and frame[0, 0, 0] == 50
+    np.testing.assert_allclose(placed.xyxy[0], [110, 70, 130, 90])
+    assert placed.occluded is not None and placed.occluded.tolist() == [False, False]
+
+
+def test_closer_up_the_middle_fills_the_canvas_and_dice_cut_by_it_are_occluded() -> None:
+    photo = np.zeros((80, 100, 3), np.uint8)
+    labels = ImageLabels(
+        np.array([[45, 35, 55, 45], [0, 0, 10, 10], [18, 30, 28, 40]], np.float32), np.array([0, 1, 2])
+    )
+    frame, placed = place(photo, labels, (100, 80), 2.0)  # the middle half of the photo, twice as large
+    assert frame.shape == (80, 100, 3)
+    np.testing.assert_allclose(placed.xyxy[0], [40, 30, 60, 50])
+    assert placed.classes.tolist() == [0, 2]  # the corner die fell outside; the left one is cut
+    assert placed.occluded is not None and placed.occluded.tolist() == [False, True]
+
+
+@pytest.mark.parametrize("canvas", ["wide", "10x10"])
+def test_a_bad_canvas_is_one_clear_line(tmp_path: Path, canvas: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(tmp_path), "--canvas", canvas])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "--canvas" in err and "Traceback" not in err
+
+
+def test_a_scale_out_of_range_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path), "--canvas", "640x480", "--scale", "0"]) == 2
+    assert "--scale must be between" in capsys.readouterr().err

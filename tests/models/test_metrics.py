@@ -10,6 +10,8 @@ from farklecam.models.evaluate.metrics import (
     lean_band_name,
     match_by_centre,
     predicted_classes,
+    size_band,
+    touching,
 )
 from tests.vision.fakes import make_reading as reading
 
@@ -163,3 +165,38 @@ def test_a_leaning_die_read_unsure_is_not_found_cocked_but_is_rethrown() -> None
     stats.merge(stats)
     assert stats.metrics()["cocked_rethrown"] == pytest.approx(3 / 5)
     assert FolderStats().metrics()["cocked_rethrown"] is None
+
+
+def test_size_bands_by_a_dies_longer_side() -> None:
+    boxes = [[0, 0, 20, 29], [0, 0, 30, 10], [0, 0, 44, 44], [0, 0, 69, 10], [0, 0, 100, 100], [0, 0, 10, 200]]
+    assert size_band(boxes).tolist() == [0, 1, 1, 2, 3, 4]
+
+
+def test_dice_touching_side_to_side_corner_to_corner_and_in_a_row() -> None:
+    boxes = [
+        [0, 0, 40, 40],  # a row of three, side to side
+        [41, 0, 81, 40],
+        [82, 0, 122, 40],
+        [200, 200, 240, 240],  # corner to corner
+        [242, 242, 282, 282],
+        [400, 0, 440, 40],  # alone: its nearest neighbour is a die's side away
+        [400, 100, 440, 140],
+    ]
+    assert touching(boxes).tolist() == [True, True, True, True, True, False, False]
+    assert touching(np.zeros((0, 4))).tolist() == []
+
+
+def test_recall_and_faces_by_size_and_for_touching_dice() -> None:
+    stats = FolderStats()
+    labels = ImageLabels(
+        np.array([[0, 0, 20, 20], [21, 0, 41, 20], [100, 100, 160, 160]], np.float32), np.array([0, 1, 2])
+    )
+    # The two small touching dice came out as one box read 1; the large die apart is read right.
+    stats.add(reading([[0, 0, 20, 20], [100, 100, 160, 160]], [1, 3], ["ok", "ok"]), labels)
+    groups = stats.by_group()
+    assert groups["<30"] == {"dice": 2, "recall": 0.5, "face_accuracy": 1.0}
+    assert groups["45-70"] == {"dice": 1, "recall": 1.0, "face_accuracy": 1.0}
+    assert groups["touching"]["recall"] == 0.5 and groups["apart"]["recall"] == 1.0
+    other = FolderStats()
+    other.merge(stats)
+    assert other.by_group() == groups
