@@ -213,7 +213,7 @@ def parse_action(text: str) -> Action:
         return _BARE_TYPES[verb]()
     if verb in _DICE_TYPES:
         tokens = [t for t in _FACE_TOKEN.split(rest) if t]
-        if not tokens or any(not (len(t) == 1 and t.isdigit()) for t in tokens):
+        if not tokens or any(not (len(t) == 1 and "0" <= t <= "9") for t in tokens):  # ASCII: "¹" is a digit too
             raise InvalidActionError(f"{verb} expects faces 1-6 separated by commas, like '{verb} 1,5', got {text!r}")
         return _DICE_TYPES[verb](tuple(int(t) for t in tokens))
     if verb == RollOff.kind:

@@ -44,10 +44,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from farklecam.errors import IllegalActionError, InvalidRulesError
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules, TieRule
-
-from farklecam.errors import IllegalActionError, InvalidRulesError
 
 __all__ = [
     "MAX_PLAYERS",
@@ -158,7 +157,7 @@ def check_name(name: object, what: str) -> str:
     Raises:
         InvalidTournamentError: anything else, with the rule in the message.
     """
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):  # not match: its "$" also passes "Ann\n"
         raise InvalidTournamentError(
             f"{what} {name!r} must be 1-64 letters, digits, '_' or '-', starting with a letter or digit"
         )
@@ -283,9 +282,14 @@ class Tournament:
             raise InvalidTournamentError("sign up at least one player")
         if self.started:
             raise TournamentError(f"tournament {self.name!r} has started: sign-up is closed")
-        taken = [n for i, n in enumerate(new) if n in self.players or n in new[:i]]
-        if taken:
-            raise TournamentError(f"{taken[0]!r} is already signed up to {self.name!r}: names must be unique")
+        seen = {p.casefold(): p for p in self.players}  # "Ann" and "ann" are one person at a table
+        for name in new:
+            if name.casefold() in seen:
+                raise TournamentError(
+                    f"{name!r} is already signed up to {self.name!r} (as {seen[name.casefold()]!r}): names must be "
+                    "unique, whatever their case"
+                )
+            seen[name.casefold()] = name
         if len(self.players) + len(new) > MAX_PLAYERS:
             refused = new[MAX_PLAYERS - len(self.players)]
             raise TournamentError(

@@ -20,18 +20,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
-from farklecam.service.errors import BodySizeLimit, install_error_handlers
-from farklecam.service.routes import games, health, readings, rules, scoring, session, tournament, ws
-from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
-from farklecam.service.settings import Settings, get_settings
-from farklecam.service.storage import Games, GameStore
-from farklecam.service.tournament_store import TournamentStore
-from farklecam.service.win_solver import BackgroundWinSolver, install
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
+from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
+from farklecam.service.errors import BodySizeLimit, install_error_handlers
+from farklecam.service.routes import games, health, readings, rules, scoring, session, tournament, ws
+from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
+from farklecam.service.serving import return_freed_memory
+from farklecam.service.settings import Settings, get_settings
+from farklecam.service.storage import Games, GameStore
+from farklecam.service.tournament_store import TournamentStore
+from farklecam.service.win_solver import BackgroundWinSolver, install
 
 __all__ = ["STATIC_DIR", "build_reader", "create_app"]
 
@@ -62,9 +63,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        return_freed_memory()  # a large picture's decode must not leave its memory in each thread's heap
         store = GameStore(settings.database)
         app.state.games = games_ = Games(store)
-        app.state.reader = ReaderSlot(lambda: build_reader(settings))
+        app.state.reader = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
         app.state.tables = Tables(games_)
         app.state.cameras = Cameras()
         app.state.tournaments = tournaments = TournamentStore(games_)

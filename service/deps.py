@@ -10,30 +10,38 @@ HTTP routes and the WebSocket.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
+import anyio
 import numpy as np
 import numpy.typing as npt
-from farklecam.service.settings import Settings
-from farklecam.service.storage import Games
-from farklecam.service.table import TableSession
-from farklecam.vision.onnx_runtime import default_threads
-from farklecam.vision.pose.view_search import VerticalMemory
-from farklecam.vision.reading import Reading
-from farklecam.vision.settle.detector import FrameReader  # the one definition; re-exported for the app's factory
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
 from farklecam.errors import ImageError
+from farklecam.service.errors import PictureTooLargeError, ServerBusyError, UnsupportedMediaError
+from farklecam.service.settings import PIXEL_BUDGET, Settings
+from farklecam.service.storage import Games
+from farklecam.service.table import TableSession
+from farklecam.vision.images import MAX_PIXELS, decode_image, image_format, image_size
+from farklecam.vision.onnx_runtime import default_threads
+from farklecam.vision.pose.view_search import VerticalMemory
+from farklecam.vision.reading import Reading
+from farklecam.vision.settle.detector import FrameReader  # the one definition; re-exported for the app's factory
 
 __all__ = [
+    "PIXEL_BUDGET",
     "READS_AT_ONCE",
+    "READ_LINE",
     "Cameras",
     "CamerasDep",
     "FrameReader",
     "GamesDep",
     "LazyReader",
+    "PixelBudget",
     "ReaderDep",
     "ReaderSlot",
     "ReaderSlotDep",
@@ -57,6 +65,91 @@ __all__ = [
 #: through the WebSocket (``bench/tables.py 10``, one and two alternated, load average 3-7) could not tell
 #: them apart: median lag 0.67-1.24 s with one, 0.90-1.28 s with two; the machine's other work swung more.
 READS_AT_ONCE = max(1, min(2, default_threads()))
+
+
+#: Uploads to ``POST /api/read`` that may wait for their turn or be read at once; the next one is told to try
+#: again (429). Each holds its encoded bytes (at most ``Settings.max_upload_bytes``) while it waits.
+READ_LINE = 16
+
+
+class PixelBudget:
+    """Decoded pixels in memory at once, shared by every read: the bound on the memory pictures take.
+
+    A read holds its picture's pixels from just before it is decoded until its answer no longer needs
+    them; one that would pass the budget waits. Waiters are served in arrival order, so a large picture
+    is not passed over forever by a stream of small ones.
+
+    Args:
+        pixels: the budget; a picture larger than this alone is refused, never waited for.
+    """
+
+    def __init__(self, pixels: int) -> None:
+        if pixels < 1:
+            raise ValueError(f"a pixel budget must be at least 1, but got {pixels}")
+        self.pixels = pixels
+        self._free = pixels
+        self._line: deque[object] = deque()
+        self._changed = threading.Condition()
+
+    @property
+    def free(self) -> int:
+        """Pixels no read holds now."""
+        with self._changed:
+            return self._free
+
+    @contextmanager
+    def hold(self, pixels: int) -> Iterator[None]:
+        """Hold ``pixels`` of the budget for the block, waiting for them in arrival order.
+
+        Raises:
+            PictureTooLargeError: more pixels than the whole budget (waiting would never end).
+        """
+        if pixels > self.pixels:
+            raise PictureTooLargeError(
+                f"this server decodes at most {_megapixels(self.pixels)} at a time, and the picture has "
+                f"{_megapixels(pixels)}: send it smaller"
+            )
+        ticket = object()
+        with self._changed:
+            self._line.append(ticket)
+            try:
+                self._changed.wait_for(lambda: self._line[0] is ticket and self._free >= pixels)
+            finally:
+                self._line.remove(ticket)
+                self._changed.notify_all()  # the next in line may fit beside this one
+            self._free -= pixels
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._free += pixels
+                self._changed.notify_all()
+
+
+def _megapixels(pixels: int) -> str:
+    """``"1.2 megapixels"``, or ``"1200 pixels"`` where that would read 0.0."""
+    return f"{pixels / 1e6:.1f} megapixels" if pixels >= 100_000 else f"{pixels} pixels"
+
+
+def picture_pixels(data: bytes, source: str) -> int:
+    """The pixels ``data`` will decode to, read from its header alone, so nothing is allocated for a refusal.
+
+    Raises:
+        UnsupportedMediaError: not a JPEG, PNG, BMP or WebP picture (checked by its magic bytes).
+        ImageError: a cut or corrupt header, or a picture of zero size.
+        PictureTooLargeError: more than :data:`farklecam.vision.images.MAX_PIXELS`, which no reader takes.
+    """
+    if image_format(data[:16]) is None:
+        raise UnsupportedMediaError(f"{source}: not a picture the reader takes (JPEG, PNG, BMP or WebP)")
+    width, height = image_size(data, source)
+    if width <= 0 or height <= 0:
+        raise ImageError(f"{source}: image has zero size ({width}x{height})")
+    if width * height > MAX_PIXELS:
+        raise PictureTooLargeError(
+            f"{source}: image too large ({width}x{height} = {width * height / 1e6:.1f} megapixels; "
+            f"the limit is {MAX_PIXELS / 1e6:.0f})"
+        )
+    return width * height
 
 
 class SharedReader:
@@ -115,12 +208,24 @@ class ReaderSlot:
     A failed load (:class:`~farklecam.errors.ModelLoadError`) is not remembered: the
     next request tries again, so models installed while the server runs are picked up.
 
+    The slot also owns what bounds reading's cost: the gate (:data:`READS_AT_ONCE` reads, and
+    decodes, at a time), the :class:`PixelBudget` every decoded picture is counted against, and
+    the line of uploads waiting (:data:`READ_LINE`).
+
     Args:
         factory: builds the reader (loads the ONNX models).
         reads_at_once: reads that may run at the same time (the rest wait their turn).
+        pixel_budget: decoded pixels held at once (:class:`PixelBudget`).
+        read_line: uploads that may wait or be read at once (:meth:`place_in_line`).
     """
 
-    def __init__(self, factory: Callable[[], FrameReader], reads_at_once: int | None = None) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], FrameReader],
+        reads_at_once: int | None = None,
+        pixel_budget: int = PIXEL_BUDGET,
+        read_line: int = READ_LINE,
+    ) -> None:
         self._factory = factory
         self._reader: FrameReader | None = None
         self._load_lock = threading.Lock()
@@ -128,6 +233,13 @@ class ReaderSlot:
         if self.reads_at_once < 1:
             raise ValueError(f"reads_at_once must be at least 1, but got {self.reads_at_once}")
         self._gate = threading.BoundedSemaphore(self.reads_at_once)
+        self.budget = PixelBudget(pixel_budget)
+        self.read_line = read_line
+        self._in_line = 0
+        self._line_guard = threading.Lock()
+        #: The threads uploads and WebSocket frames wait for the budget and are read in: their own, so
+        #: pictures waiting their turn never hold the threads every other route answers in.
+        self.read_threads = anyio.CapacityLimiter(read_line)
 
     @property
     def loaded(self) -> bool:
@@ -145,6 +257,43 @@ class ReaderSlot:
                 if self._reader is None:
                     self._reader = self._factory()
         return SharedReader(self._reader, self._gate)
+
+    @contextmanager
+    def decoded(self, data: bytes, source: str) -> Iterator[npt.NDArray[np.uint8]]:
+        """The picture decoded inside the reads gate, its pixels held against the budget until the block ends.
+
+        The size comes from the header first: a picture the budget can never hold is refused before
+        anything is allocated, and one that must wait waits as a few bytes, not as a decoded frame.
+
+        Raises:
+            UnsupportedMediaError: not a picture (415).
+            ImageError: a corrupt or truncated picture (422).
+            PictureTooLargeError: more pixels than the limit or the whole budget (413).
+        """
+        with self.budget.hold(picture_pixels(data, source)):
+            with self._gate:  # decoding is a read's work too: it runs beside at most READS_AT_ONCE - 1 others
+                frame = decode_image(data, source)
+            yield frame
+
+    @contextmanager
+    def place_in_line(self) -> Iterator[None]:
+        """A place among the uploads waiting or being read, for the block.
+
+        Raises:
+            ServerBusyError: :attr:`read_line` uploads already wait (429): each holds its bytes meanwhile.
+        """
+        with self._line_guard:
+            if self._in_line >= self.read_line:
+                raise ServerBusyError(
+                    f"the server is already reading or holding {self._in_line} pictures: send this one again "
+                    "in a few seconds"
+                )
+            self._in_line += 1
+        try:
+            yield
+        finally:
+            with self._line_guard:
+                self._in_line -= 1
 
 
 class LazyReader:

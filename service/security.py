@@ -35,17 +35,19 @@ import logging
 import math
 import socket
 from collections.abc import Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from farklecam.service.code_attempts import WrongCodeLimit
-from farklecam.service.settings import LOOPBACK_NAMES, Settings, is_ip_address
-from farklecam.service.table_code import same_code
 from starlette.datastructures import Headers, QueryParams
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
+
+from farklecam.service.code_attempts import WrongCodeLimit
+from farklecam.service.settings import LOOPBACK_NAMES, Settings, is_ip_address
+from farklecam.service.table_code import same_code
 
 __all__ = [
     "CODE_HEADER",
@@ -54,6 +56,7 @@ __all__ = [
     "Refusal",
     "SiteGuard",
     "SitePolicy",
+    "client_address",
     "declare_table_code",
     "lan_addresses",
     "needs_code",
@@ -291,6 +294,19 @@ class SitePolicy:
         return Refusal(401, "WrongTableCode", "wrong table code: ask whoever started the server (it printed the code)")
 
 
+#: The address of the client whose request or WebSocket is being answered (:class:`SiteGuard` sets it).
+_CLIENT: ContextVar[str | None] = ContextVar("farklecam_client", default=None)
+
+
+def client_address() -> str | None:
+    """The address of the client being answered, for bounds kept per client; None outside a request.
+
+    It is the connection's address, or a trusted proxy's ``X-Forwarded-For`` only where the server
+    was started with ``--proxy-headers``.
+    """
+    return _CLIENT.get()
+
+
 class SiteGuard:
     """Pure ASGI middleware: every HTTP request and WebSocket passes :class:`SitePolicy` or is refused.
 
@@ -312,7 +328,12 @@ class SiteGuard:
             return
         refusal = self.policy.check(scope)
         if refusal is None:
-            await self.app(scope, receive, send)
+            client = scope.get("client")
+            token = _CLIENT.set(str(client[0]) if client else None)
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                _CLIENT.reset(token)
             return
         log.info("refused %s %s: %s", scope["type"], scope["path"][:_EXCERPT], refusal.error)
         if scope["type"] == "http":

@@ -18,16 +18,17 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from farklecam.scoring.presets import get_preset
-from farklecam.service.table_code import generate_code, validate_code
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from farklecam.errors import InvalidRulesError
+from farklecam.scoring.presets import get_preset
+from farklecam.service.table_code import generate_code, validate_code
 
 __all__ = [
     "ENV_PREFIX",
     "LOOPBACK_NAMES",
+    "PIXEL_BUDGET",
     "Settings",
     "default_db_path",
     "get_settings",
@@ -39,6 +40,13 @@ __all__ = [
 ENV_PREFIX = "FARKLECAM_"
 
 MIB = 1024 * 1024
+
+#: Decoded pixels held at once across every picture and frame being read (``Settings.read_pixel_budget``'s
+#: default): one 40-megapixel photo, or two of 24, or dozens of webcam frames. Decoding takes about 6 bytes a
+#: pixel at its peak (a 39.7-megapixel grey PNG: 228 MB above the loaded server; the reader's own work on a
+#: 40-megapixel photo of dice added 26 MB more), so this bounds reading's memory near 300 MB. Without a bound,
+#: 16 uploads of one 4.9 kB PNG that decodes to 39.7 megapixels took a server from 340 MB to 3.4 GB.
+PIXEL_BUDGET = 48_000_000
 
 #: The names a browser on this machine reaches a loopback server by.
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -87,6 +95,12 @@ class Settings(BaseModel):
         tls_key: PEM private key of ``tls_cert``.
         solve_win_tables: solve a customised rule set's win table in the background when its
             advice first asks (:mod:`farklecam.service.win_solver`); ``farklecam serve`` turns it on.
+        read_pixel_budget: decoded pixels the server holds at once across every picture and frame
+            being read (:class:`farklecam.service.deps.PixelBudget`, about 6 bytes each at a decode's
+            peak); a read that would pass it waits its turn, a picture larger than it is refused (413).
+        proxy_headers: trust ``X-Forwarded-For`` and ``X-Forwarded-Proto`` from a reverse proxy on this
+            machine (``farklecam serve --proxy-headers``). Off, the client's address is the connection's,
+            so no client can pose as another address, for instance to dodge the bound on wrong table codes.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -106,6 +120,8 @@ class Settings(BaseModel):
     tls_cert: Path | None = None
     tls_key: Path | None = None
     solve_win_tables: bool = False
+    read_pixel_budget: int = Field(default=PIXEL_BUDGET, ge=1_000_000, le=2_000_000_000)
+    proxy_headers: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farklecam.errors import FarkleError, StorageError
 from farklecam.scoring.actions import Action, action_from_dict
 from farklecam.scoring.events import Event
 from farklecam.scoring.game import FORMAT, Game
 from farklecam.service.errors import GameNotFoundError
 from farklecam.service.sqlite_file import SqliteFile
-
-from farklecam.errors import FarkleError, StorageError
 
 __all__ = ["SCHEMA_VERSION", "GameRow", "GameStore", "Games", "new_game_id"]
 
@@ -111,6 +110,14 @@ class GameStore:
     def close(self) -> None:
         """Close the connection (committed data is already on disk)."""
         self._file.close()
+
+    def check(self) -> None:
+        """Make sure the database file is still the one opened (see :meth:`SqliteFile.check`).
+
+        Raises:
+            StorageError: it was deleted or replaced while the server ran.
+        """
+        self._file.check()
 
     def __enter__(self) -> GameStore:
         return self
@@ -268,7 +275,9 @@ class Games:
 
         Raises:
             GameNotFoundError: no game has this id.
+            StorageError: the database file was deleted or replaced: a game in memory is not shown as kept.
         """
+        self.store.check()
         with self._guard:
             cached = self._cache.get(game_id)
         if cached is not None:

@@ -24,13 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from farklecam.errors import StorageError
 from farklecam.scoring.game import Game
 from farklecam.scoring.tournament import TableResult, Tournament, TournamentError, check_name, table_rules
 from farklecam.service.errors import GameNotFoundError
 from farklecam.service.sqlite_file import SqliteFile
 from farklecam.service.storage import Games, GameStore
-
-from farklecam.errors import StorageError
 
 __all__ = ["TableGame", "TournamentNotFoundError", "TournamentStore", "open_store"]
 
@@ -153,12 +152,15 @@ class TournamentStore:
 
         Raises:
             InvalidTournamentError: a malformed name or seed.
-            TournamentError: the name is taken.
+            TournamentError: the name is taken, in any case ("Cup" when "cup" exists).
         """
         tournament = Tournament(check_name(name, "tournament name"), secrets.randbelow(2**31) if seed is None else seed)
         with self._file.transaction() as db:
-            if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
-                raise TournamentError(f"a tournament named {name!r} already exists")
+            taken = db.execute("SELECT name FROM tournaments WHERE name = ? COLLATE NOCASE", (name,)).fetchone()
+            if taken:  # "Cup" beside "cup" would be two tournaments that people call by one name
+                raise TournamentError(
+                    f"a tournament named {taken[0]!r} already exists (names are compared ignoring case)"
+                )
             db.execute(
                 "INSERT INTO tournaments (name, seed, created) VALUES (?, ?, ?)", (name, tournament.seed, time.time())
             )

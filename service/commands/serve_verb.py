@@ -59,6 +59,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="serve https with a certificate made for this machine's names (kept in the user data folder); "
         "each browser warns once",
     )
+    parser.add_argument(
+        "--proxy-headers",
+        action="store_true",
+        default=None,
+        help="believe X-Forwarded-For/-Proto from a reverse proxy at FORWARDED_ALLOW_IPS (default loopback); "
+        "without it every client is the address it connects from",
+    )
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
 
 
@@ -68,6 +75,7 @@ def _run(args: argparse.Namespace) -> int:
     from farklecam.errors import InvalidRulesError
     from farklecam.service.app import create_app
     from farklecam.service.security import lan_addresses, served_names
+    from farklecam.service.serving import server_options
     from farklecam.service.settings import Settings
     from farklecam.service.tls import check_pair, self_signed
 
@@ -83,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         solve_win_tables=True,
+        proxy_headers=args.proxy_headers,
     )
     if args.tls_self_signed:
         if settings.tls_cert is not None:
@@ -110,14 +119,7 @@ def _run(args: argparse.Namespace) -> int:
             )
     if settings.tls_cert is not None:
         sys.stderr.write(f"farklecam: https with {settings.tls_cert}\n")
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=args.log_level,
-        ssl_certfile=None if settings.tls_cert is None else str(settings.tls_cert),
-        ssl_keyfile=None if settings.tls_key is None else str(settings.tls_key),
-    )
+    uvicorn.run(app, log_level=args.log_level, **server_options(settings))
     return 0
 
 

@@ -39,23 +39,24 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import numpy as np
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from starlette.concurrency import run_in_threadpool
+
+from farklecam.errors import FarkleError
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
-from farklecam.service.errors import GameNotFoundError, UnsupportedMediaError
+from farklecam.service.errors import GameNotFoundError, UnsupportedMediaError, printable
 from farklecam.service.storage import Games
 from farklecam.service.usecases.games import state_public
 from farklecam.service.usecases.inputs import tray_corners
 from farklecam.service.usecases.report import build_report
 from farklecam.vision.camera.sources import Frame
-from farklecam.vision.images import decode_image, image_format
+from farklecam.vision.images import image_format
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.settle.detector import SettleDetector, SettlePhase, SettleState
-from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from starlette.concurrency import run_in_threadpool
-
-from farklecam.errors import FarkleError
 
 __all__ = ["NO_GAME", "TableStream", "router"]
 
@@ -155,26 +156,27 @@ class TableStream:
         self.seq = 0
         self.started = clock()
 
-    def decode(self, data: bytes) -> Frame:
-        """The frame, or :class:`UnsupportedMediaError` / :class:`~farklecam.errors.ImageError`."""
-        self.seq += 1
-        if len(data) > self.max_frame_bytes:
-            raise UnsupportedMediaError(f"frame too large ({len(data)} bytes; the limit is {self.max_frame_bytes})")
-        if image_format(data[:16]) is None:
-            raise UnsupportedMediaError("a frame must be a JPEG or PNG picture")
-        image = decode_image(data, f"frame {self.seq}")
-        return Frame(image, self.seq, clock() - self.started)
-
     def on_frame(self, data: bytes) -> dict[str, Any]:
         """Decode, settle, read, score and advise one frame (runs in a worker thread).
+
+        The frame is decoded inside the reads gate and its pixels are held against the server's
+        budget until its answer is built (:meth:`farklecam.service.deps.ReaderSlot.decoded`), so
+        many tables sending large frames at once wait their turn instead of filling memory.
 
         Raises:
             FarkleError: a frame that is too large, not a picture, or corrupt; models missing.
         """
         started = time.perf_counter()
-        frame = self.decode(data)
-        answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
-        height, width = frame.image.shape[:2]
+        self.seq += 1
+        if len(data) > self.max_frame_bytes:
+            raise UnsupportedMediaError(f"frame too large ({len(data)} bytes; the limit is {self.max_frame_bytes})")
+        if image_format(data[:16]) is None:
+            raise UnsupportedMediaError("a frame must be a JPEG or PNG picture")
+        with self.reader.slot.decoded(data, f"frame {self.seq}") as image:
+            frame = Frame(image, self.seq, clock() - self.started)
+            answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
+            height, width = image.shape[:2]
+            del frame, image  # the settle detector keeps thumbnails only: the pixels go as the budget gets them back
         answer.update(
             type="frame",
             seq=self.seq,
@@ -243,6 +245,9 @@ class TableStream:
             message = json.loads(text)
         except json.JSONDecodeError:
             return {"type": "error", "detail": 'text messages must be JSON, like {"type": "ping"}'}
+        except RecursionError:  # "[[[[..." deeper than the parser goes: a bad message, not a server fault
+            log.warning("table %s: refused a text message nested too deeply", self.game_id or NO_GAME)
+            return {"type": "error", "detail": 'text messages must be JSON of a few levels, like {"type": "ping"}'}
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "ping":
             return {"type": "pong"}
@@ -333,21 +338,39 @@ async def table(
     rules = get_rules(settings.rules)
     reader = LazyReader(slot, straight_down=settings.straight_down)
     stream = TableStream(reader, games, tables, wanted, rules, settings.max_frame_bytes)
+    failures = 0
     try:
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
             try:
-                if message.get("bytes") is not None:
-                    answer = await run_in_threadpool(stream.on_frame, message["bytes"])
+                if message.get("bytes") is not None:  # in the reader's threads: a frame may wait for the budget
+                    answer = await anyio.to_thread.run_sync(
+                        stream.on_frame, message["bytes"], limiter=slot.read_threads
+                    )
                 else:
                     answer = await run_in_threadpool(stream.command, message.get("text") or "")
             except FarkleError as exc:
                 answer = {"type": "error", "detail": str(exc), "error": type(exc).__name__}
-            except Exception:  # a broken frame must not end the table's stream
-                log.exception("frame %d failed", stream.seq)
-                answer = {"type": "error", "detail": "the server could not process this frame"}
-            await websocket.send_json(answer)
+            except Exception as exc:  # a broken frame must not end the table's stream
+                failures += 1
+                if failures == 1:  # the first with its traceback; then one line each, so a client cannot flood the log
+                    log.exception("table %s: message %d failed", wanted or NO_GAME, stream.seq)
+                else:
+                    log.error("table %s: message %d failed: %s: %s", wanted or NO_GAME, stream.seq,
+                              type(exc).__name__, str(exc)[:200])  # fmt: skip
+                answer = {"type": "error", "detail": "the server could not process this message"}
+            await websocket.send_text(_json_text(answer))
     except WebSocketDisconnect:
         return
+
+
+def _json_text(answer: dict[str, Any]) -> str:
+    """An answer as JSON text that always encodes: lone surrogates a client sent come back as U+FFFD."""
+    text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(printable(answer), separators=(",", ":"), ensure_ascii=False)
+    return text

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import math
 
-from farklecam.scoring.rules import Rules
-from farklecam.service.schemas import RulesIn
-from farklecam.vision.tray.outline import TrayOutline
 from pydantic import ValidationError
 
 from farklecam.errors import ImageError, InvalidRulesError
+from farklecam.scoring.rules import Rules
+from farklecam.service.schemas import RulesIn
+from farklecam.vision.tray.outline import TrayOutline
 
 __all__ = ["form_rules", "form_tray", "tray_corners"]
 
@@ -28,6 +28,10 @@ def form_rules(preset: str | None, options: str, default_preset: str) -> Rules:
         return RulesIn.model_validate({"preset": preset, "options": parsed}).to_rules(default_preset)
     except json.JSONDecodeError as exc:
         raise InvalidRulesError(f"'options' must be a JSON object, like {{\"three_ones\": 1000}}: {exc}") from None
+    except RecursionError:  # "[[[[..." deeper than the parser goes
+        raise InvalidRulesError(
+            "'options' must be a JSON object, like {\"three_ones\": 1000}: nested too deeply"
+        ) from None
     except ValidationError as exc:
         raise InvalidRulesError(f"bad rules: {exc.errors()[0]['msg']}") from None
 

@@ -56,8 +56,9 @@ def game_id(client: TestClient) -> str:
 
 
 def check(response: Any) -> None:
-    """Fine, or a client error with a message: never a server error."""
+    """Fine, or a client error with a message, within two seconds: never a server error."""
     assert response.status_code < 500, (response.status_code, response.text)
+    assert response.elapsed.total_seconds() < 2.0, (response.request.url, response.elapsed)
     if response.status_code >= 400:
         detail = response.json()["detail"]
         assert isinstance(detail, str) and detail
@@ -252,3 +253,45 @@ def test_websocket_messages_fuzz(client: TestClient, game_id: str, message: Any)
         assert answer["type"] in ("error", "pong", "tray", "straight_down", "message", "frame"), answer
         ws.send_text('{"type": "ping"}')
         assert ws.receive_json() == {"type": "pong"}
+
+
+# ----------------------------------------------------------------------------- text no route may trip over
+#: Any character at all, lone surrogates (JSON's escapes give them) and digits that are not ASCII among them.
+any_text = st.text(st.characters(exclude_categories=()), max_size=12) | st.sampled_from(
+    ["\ud800", "Ann\n", "cup\n", "\u00b9", "\u0661", "1,2,3,4,5,\u00b9", "\u202e", "\x00"]
+)
+any_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | any_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _post_ascii(client: TestClient, path: str, body: Any) -> Any:
+    """POST ``body`` as JSON escaped to ASCII, the way a client sends a lone surrogate."""
+    return client.post(path, content=json.dumps(body).encode("ascii"), headers={"Content-Type": "application/json"})
+
+
+@pytest.fixture(scope="module")
+def tournament(client: TestClient) -> str:
+    assert client.post("/api/tournaments", json={"name": "fuzz"}).status_code == 201
+    return "fuzz"
+
+
+@FUZZ
+@given(text=any_text, value=any_json)
+def test_any_text_in_any_field_fuzz(client: TestClient, game_id: str, tournament: str, text: str, value: Any) -> None:
+    """Every JSON route, with any text where a name, preset, option, face or action goes: a 4xx at worst."""
+    for path, body in (
+        ("/api/score", {"dice": [1, 5, text], "preset": text, "options": {text: value}}),
+        ("/api/advise", {"dice": [1, 5], "options": {"three_ones": text}, "turn_total": value}),
+        ("/api/games", {"players": [text, "Bob"], "first_player": text}),
+        ("/api/games", {"players": ["Ann", "Bob"], "preset": text, "options": {text: value}}),
+        (f"/api/games/{game_id}/actions", {"text": f"roll 1,2,3,4,5,{text}"}),
+        (f"/api/games/{game_id}/actions", {"text": f'rolloff "{text}" 5'}),
+        (f"/api/games/{game_id}/actions", {"type": text, "faces": value}),
+        ("/api/tournaments", {"name": text}),
+        (f"/api/tournaments/{tournament}/players", {"players": [text, "Bob"]}),
+        (f"/api/tournaments/{tournament}/final/rules", {"preset": text}),
+    ):
+        check(_post_ascii(client, path, body))
