@@ -115,14 +115,19 @@ def models_installed() -> bool:
     return (MODELS / "die_detector.onnx").is_file() and (MODELS / "face_classifier.onnx").is_file()
 
 
-def write_y4m(path: Path, image: np.ndarray, frames: int = 10, fps: int = 10) -> Path:
-    """A y4m (I420) clip of one still picture: what Chromium's fake webcam plays in a loop."""
+def write_y4m(path: Path, image: np.ndarray, frames: int = 10, fps: int = 10, thrown: bool = False) -> Path:
+    """A y4m (I420) clip of one still picture: what Chromium's fake webcam plays in a loop.
+
+    ``thrown`` opens the clip with two frames of an empty, dark tray, so that each loop shows
+    dice arriving (a throw needs the dice to move) and then lying still.
+    """
     height, width = image.shape[:2]
     yuv = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
+    empty = cv2.cvtColor(np.full_like(image, 30), cv2.COLOR_BGR2YUV_I420).tobytes()
     with path.open("wb") as f:
         f.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
-        for _ in range(frames):
-            f.write(b"FRAME\n" + yuv)
+        for k in range(frames):
+            f.write(b"FRAME\n" + (empty if thrown and k < 2 else yuv))
     return path
 
 
@@ -196,6 +201,36 @@ def start_and_keep_the_1(page: Any) -> str:
     page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
     page.click("#accept")
     return game_id
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_game_started_with_dice_lying_in_the_tray_records_no_throw(
+    browser_kit: Any, served: ThreadedServer, tmp_path: Path
+) -> None:
+    y4m = write_y4m(tmp_path / "still.y4m", cv2.imread(str(EXAMPLE)))  # the dice lie still: nobody threw
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            body = {
+                "players": ["Ann", "Bob"],
+                "first_player": "Ann",
+                "options": {"dice": 5},
+            }  # as many dice as lie in view
+            game_id = httpx.post(f"{served.url}/api/games", json=body).json()["id"]
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{served.url}/#game={game_id}")
+            page.wait_for_selector("#play:not([hidden])")
+            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)  # seen and shown
+            page.wait_for_function(
+                "document.querySelector('#game-message').textContent.includes('lay in the tray before')",
+                timeout=60_000,
+            )
+            page.wait_for_timeout(2000)  # more settled frames: still nothing scored
+            assert page.get_attribute("#turn", "data-phase") == "awaiting_roll"
+        finally:
+            browser.close()
+    assert httpx.get(f"{served.url}/api/games/{game_id}/events").json()["data"] == []
 
 
 @pytest.fixture
@@ -701,7 +736,7 @@ class UnclearReader(ExampleReader):
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_page_offers_a_face_for_an_unclear_die_and_scores_the_throw_told(browser_kit: Any, tmp_path: Path) -> None:
-    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=40, thrown=True)
     with serve_with(UnclearReader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
         browser = launch(browser_kit, p, y4m)
         try:
