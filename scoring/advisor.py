@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from farklecam.errors import IllegalActionError
+from farklecam.scoring.risk import next_throw_farkle
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides, validate_roll
 from farklecam.scoring.solver import solve
 
-__all__ = ["Action", "Advice", "KeepOption", "PiggybackAdvice", "advise", "advise_piggyback"]
+__all__ = ["Action", "Advice", "KeepOption", "PiggybackAdvice", "advise", "advise_piggyback", "single_die_throws"]
 
 Action = Literal["bank", "roll"]
 
@@ -48,6 +49,8 @@ class KeepOption:
         expected: value of the turn after this keep under optimal play (see the module docstring).
         roll_expected: value if the player throws on instead (equal to ``expected`` when rolling is best).
         bank_allowed: whether the rules let the player stop with this total.
+        farkle_chance: chance that throwing on, the next throw of the dice left scores nothing
+            (:func:`farklecam.scoring.risk.next_throw_farkle`): the risk that throwing on takes.
     """
 
     keep: tuple[int, ...]
@@ -58,9 +61,10 @@ class KeepOption:
     expected: float
     roll_expected: float
     bank_allowed: bool
+    farkle_chance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: keep, points, action, expected, dice_left, hot_dice."""
+        """JSON form: keep, points, action, expected, dice_left, hot_dice, farkle_probability."""
         return {
             "keep": list(self.keep),
             "points": self.points,
@@ -68,6 +72,7 @@ class KeepOption:
             "expected": self.expected,
             "dice_left": self.dice_left,
             "hot_dice": self.hot_dice,
+            "farkle_probability": self.farkle_chance,
         }
 
 
@@ -89,6 +94,8 @@ class Advice:
         expected: value of the turn from here under optimal play (module docstring).
         alternatives: every other legal keep, best first, each with its own best action.
         throw_again: an Elizabethan single-die miss with throws left: throw the same die again.
+        farkle_chance: chance that throwing on after ``keep`` the next throw scores nothing (after a
+            miss thrown again: that every throw left misses; on a farkle: 1).
     """
 
     roll: tuple[int, ...]
@@ -102,9 +109,10 @@ class Advice:
     expected: float
     alternatives: tuple[KeepOption, ...] = ()
     throw_again: bool = False
+    farkle_chance: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The CLI's ``advise`` JSON: farkle, keep, points, action, expected, alternatives (and throw_again)."""
+        """The CLI's ``advise`` JSON: farkle, keep, points, action, expected, farkle_probability, alternatives."""
         return {
             "farkle": self.farkle,
             "throw_again": self.throw_again,
@@ -114,6 +122,7 @@ class Advice:
             "expected": self.expected,
             "dice_left": self.dice_left,
             "hot_dice": self.hot_dice,
+            "farkle_probability": self.farkle_chance,
             "alternatives": [option.to_dict() for option in self.alternatives],
         }
 
@@ -153,11 +162,7 @@ def advise(
             farkle streak, or ``throws_left`` out of range or given for several dice.
     """
     faces = validate_roll(roll, rules)
-    throws = rules.single_die_throws if throws_left is None else throws_left
-    if throws_left is not None and len(faces) != 1:
-        raise IllegalActionError("throws_left only applies to a single die")
-    if not 1 <= throws <= rules.single_die_throws:
-        raise IllegalActionError(f"throws_left must be 1-{rules.single_die_throws}, got {throws_left}")
+    throws = single_die_throws(faces, rules, throws_left)
     policy = solve(rules)
     policy.check_state(turn_total, farkle_streak=farkle_streak)
     options = []
@@ -176,6 +181,7 @@ def advise(
                 expected=value,
                 roll_expected=roll_value,
                 bank_allowed=policy.bank_allowed(total, on_board=on_board, hot_dice=option.hot_dice),
+                farkle_chance=next_throw_farkle(rules, 0 if option.hot_dice else option.dice_left),
             )
         )
     if not options:
@@ -183,7 +189,10 @@ def advise(
             again = policy.roll_value(
                 turn_total, 1, on_board=on_board, farkle_streak=farkle_streak, throws_left=throws - 1
             )
-            return Advice(faces, turn_total, False, (), 0, 1, False, "roll", again, throw_again=True)
+            risk = next_throw_farkle(rules, 1, throws - 1)
+            return Advice(
+                faces, turn_total, False, (), 0, 1, False, "roll", again, throw_again=True, farkle_chance=risk
+            )
         lost = policy.farkle_value(on_board=on_board, farkle_streak=farkle_streak)
         return Advice(faces, turn_total, True, (), 0, 0, False, None, lost)
     options.sort(key=lambda o: (-o.expected, -o.points, len(o.keep), o.keep))
@@ -199,7 +208,28 @@ def advise(
         action=best.action,
         expected=best.expected,
         alternatives=tuple(options[1:]),
+        farkle_chance=best.farkle_chance,
     )
+
+
+def single_die_throws(faces: Sequence[int], rules: Rules, throws_left: int | None) -> int:
+    """Throws still allowed for a single die, this one included: ``throws_left``, checked, or all of them.
+
+    Every advisor reads a missed single die the same way: with throws to spare it is
+    thrown again (Elizabethan rules), not a farkle.
+
+    Raises:
+        IllegalActionError: ``throws_left`` given for several dice, or outside ``1..single_die_throws``.
+    """
+    if throws_left is None:
+        return rules.single_die_throws
+    if isinstance(throws_left, bool) or not isinstance(throws_left, int):
+        raise IllegalActionError(f"throws_left is a whole number, got {throws_left!r}")
+    if len(faces) != 1:
+        raise IllegalActionError("throws_left only applies to a single die")
+    if not 1 <= throws_left <= rules.single_die_throws:
+        raise IllegalActionError(f"throws_left must be 1-{rules.single_die_throws}, got {throws_left}")
+    return throws_left
 
 
 def advise_piggyback(

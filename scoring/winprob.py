@@ -15,9 +15,9 @@ their win advice is there from the first request.
 :func:`advise_win` ranks the keeps of a roll by the chance to win from the
 players' banked scores and names what maximising points (:func:`farklecam.scoring.advisor.advise`)
 would do where that differs. A score at or past the target among the others
-means this is the player's last turn (``last_round``): the advice then plays to
-beat the best score (exact for two players; players still to take their last
-turn after this one are not counted). Otherwise, with more than two players,
+means this is the player's last turn (``last_round``): the chances are then exact
+for any number of players, counting every player still to take their last turn
+(:mod:`farklecam.scoring.last_round`; ties there follow the ``tie`` rule). Otherwise, with more than two players,
 each keep is valued against each opponent alone by the two-player table and the
 chances are combined as Bradley-Terry strengths (:func:`combine_opponents`): an
 approximation. ``python bench/winprob_multiplayer.py --games 300 --players 3
@@ -41,9 +41,10 @@ from typing import Any
 import numpy as np
 
 from farklecam.errors import IllegalActionError
-from farklecam.scoring import policy_cache, winprob_dp
+from farklecam.scoring import last_round, policy_cache, winprob_dp
+from farklecam.scoring.risk import next_throw_farkle
 from farklecam.scoring.rules import Rules
-from farklecam.scoring.setasides import legal_set_asides, validate_roll
+from farklecam.scoring.setasides import SetAside, legal_set_asides, validate_roll
 
 __all__ = [
     "BUNDLED_DIR",
@@ -218,14 +219,7 @@ def clear_memory_cache() -> None:
     """Forget every win table and turn held in memory (the disk cache stays)."""
     _MEMORY.clear()
     _context.cache_clear()
-    _bare_context.cache_clear()
     _turn.cache_clear()
-
-
-@lru_cache(maxsize=8)
-def _bare_context(rules: Rules) -> winprob_dp.Context:
-    """Chance node and one-turn tables only: enough for a last turn, which needs no win table."""
-    return winprob_dp.make_context(rules)
 
 
 @lru_cache(maxsize=8)
@@ -262,6 +256,8 @@ class WinOption:
         win: chance to win after this keep and that action, under play to win from then on.
         bank_win: chance to win if the player banks now (``None`` when banking is not allowed).
         roll_win: chance to win if the player throws on.
+        farkle_chance: chance that throwing on, the next throw scores nothing
+            (:func:`farklecam.scoring.risk.next_throw_farkle`).
     """
 
     keep: tuple[int, ...]
@@ -271,6 +267,7 @@ class WinOption:
     win: float
     bank_win: float | None
     roll_win: float
+    farkle_chance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -282,6 +279,7 @@ class WinOption:
             "win_probability": self.win,
             "bank_probability": self.bank_win,
             "roll_probability": self.roll_win,
+            "farkle_probability": self.farkle_chance,
         }
 
 
@@ -298,7 +296,17 @@ class WinAdvice:
         win: the chance to win with that play.
         alternatives: the other keeps, best first.
         points_keep, points_action: what maximising points would do, when it differs (else ``None``).
-        approximate: more than two players and not the last turn (:func:`combine_opponents`).
+        points_win: the chance to win of that points play (``None`` when it does not differ); the gap
+            to ``win`` is what playing for points costs.
+        approximation: what the chances leave out, in words (``None``: exact): more than two players before
+            the last round (:func:`combine_opponents`), or what :func:`farklecam.scoring.last_round.approximation`
+            names.
+        throw_again: a missed single die with throws to spare (Elizabethan): throw it again; ``win`` is
+            the chance to win doing so.
+        bank_win, roll_win: the advised keep's chance to win by banking (``None``: not allowed) and by
+            throwing on (``None`` on a farkle).
+        farkle_chance: chance that throwing on after the advised keep the next throw scores nothing
+            (after a miss thrown again: that every throw left misses; on a farkle: 1).
     """
 
     scores: tuple[int, ...]
@@ -313,11 +321,27 @@ class WinAdvice:
     alternatives: tuple[WinOption, ...] = ()
     points_keep: tuple[int, ...] | None = None
     points_action: str | None = None
-    approximate: bool = False
+    approximation: str | None = None
+    throw_again: bool = False
+    points_win: float | None = None
+    bank_win: float | None = None
+    roll_win: float | None = None
+    farkle_chance: float = 1.0
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the chances are approximate (see ``approximation``)."""
+        return self.approximation is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``win`` block of the CLI's and the API's advice."""
         differs = self.points_keep is not None
+        points = {
+            "keep": list(self.points_keep or ()),
+            "action": self.points_action,
+            "win_probability": self.points_win,
+            "cost": None if self.points_win is None else self.win - self.points_win,
+        }
         return {
             "scores": list(self.scores),
             "opponent": self.opponent,
@@ -328,11 +352,14 @@ class WinAdvice:
             "dice_left": self.dice_left,
             "action": self.action,
             "win_probability": self.win,
+            "bank_probability": self.bank_win,
+            "roll_probability": self.roll_win,
+            "farkle_probability": self.farkle_chance,
             "alternatives": [o.to_dict() for o in self.alternatives],
-            "points_advice": (
-                {"keep": list(self.points_keep or ()), "action": self.points_action} if differs else None
-            ),
+            "points_advice": points if differs else None,
             "approximate": self.approximate,
+            "approximation": self.approximation,
+            "throw_again": self.throw_again,
         }
 
 
@@ -343,41 +370,61 @@ def advise_win(
     *,
     turn_total: int = 0,
     streaks: Sequence[int] | None = None,
+    throws_left: int | None = None,
 ) -> WinAdvice:
     """Best keep and bank/roll by the chance to win.
 
     Args:
         roll: the faces just thrown.
         rules: the rule configuration (its ``target``, ``exact_target`` and ``last_round`` matter).
-        scores: banked scores, the player to move first, then the others (at least one).
-            Negative scores (after farkle penalties) are read as 0.
+        scores: banked scores in turn order, the player to move first, then the others (at least one).
+            Before the last round negative scores (after farkle penalties) are read as 0.
         turn_total: points set aside this turn before this roll.
         streaks: farkles in a row per player, in the order of ``scores`` (default none); read only
             where the rules have a farkle penalty.
+        throws_left: a single die only: throws allowed for it, this one included (default
+            ``rules.single_die_throws``); a miss with throws to spare is thrown again, not a farkle.
 
     Raises:
         InvalidDiceError: a bad roll.
         IllegalActionError: fewer than two scores, scores or a turn total that are not multiples
-            of 50, the player to move already at or past the target, or a game that is over.
+            of 50, the player to move already at or past the target, a game that is over, or
+            ``throws_left`` out of range or given for several dice.
     """
+    from farklecam.scoring.advisor import single_die_throws  # imported here as it imports the solver
+
     faces = validate_roll(roll, rules)
+    throws = single_die_throws(faces, rules, throws_left)
     mine, best, last = check_scores(rules, scores, turn_total)
     if streaks is not None and len(streaks) != len(scores):
         raise IllegalActionError(f"give a farkle streak for each of the {len(scores)} players, got {len(streaks)}")
     told = list(streaks) if streaks is not None else [0] * len(scores)
-    # The last turn plays to beat the best score; before it, each opponent's table counts (see the module).
-    seats = [1 + max(range(len(scores) - 1), key=lambda k: scores[k + 1])] if last else range(1, len(scores))
-    rivals = [(max(scores[k], 0), _streaks((told[0], told[k]), rules)) for k in seats]
-    valued = [_valued_options(faces, rules, mine, other, turn_total, last, pair) for other, pair in rivals]
-    options = [_combined(alone) for alone in zip(*valued, strict=True)]
     points_keep, points_action = _points_view(faces, rules, mine, turn_total)
-    approximate = len(scores) > 2 and not last
+    if last:  # exact: every later player's last turn counted (farklecam.scoring.last_round)
+        turn = last_round.mover_turn(rules, scores, turn_total=turn_total)
+        options = [_last_round_option(option, turn, turn_total) for option in legal_set_asides(faces, rules)]
+        approximation = last_round.approximation(rules, turn.seats)
+        farkle, again = 0.0, turn.throw_again(throws - 1)
+    else:  # each opponent's table, the chances combined (see the module)
+        rivals = [(max(scores[k], 0), _streaks((told[0], told[k]), rules)) for k in range(1, len(scores))]
+        valued = [_valued_options(faces, rules, mine, other, turn_total, pair) for other, pair in rivals]
+        options = [_combined(alone) for alone in zip(*valued, strict=True)]
+        approximation = "each opponent weighed alone, the chances combined" if len(scores) > 2 else None
+        farkle = combine_opponents([_farkle_value(rules, mine, other, pair) for other, pair in rivals])
+        again = combine_opponents([_again_value(rules, mine, o, turn_total, pair, throws - 1) for o, pair in rivals])
     if not options:
-        farkle = combine_opponents([_farkle_value(rules, mine, other, last, pair) for other, pair in rivals])
-        return WinAdvice(tuple(scores), best, last, True, (), 0, 0, None, farkle, approximate=approximate)
+        if len(faces) == 1 and throws > 1:
+            risk = next_throw_farkle(rules, 1, throws - 1)
+            return WinAdvice(
+                tuple(scores), best, last, False, (), 0, 1, "roll", again, approximation=approximation,
+                throw_again=True, roll_win=again, farkle_chance=risk,
+            )  # fmt: skip
+        return WinAdvice(tuple(scores), best, last, True, (), 0, 0, None, farkle, approximation=approximation)
     options.sort(key=lambda o: (-o.win, -o.points, len(o.keep), o.keep))
     top = options[0]
     differs = (points_keep, points_action) != (top.keep, top.action)
+    played = next((o for o in options if o.keep == points_keep), None)
+    points_win = None if played is None else played.bank_win if points_action == "bank" else played.roll_win
     return WinAdvice(
         scores=tuple(scores),
         opponent=best,
@@ -391,7 +438,29 @@ def advise_win(
         alternatives=tuple(options[1:]),
         points_keep=points_keep if differs else None,
         points_action=points_action if differs else None,
-        approximate=approximate,
+        approximation=approximation,
+        points_win=points_win if differs else None,
+        bank_win=top.bank_win,
+        roll_win=top.roll_win,
+        farkle_chance=top.farkle_chance,
+    )
+
+
+def _last_round_option(option: SetAside, turn: last_round.MoverTurn, turn_total: int) -> WinOption:
+    """One keep in the last round, valued exactly: bank (where allowed) or throw on."""
+    total = turn_total + option.points
+    left = 0 if option.hot_dice else option.dice_left
+    bank, roll = turn.bank(total, left), turn.roll(total, left)
+    take_bank = bank is not None and bank >= roll
+    return WinOption(
+        keep=option.keep,
+        points=option.points,
+        dice_left=option.dice_left,
+        action="bank" if take_bank else "roll",
+        win=bank if bank is not None and take_bank else roll,
+        bank_win=bank,
+        roll_win=roll,
+        farkle_chance=next_throw_farkle(turn.rules, left),
     )
 
 
@@ -427,6 +496,7 @@ def _combined(alone: Sequence[WinOption]) -> WinOption:
         win=bank if bank is not None and take_bank else roll,
         bank_win=bank,
         roll_win=roll,
+        farkle_chance=first.farkle_chance,
     )
 
 
@@ -462,14 +532,28 @@ def _points_view(faces: tuple[int, ...], rules: Rules, mine: int, turn_total: in
     return found.keep, found.action or ""
 
 
-def _farkle_value(rules: Rules, mine: int, best: int, last: bool, streaks: tuple[int, int]) -> float:
-    if last:
-        return 0.0
+def _farkle_value(rules: Rules, mine: int, best: int, streaks: tuple[int, int]) -> float:
     return _farkle_worth(_context(rules), mine // STEP, best // STEP, *streaks)
 
 
+def _again_value(rules: Rules, mine: int, other: int, turn_total: int, streaks: tuple[int, int], throws: int) -> float:
+    """A missed single die thrown again with ``throws`` throws still allowed after this one, against one opponent."""
+    ctx = _context(rules)
+    i, j = mine // STEP, other // STEP
+    turn = _turn(rules, i, j, *streaks)
+    chance, t = ctx.chance, turn_total // STEP
+    last = turn.dec.shape[0] - 1
+    success = 0.0
+    for r in np.nonzero(chance.row_size == 1)[0]:
+        keeps = range(chance.row_start[r], chance.row_start[r + 1])
+        best = max(float(turn.dec[min(t + chance.pts[o], last), chance.nxt[o], 0]) for o in keeps)
+        success += float(chance.row_prob[r]) * best
+    q = float(chance.pf[1])
+    return success * sum(q**k for k in range(throws)) + q**throws * _farkle_value(rules, mine, other, streaks)
+
+
 def _valued_options(
-    faces: tuple[int, ...], rules: Rules, mine: int, best: int, turn_total: int, last: bool, streaks: tuple[int, int]
+    faces: tuple[int, ...], rules: Rules, mine: int, best: int, turn_total: int, streaks: tuple[int, int]
 ) -> list[WinOption]:
     d = rules.dice
     out = []
@@ -480,20 +564,17 @@ def _valued_options(
         allowed = total >= max(rules.bank_minimum(mine > 0), STEP) and not (
             option.hot_dice and rules.must_roll_after_hot_dice
         )
-        if last:
-            bank, roll = _last_turn_values(rules, mine, best, t, m)
-        else:
-            i, j = mine // STEP, best // STEP
-            turn = _turn(rules, i, j, *streaks)
-            width = turn.throw.shape[0]
-            if t < width:
-                roll = float(turn.throw[t, d if m == 0 else m, 0])
-            else:  # past the cap: the closed form (bank, or the farkle worth past an exact target)
-                roll = float(turn.dec[min(t, turn.dec.shape[0] - 1), m, 0])
-            ctx = _context(rules)
-            f = np.array([[_farkle_worth(ctx, i, j, *streaks)]])
-            bank_at = winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]), streaks[1])
-            bank = float(bank_at[0][0, 0])
+        i, j = mine // STEP, best // STEP
+        turn = _turn(rules, i, j, *streaks)
+        width = turn.throw.shape[0]
+        if t < width:
+            roll = float(turn.throw[t, d if m == 0 else m, 0])
+        else:  # past the cap: the closed form (bank, or the farkle worth past an exact target)
+            roll = float(turn.dec[min(t, turn.dec.shape[0] - 1), m, 0])
+        ctx = _context(rules)
+        f = np.array([[_farkle_worth(ctx, i, j, *streaks)]])
+        bank_at = winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]), streaks[1])
+        bank = float(bank_at[0][0, 0])
         bank_win = bank if allowed else None
         take_bank = bank_win is not None and bank_win >= roll
         out.append(
@@ -505,26 +586,7 @@ def _valued_options(
                 win=bank if take_bank else roll,
                 bank_win=bank_win,
                 roll_win=roll,
+                farkle_chance=next_throw_farkle(rules, m),
             )
         )
     return out
-
-
-def _last_turn_values(rules: Rules, mine: int, best: int, t: int, m: int) -> tuple[float, float]:
-    """Last turn: (bank, roll) worth after a keep at total ``t`` (units) with ``m`` dice left (0: hot dice)."""
-    ctx = _bare_context(rules)
-    last = ctx.last
-    need = best // STEP - mine // STEP - t  # units still needed to tie
-    if rules.exact_target:  # the leader is on the target: landing on it too is a tie, worth one half
-        bank = 0.5 if need == 0 else 0.0
-        if need <= 0:
-            return bank, 0.0
-        return bank, 0.5 * float(last.exact_dec[last.low + need, m])
-    bank = 1.0 if need < 0 else 0.5 if need == 0 else 0.0
-    row = last.low + max(need, -last.low)
-    if row >= last.tie_dec.shape[0]:
-        return bank, 0.0
-    if need <= 0:  # any score now beats the best; throwing on only risks it
-        pf = float(ctx.chance.pf[rules.dice if m == 0 else m])
-        return bank, 1.0 - pf
-    return bank, float(last.tie_dec[row, m])

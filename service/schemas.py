@@ -44,9 +44,11 @@ __all__ = [
     "GameSummary",
     "GamesPublic",
     "HealthPublic",
+    "KeepAdvicePublic",
     "LegalPublic",
     "OptionPublic",
     "PlayerPublic",
+    "PointsPlayPublic",
     "PresetPublic",
     "ReadingPublic",
     "ReportPublic",
@@ -56,6 +58,8 @@ __all__ = [
     "SetAsidePublic",
     "TurnPublic",
     "TurnTotal",
+    "WinAdvicePublic",
+    "WinOptionPublic",
 ]
 
 OptionValue = StrictBool | StrictInt | Annotated[str, StringConstraints(max_length=40)]
@@ -136,6 +140,13 @@ class AdviceIn(DiceIn):
     turn_total: Annotated[TurnTotal, Strict()] = 0
     on_board: StrictBool = True
     farkle_streak: StrictInt = Field(default=0, ge=0, le=10)
+    throws_left: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=5,
+        description="a single die (Elizabethan rules): throws still allowed for it, this one included "
+        "(default: all of `single_die_throws`); a miss with throws to spare is thrown again, not a farkle",
+    )
     scores: list[StrictInt] | None = Field(
         default=None,
         min_length=2,
@@ -168,6 +179,71 @@ class ScorePublic(BaseModel):
     options: list[SetAsidePublic]
 
 
+class KeepAdvicePublic(BaseModel):
+    """One keep of the roll valued by points: its best action and what throwing on risks."""
+
+    keep: list[int]
+    points: int
+    action: str = Field(description="bank or roll, whichever is worth more after this keep")
+    expected: float = Field(description="the turn's expected worth after this keep, played for points")
+    dice_left: int
+    hot_dice: bool
+    farkle_probability: float = Field(
+        description="chance that throwing on, the next throw of the dice left scores nothing "
+        "(one die: after every throw the rules allow it)"
+    )
+
+
+class WinOptionPublic(BaseModel):
+    """One keep of the roll valued by the chance to win."""
+
+    keep: list[int]
+    points: int
+    dice_left: int
+    action: str = Field(description="bank or roll, whichever wins more often after this keep")
+    win_probability: float = Field(description="chance to win with this keep and that action")
+    bank_probability: float | None = Field(description="chance to win banking now (null: not allowed)")
+    roll_probability: float = Field(description="chance to win throwing on")
+    farkle_probability: float = Field(description="chance that throwing on, the next throw scores nothing")
+
+
+class PointsPlayPublic(BaseModel):
+    """What playing for points would do where it differs from the play to win, and what it costs."""
+
+    keep: list[int]
+    action: str | None
+    win_probability: float | None = Field(description="chance to win playing for points")
+    cost: float | None = Field(description="chance to win given up by playing for points instead")
+
+
+class WinAdvicePublic(BaseModel):
+    """The ``win`` block: the play that maximises the chance to win (``available`` false while being solved)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    available: bool
+    why: str | None = Field(default=None, description="why the chance to win is not there yet")
+    scores: list[int] | None = None
+    opponent: int | None = Field(default=None, description="the best score of the others")
+    last_turn: bool | None = Field(default=None, description="someone reached the target: this is the last turn")
+    farkle: bool | None = None
+    throw_again: bool | None = Field(default=None, description="a missed single die with throws to spare")
+    keep: list[int] | None = None
+    points: int | None = None
+    dice_left: int | None = None
+    action: str | None = None
+    win_probability: float | None = Field(default=None, description="chance to win with the advised play")
+    bank_probability: float | None = Field(default=None, description="the advised keep's chance banking now")
+    roll_probability: float | None = Field(default=None, description="the advised keep's chance throwing on")
+    farkle_probability: float | None = Field(
+        default=None, description="chance that throwing on after the advised keep, the next throw scores nothing"
+    )
+    alternatives: list[WinOptionPublic] = Field(default_factory=list, description="the other keeps, best first")
+    points_advice: PointsPlayPublic | None = None
+    approximate: bool | None = None
+    approximation: str | None = Field(default=None, description="what the chances leave out (null: exact)")
+
+
 class AdvicePublic(BaseModel):
     """The advisor's answer (:meth:`farklecam.scoring.advisor.Advice.to_dict`); extra fields pass through."""
 
@@ -178,6 +254,11 @@ class AdvicePublic(BaseModel):
     points: int | None = None
     action: str | None = None
     expected: float | None = None
+    farkle_probability: float | None = Field(
+        default=None, description="chance that throwing on after the advised keep, the next throw scores nothing"
+    )
+    alternatives: list[KeepAdvicePublic] = Field(default_factory=list, description="the other keeps, best first")
+    win: WinAdvicePublic | None = Field(default=None, description="with `scores`: the play by the chance to win")
 
 
 # ----------------------------------------------------------------------------- readings

@@ -493,6 +493,7 @@ class TableSession:
                 [game.scores[p] for p in order],
                 turn_total=game.turn_total,
                 streaks=[streaks[p] for p in order],
+                throws_left=game.single_die_throws_left if len(roll) == 1 else None,
                 solve=False,
             )
         except FarkleError:  # a score past the target, say: no win advice rather than no table

@@ -65,6 +65,13 @@ def _configure_advise(parser: argparse.ArgumentParser) -> None:
         "target among the others means this is the last turn)",
     )
     parser.add_argument(
+        "--throws-left",
+        type=int,
+        metavar="N",
+        help="a single die (Elizabethan rules): throws still allowed for it, this one included "
+        "(default: all of them); a miss with throws to spare is thrown again",
+    )
+    parser.add_argument(
         "--streaks",
         type=_streaks,
         metavar="MINE,OTHER[,...]",
@@ -100,28 +107,51 @@ def _pct(p: float) -> str:
     return f"{p:.1%}" if p >= 0.01 or p == 0 else f"{100 * p:.2g}%"
 
 
+def _keep_text(keep: list[int]) -> str:
+    return " ".join(map(str, keep)) or "-"
+
+
 def _render_win(win: dict[str, Any]) -> str:
     where = "last turn, to beat " if win["last_turn"] else "against "
     head = f"scores {', '.join(map(str, win['scores']))} ({where}{win['opponent']})"
+    note = f"\n(an approximation: {win['approximation']})" if win.get("approximation") else ""
     if win["farkle"]:
-        return f"{head}\nFARKLE: chance to win now {_pct(win['win_probability'])}"
+        return f"{head}\nFARKLE: chance to win now {_pct(win['win_probability'])}{note}"
+    if win.get("throw_again"):
+        return (
+            f"{head}\nno score yet: throw the last die again (chance to win {_pct(win['win_probability'])};"
+            f" every throw left misses {_pct(win['farkle_probability'])} of the time){note}"
+        )
+    bank = win.get("bank_probability")
     lines = [
         head,
-        f"to win: keep {' '.join(map(str, win['keep']))} for {win['points']} and {win['action'].upper()}"
+        f"to win: keep {_keep_text(win['keep'])} for {win['points']} and {win['action'].upper()}"
         f" (chance to win {_pct(win['win_probability'])})",
+        f"  banking: {_pct(bank) if bank is not None else 'not allowed'}; throwing on: "
+        f"{_pct(win['roll_probability'])}, its next throw farkles {_pct(win['farkle_probability'])}",
     ]
     if win["points_advice"]:
         theirs = win["points_advice"]
-        lines.append(f"(for the most points: keep {' '.join(map(str, theirs['keep']))} and {theirs['action'].upper()})")
+        lines.append(
+            f"for the most points: keep {_keep_text(theirs['keep'])} and {theirs['action'].upper()}"
+            f" (chance to win {_pct(theirs['win_probability'])}: it costs {_pct(theirs['cost'])} of the chance to win)"
+        )
     rows = [
-        (" ".join(map(str, a["keep"])), a["points"], a["action"], _pct(a["win_probability"]))
+        (
+            _keep_text(a["keep"]),
+            a["points"],
+            a["action"],
+            _pct(a["win_probability"]),
+            "-" if a["bank_probability"] is None else _pct(a["bank_probability"]),
+            _pct(a["roll_probability"]),
+            _pct(a["farkle_probability"]),
+        )
         for a in win["alternatives"]
     ]
     if rows:
-        lines.append(format_table(("other keeps", "points", "then", "chance to win"), rows))
-    if win["approximate"]:
-        lines.append("(more than two players: each opponent weighed alone, the chances combined: an approximation)")
-    return "\n".join(lines)
+        titles = ("other keeps", "points", "then", "chance to win", "if banked", "if thrown on", "next throw farkles")
+        lines.append(format_table(titles, rows))
+    return "\n".join(lines) + note
 
 
 def _render_advice(data: dict[str, Any]) -> str:
@@ -130,17 +160,20 @@ def _render_advice(data: dict[str, Any]) -> str:
     if data.get("farkle"):
         return "FARKLE: no die scores; the turn total is lost."
     if data.get("throw_again"):
-        return f"no score yet: throw the last die again (expected {data['expected']:.1f})"
+        return (
+            f"no score yet: throw the last die again (expected {data['expected']:.1f};"
+            f" every throw left misses {_pct(data['farkle_probability'])} of the time)"
+        )
     lines = [
-        f"best: keep {' '.join(map(str, data['keep']))} for {data['points']} and {data['action'].upper()}"
-        f" (expected {data['expected']:.1f})"
+        f"best: keep {_keep_text(data['keep'])} for {data['points']} and {data['action'].upper()}"
+        f" (expected {data['expected']:.1f}; throwing on, the next throw farkles {_pct(data['farkle_probability'])})"
     ]
     rows = [
-        (" ".join(map(str, a["keep"])), a["points"], a["action"], f"{a['expected']:.1f}")
+        (_keep_text(a["keep"]), a["points"], a["action"], f"{a['expected']:.1f}", _pct(a["farkle_probability"]))
         for a in data.get("alternatives", [])
     ]
     if rows:
-        lines.append(format_table(("other keeps", "points", "then", "expected"), rows))
+        lines.append(format_table(("other keeps", "points", "then", "expected", "next throw farkles"), rows))
     return "\n".join(lines)
 
 
@@ -166,6 +199,7 @@ def _run_advise(args: argparse.Namespace) -> int:
         turn_total=args.turn_total,
         on_board=on_board,
         farkle_streak=args.streaks[0] if args.streaks else 0,
+        throws_left=args.throws_left,
         scores=args.scores,
         streaks=args.streaks,
     )

@@ -26,9 +26,19 @@ def score(body: DiceIn, settings: SettingsDep) -> dict[str, Any]:
     return score_roll(tuple(body.dice), body.to_rules(settings.rules))
 
 
-@router.post("/advise", response_model=AdvicePublic, summary="Best keep, then bank or roll")
+@router.post(
+    "/advise",
+    response_model=AdvicePublic,
+    response_model_exclude_unset=True,  # exactly the advisor's answer: no nulls for what it did not say
+    summary="Best keep, then bank or roll",
+)
 def advise(body: AdviceIn, settings: SettingsDep) -> dict[str, Any]:
-    """The keep with the highest expected turn score, whether to bank or roll after it, and alternatives."""
+    """The keep with the highest expected turn score, whether to bank or roll after it, and alternatives.
+
+    Each keep says what throwing on risks (``farkle_probability``); with ``scores`` the ``win`` block
+    ranks the keeps by the chance to win, each with its chance banking and throwing on, and says what
+    playing for points instead would cost (``points_advice.cost``).
+    """
     rules = body.to_rules(settings.rules)
     score_roll(tuple(body.dice), rules)  # validates the faces with the scorer's message before the advisor runs
     return advice_for(
@@ -37,6 +47,7 @@ def advise(body: AdviceIn, settings: SettingsDep) -> dict[str, Any]:
         turn_total=body.turn_total,
         on_board=body.on_board,
         farkle_streak=body.farkle_streak,
+        throws_left=body.throws_left,
         scores=body.scores,
         streaks=body.streaks,
         solve=False,

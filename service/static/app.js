@@ -290,6 +290,8 @@ function setAdvice(text, keep, points, action) {
 
 function expectedText(value) { return typeof value === "number" ? ` (expected ${value.toFixed(0)})` : ""; }
 function chanceText(p) { return typeof p === "number" ? ` · ${(100 * p).toFixed(1)}% to win` : ""; }
+// What throwing on risks: the chance that the next throw of the dice left scores nothing.
+function riskText(p) { return typeof p === "number" ? ` · the next throw farkles ${(100 * p).toFixed(1)}% of the time` : ""; }
 
 // The play to show: the one that maximises the chance to win where the advice carries it (a game's advice
 // knows the scores), else the one that maximises the turn's points. Both have keep, points, action and
@@ -304,18 +306,26 @@ function bestPlay(advice) {
 function showAdvice(advice) {
   if (!advice) { setAdvice("No advice yet"); return; }
   const play = bestPlay(advice);
-  if (advice.throw_again) { setAdvice("Nothing scores: throw the die again", [], 0, "roll"); return; }
+  if (advice.throw_again) {
+    const worth = play.byWin ? chanceText(play.win_probability) : expectedText(advice.expected);
+    setAdvice(`Nothing scores: throw the die again${worth}`, [], 0, "roll");
+    return;
+  }
   if (play.farkle || !play.keep || !play.keep.length) { setAdvice("FARKLE: no die scores", [], 0, ""); return; }
   const then = play.action ? `, then ${String(play.action).toUpperCase()}` : "";
   let text = `Best: keep ${play.keep.join(" ")} for ${play.points}${then}`;
   if (play.byWin) {
     text = (play.last_turn ? "Last turn! " : "") + text + chanceText(play.win_probability);
     const other = play.points_advice;
-    if (other) { text += ` (for points alone: keep ${other.keep.join(" ")}, then ${String(other.action).toUpperCase()})`; }
-    if (play.approximate) { text += " (more than two players: the chance is approximate)"; }
+    if (other) {
+      const cost = typeof other.cost === "number" ? `: ${(100 * other.cost).toFixed(1)} points less chance to win` : "";
+      text += ` (for points alone: keep ${other.keep.join(" ")}, then ${String(other.action).toUpperCase()}${cost})`;
+    }
+    if (play.approximate) { text += ` (the chance is approximate: ${play.approximation || "more than two players"})`; }
   } else {
     text += expectedText(advice.expected);
   }
+  if (play.action === "roll") { text += riskText(play.farkle_probability); }
   setAdvice(text, play.keep, play.points, play.action);
   $("advice").dataset.win = play.byWin ? play.win_probability : "";
   $("advice").title = advice.win && !advice.win.available ? advice.win.why || "" : "";

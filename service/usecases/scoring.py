@@ -46,7 +46,8 @@ def advice_for(
 
     Raises:
         InvalidDiceError: faces outside 1-6 or too many dice.
-        IllegalActionError: a turn total that is not a multiple of 50, or a streak or throws out of range.
+        IllegalActionError: a turn total that is not a multiple of 50, a streak or throws out of range,
+            or ``throws_left`` given for several dice.
         ModelLoadError: the advisor module is not installed (answered as 503).
     """
     try:
@@ -59,7 +60,9 @@ def advice_for(
     advice: dict[str, Any] = found.to_dict()
     if scores is not None:
         streaks = streaks if streaks is not None else (farkle_streak, *(0 for _ in scores[1:]))
-        advice["win"] = win_block(faces, rules, scores, turn_total=turn_total, streaks=streaks, solve=solve)
+        advice["win"] = win_block(
+            faces, rules, scores, turn_total=turn_total, streaks=streaks, throws_left=throws_left, solve=solve
+        )
     return advice
 
 
@@ -70,9 +73,13 @@ def win_block(
     *,
     turn_total: int = 0,
     streaks: Sequence[int] | None = None,
+    throws_left: int | None = None,
     solve: bool = True,
 ) -> dict[str, Any]:
     """The ``win`` block of advice: :func:`farklecam.scoring.winprob.advise_win` plus ``available``.
+
+    ``throws_left`` (a single die, Elizabethan rules): throws still allowed, this one included;
+    a miss with throws to spare is thrown again, as the points advice says.
 
     With ``solve`` off, a rule set whose table is not solved yet answers ``available: false``
     instead of minutes of solving (a server answering a request or a frame): the server's
@@ -87,7 +94,7 @@ def win_block(
 
     check_scores(rules, scores, turn_total)
     if solve or ready(rules, scores):
-        found = advise_win(faces, rules, scores, turn_total=turn_total, streaks=streaks)
+        found = advise_win(faces, rules, scores, turn_total=turn_total, streaks=streaks, throws_left=throws_left)
         return {"available": True, **found.to_dict()}
     return {"available": False, "why": _unsolved_why(rules)}
 

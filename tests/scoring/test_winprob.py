@@ -202,14 +202,6 @@ def test_advice_agrees_with_the_table_at_the_start_of_a_turn() -> None:
     assert total == pytest.approx(found.start_chance(300, 450), abs=1e-9)
 
 
-def test_the_last_turn_plays_to_beat_the_best_score_alone() -> None:
-    rules = get_rules("busche-neller").with_options({"target": 1000})
-    three = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 200, 1100))
-    two = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 1100))
-    assert three.last_turn and not three.approximate and not two.approximate
-    assert (three.keep, three.action, three.win) == (two.keep, two.action, two.win)
-
-
 @pytest.mark.parametrize(
     ("scores", "message"),
     [((500,), "at least one other"), ((525, 100), "multiples of 50"), ((10_000, 50), "at or past the target")],

@@ -36,7 +36,10 @@ def test_last_turn_advice_needs_no_table(client: TestClient) -> None:
     assert data["action"] == "bank"  # the points advice is unchanged (additive API)
     win = data["win"]
     assert win["available"] and win["last_turn"] and win["action"] == "roll"
-    assert win["points_advice"] == {"keep": [5, 5, 5], "action": "bank"}
+    theirs = win["points_advice"]
+    assert (theirs["keep"], theirs["action"]) == ([5, 5, 5], "bank")
+    assert theirs["win_probability"] == 0.0  # banking 4,000 against 12,000 in the last turn loses
+    assert theirs["cost"] == win["win_probability"] > 0
 
 
 def test_unsolved_rules_say_how_to_solve_them(client: TestClient) -> None:
@@ -81,3 +84,42 @@ def test_streaks_weigh_the_penalty_and_a_wrong_count_is_a_4xx(client: TestClient
     for streaks, message in [([2], "a farkle streak for each"), ([3, 0], "farkle streak")]:
         response = client.post("/api/advise", json={**body, "streaks": streaks})
         assert 400 <= response.status_code < 500 and message in response.json()["detail"]
+
+
+def test_a_missed_single_die_is_thrown_again(client: TestClient) -> None:
+    body = {"dice": [3], "scores": [2000, 3000], "preset": "elizabethan", "turn_total": 1000}
+    data = client.post("/api/advise", json=body).json()
+    assert data["throw_again"] and data["win"]["throw_again"] and not data["win"]["farkle"]
+    last = client.post("/api/advise", json={**body, "throws_left": 1}).json()
+    assert last["farkle"] and last["win"]["farkle"]
+    assert last["win"]["win_probability"] < data["win"]["win_probability"]
+
+
+@pytest.mark.parametrize(("extra", "status"), [({"throws_left": 9}, 422), ({"dice": [3, 4], "throws_left": 2}, 409)])
+def test_throws_left_out_of_place_is_a_client_error(client: TestClient, extra: dict[str, object], status: int) -> None:
+    body = {"dice": [3], "scores": [2000, 3000], "preset": "elizabethan", **extra}
+    response = client.post("/api/advise", json=body)
+    assert response.status_code == status
+    assert "throws_left" in str(response.json()["detail"])
+
+
+def test_the_schema_documents_the_explained_advice(client: TestClient) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    advice = schemas["AdvicePublic"]["properties"]
+    assert {"farkle_probability", "alternatives", "win"} <= set(advice)
+    assert "farkle_probability" in schemas["KeepAdvicePublic"]["required"]
+    win = schemas["WinAdvicePublic"]["properties"]
+    assert {"bank_probability", "roll_probability", "farkle_probability", "points_advice", "approximation"} <= set(win)
+    assert {"win_probability", "cost"} <= set(schemas["PointsPlayPublic"]["properties"])
+    assert "farkle_probability" in schemas["WinOptionPublic"]["required"]
+
+
+def test_advise_explains_each_keep(client: TestClient) -> None:
+    body = {"dice": [5, 5, 5, 2, 3, 4], "scores": [3500, 12_000], "preset": "boxed"}
+    data = client.post("/api/advise", json=body).json()
+    assert 0 < data["farkle_probability"] < 1 and all("farkle_probability" in a for a in data["alternatives"])
+    win = data["win"]
+    assert win["points_advice"]["cost"] == pytest.approx(
+        win["win_probability"] - win["points_advice"]["win_probability"]
+    )
+    assert [a["keep"] for a in win["alternatives"]] and all(a["farkle_probability"] > 0 for a in win["alternatives"])

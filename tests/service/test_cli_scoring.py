@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from farklecam.scoring.chance import roll_outcomes
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.setasides import legal_set_asides
 from farklecam.service.cli import main
@@ -111,7 +112,10 @@ def test_advise_with_scores_never_banks_a_certain_loss(capsys: pytest.CaptureFix
     assert data["action"] == "bank"  # maximising points
     win = data["win"]
     assert win["last_turn"] and win["keep"] == [5, 5, 5] and win["action"] == "roll"
-    assert win["points_advice"] == {"keep": [5, 5, 5], "action": "bank"}
+    theirs = win["points_advice"]
+    assert (theirs["keep"], theirs["action"]) == ([5, 5, 5], "bank")
+    assert theirs["win_probability"] == 0.0  # banking 4,000 against 12,000 in the last turn loses
+    assert theirs["cost"] == win["win_probability"] > 0
 
 
 def test_advise_with_scores_banks_on_an_exact_target(
@@ -175,3 +179,58 @@ def test_advise_bad_scores(capsys: pytest.CaptureFixture[str], argv: list[str], 
         status = int(str(exc.code))
     assert status == 2
     assert message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- a single die with throws to spare
+def test_advise_throws_a_missed_single_die_again(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["advise", "--rules", "elizabethan", "--turn-total", "1000", "--scores", "2000,3000"]
+    assert main([*argv, "3"]) == 0
+    out = capsys.readouterr().out
+    assert "throw the last die again (chance to win" in out and "FARKLE" not in out
+    win = run_json(capsys, *argv, "--throws-left", "2", "3")["win"]
+    assert win["throw_again"] and not win["farkle"] and win["action"] == "roll"
+    last = run_json(capsys, *argv, "--throws-left", "1", "3")["win"]  # the third miss in a row
+    assert last["farkle"] and not last["throw_again"] and last["win_probability"] < win["win_probability"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"), [(["--throws-left", "4", "3"], "1-3"), (["--throws-left", "2", "3", "4"], "single die")]
+)
+def test_advise_refuses_throws_left_out_of_place(
+    capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert main(["advise", "--rules", "elizabethan", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+# ---------------------------------------------------------------------- advice that explains itself
+def test_advise_shows_each_keeps_risk_and_worth(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "advise", "--turn-total", "350", "1,5,2,2,4,6")
+    rules = get_rules("boxed")
+    five = sum(float(p) for roll, p in roll_outcomes(5) if not legal_set_asides(roll, rules))  # keep 1: five left
+    assert data["keep"] == [1] and data["farkle_probability"] == pytest.approx(five, abs=1e-12)
+    assert all(0 < a["farkle_probability"] < 1 for a in data["alternatives"])
+    assert main(["advise", "--turn-total", "350", "1,5,2,2,4,6"]) == 0
+    out = capsys.readouterr().out
+    assert "the next throw farkles 7.7%" in out and "next throw farkles" in out.splitlines()[1]
+
+
+def test_advise_with_scores_explains_the_play_to_win(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["advise", "--rules", "house", "--turn-total", "1150", "--scores", "9000,9900,9500,10200", "1,5"]
+    win = run_json(capsys, *argv)["win"]
+    assert (win["keep"], win["action"]) == ([1, 5], "roll") and win["approximate"] is False
+    assert win["roll_probability"] == win["win_probability"] > 0.48 > 0.24 > win["bank_probability"]
+    assert win["farkle_probability"] == pytest.approx(0.0231, abs=1e-4)  # six dice again
+    for other in win["alternatives"]:
+        assert other["win_probability"] == max(other["roll_probability"], other["bank_probability"] or 0)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "banking: 23.1%; throwing on: 48.5%, its next throw farkles 2.3%" in out
+
+
+def test_advise_says_what_playing_for_points_costs(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["advise", "--scores", "3500,12000", "5,5,5,2,3,4"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "for the most points: keep 5 5 5 and BANK (chance to win 0.0%: it costs 0.0035% of the chance to win)" in out
