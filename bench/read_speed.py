@@ -43,7 +43,7 @@ import numpy as np
 
 from farklecam.models.evaluate.run import load_labels, override_arg
 from farklecam.vision.detection.detector import DieDetector, LookMemory
-from farklecam.vision.faces.pips import count_pips_in_boxes
+from farklecam.vision.faces.symbols import count_pips_in_boxes
 from farklecam.vision.images import load_image
 from farklecam.vision.pose.upright import upright_view
 from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig, search_view

@@ -1,15 +1,9 @@
 """Run-time vision: camera frame in, :class:`~farklecam.vision.reading.Reading` out (onnxruntime only).
 
-The main names are importable from here, lazily, so ``import farklecam.vision.crops`` (as
-training does) does not load the reader::
+The main names are importable from here, lazily, so importing one module (as training
+imports :mod:`farklecam.vision.crops`) does not load the reader::
 
-    from farklecam.vision import DiceReader, load_image
-
-    reader = DiceReader()                       # loads the models once
-    reading = reader.read(load_image("roll.jpg"))
-    print(reading.to_dict())                    # {"dice": [...], "rethrow": 0, "faces": [1, 5, 5]}
-
-Drawing a reading over the picture is the service's job (:mod:`farklecam.service.overlay`).
+    DiceReader().read(load_image("roll.jpg")).to_dict()  # {"dice": [...], "rethrow": 0, "faces": [1, 5, 5], ...}
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Square die crops: the one piece of code that training and inference share.
+"""Square die crops cut from the full-resolution frame: the one piece of code training and run time share.
 
-The face classifier sees each die as a square crop cut from the *full
-resolution* frame around the detector's box, with some context around it (a
-cocked die is recognised partly by the shadow and the tray around it). Training
-(``farklecam.models.training``) and run time (``vision``) must cut crops identically, or the
-classifier meets pictures it never saw: both call :func:`extract_crops`.
+A crop keeps some context around the die (a cocked die is recognised partly by its
+shadow); training and run time both call :func:`extract_crops`, so the networks never
+meet crops cut another way.
 """
 
 from __future__ import annotations
@@ -34,15 +32,7 @@ CROP_SIZE = 64
 
 
 def square_boxes(xyxy: npt.ArrayLike, context: float = CROP_CONTEXT) -> npt.NDArray[np.float32]:
-    """Square boxes centred on each input box, enlarged by ``context`` on each side.
-
-    Args:
-        xyxy: boxes of shape (n, 4) in pixels, ``x1, y1, x2, y2``.
-        context: fraction of the longer side added on each side.
-
-    Returns:
-        Square boxes of shape (n, 4), float32; they may extend past the image.
-    """
+    """Square boxes (n, 4) centred on each box, ``context`` of its longer side added on each side."""
     boxes = np.asarray(xyxy, dtype=np.float32).reshape(-1, 4)
     centre = (boxes[:, :2] + boxes[:, 2:]) / 2.0
     side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * (1.0 + 2.0 * context)
@@ -53,13 +43,9 @@ def square_boxes(xyxy: npt.ArrayLike, context: float = CROP_CONTEXT) -> npt.NDAr
 def turn_and_squeeze(side: int, angle_deg: float, squeeze: float = 1.0) -> npt.NDArray[np.float64]:
     """The 2x3 affine map that turns a ``side`` square crop about its centre, then squeezes it across.
 
-    Args:
-        side: the crop's side in pixels.
-        angle_deg: counter-clockwise turn on screen, as ``cv2.getRotationMatrix2D``.
-        squeeze: factor on the turned crop's horizontal axis about its centre (1 leaves it):
-            a turned crop with the nadir below shows a flat face foreshortened vertically by
-            the cosine of the camera's angle, and squeezing the width by that cosine makes
-            it square again (:func:`farklecam.vision.pose.cocked.foreshortening`).
+    ``angle_deg`` turns counter-clockwise on screen, as ``cv2.getRotationMatrix2D``; ``squeeze``
+    scales the turned crop's horizontal axis (1 leaves it; see
+    :func:`farklecam.vision.pose.cocked.foreshortening`).
     """
     c = (side - 1) / 2.0
     turn = cast("npt.NDArray[np.float64]", cv2.getRotationMatrix2D((c, c), float(angle_deg), 1.0))
@@ -102,12 +88,7 @@ def crop_affines(
     angles_deg: npt.ArrayLike | None = None,
     squeeze: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.float32]:
-    """The 2x3 affine maps from frame pixels to each box's crop pixels, shape (n, 2, 3), float32.
-
-    The one place a crop's geometry is decided: :func:`extract_crops` warps the frame
-    with them and :func:`neighbour_planes` maps crop pixels back through them. The
-    arguments are those of :func:`extract_crops`.
-    """
+    """The 2x3 affine maps (n, 2, 3) from frame pixels to each crop's, for the arguments of :func:`extract_crops`."""
     return _square_maps(xyxy, size, context, angles_deg, squeeze)[0]
 
 
@@ -119,20 +100,10 @@ def extract_crops(
     angles_deg: npt.ArrayLike | None = None,
     squeeze: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.uint8]:
-    """Cut one square, resized crop per box; parts outside the image repeat its border.
+    """Cut one square crop (n, size, size, 3) per box of a BGR image; parts outside the image repeat its border.
 
-    Args:
-        image: BGR image of shape (h, w, 3), uint8.
-        xyxy: boxes of shape (n, 4) in pixels of ``image``.
-        size: side of each output crop.
-        context: see :func:`square_boxes`.
-        angles_deg: turn each crop about its centre by this many degrees, counter-clockwise
-            on screen (as ``cv2.getRotationMatrix2D``), shape (n,); None keeps them upright.
-        squeeze: then scale each crop's horizontal axis about its centre by this factor,
-            shape (n,) (see :func:`turn_and_squeeze`); None leaves them unsqueezed.
-
-    Returns:
-        Crops of shape (n, size, size, 3), uint8 BGR.
+    ``context`` is as :func:`square_boxes`; each crop may be turned by ``angles_deg`` and then
+    squeezed across by ``squeeze`` (both (n,), as :func:`turn_and_squeeze`; None leaves them).
     """
     affines, scales = _square_maps(xyxy, size, context, angles_deg, squeeze)
     out = np.empty((len(affines), size, size, 3), dtype=np.uint8)
@@ -145,14 +116,10 @@ def extract_crops(
 def centre_distances(
     xyxy: npt.ArrayLike, others: npt.ArrayLike
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """How far each of ``others``' centres lies from each box's centre, and each box's reach.
+    """How far each of ``others``' centres (m) lies from each box's centre (n), and each box's reach.
 
-    Box conventions differ (a whole die's outline, what shows of it), centres agree: a box
-    of ``others`` stands for the same die as a box of ``xyxy`` when its centre lies within
-    that box's reach, half its longer side.
-
-    Returns:
-        ``(distance, reach)``: shapes (n, m) and (n,), in pixels.
+    A box of ``others`` is the same die as a box of ``xyxy`` when its centre lies within that
+    box's reach, half its longer side (box conventions differ, centres agree).
     """
     boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
     other = np.asarray(others, np.float32).reshape(-1, 4)
@@ -171,25 +138,12 @@ def neighbour_planes(
     angles_deg: npt.ArrayLike | None = None,
     squeeze: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.uint8]:
-    """Per crop, 255 where another of the frame's ``dice`` boxes covers the crop's pixel, else 0.
+    """Per crop (n, size, size), 255 where another of the frame's ``dice`` boxes covers the crop's pixel, else 0.
 
-    A flat die half behind a nearer one shows that die's top where a leaning die would
-    show its own side; this plane tells the cocked test which pixels belong to another
-    die. A box of ``dice`` is the crop's own die, not another, when its centre lies within
-    reach of the crop box's (:func:`centre_distances`, as
-    :func:`farklecam.models.bank.crop_bank.match_detections` decides), so the plane is the same whether
-    the crop was cut around the detector's box, a labelled one or a jittered one.
-
-    Args:
-        xyxy: the crops' boxes, shape (n, 4); they may repeat (one die under several views).
-        dice: every die box of the frame, shape (m, 4).
-        size: as :func:`extract_crops`.
-        context: as :func:`extract_crops`.
-        angles_deg: as :func:`extract_crops`.
-        squeeze: as :func:`extract_crops`.
-
-    Returns:
-        Planes of shape (n, size, size), uint8.
+    A flat die half behind a nearer one shows that die's top where a leaning die would show
+    its own side; this plane tells the cocked test which pixels belong to another die. A box
+    of ``dice`` is the crop's own die when its centre lies within its reach
+    (:func:`centre_distances`). The other arguments are those of :func:`extract_crops`.
     """
     boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
     frame_dice = np.asarray(dice, np.float32).reshape(-1, 4)

@@ -1,11 +1,8 @@
 """Loading images safely: a BGR uint8 array, or one clear :class:`ImageError`.
 
-Images come from users (files on the command line, uploads to the web
-service), so a bad one must never crash a batch or exhaust memory. OpenCV alone
-is not enough: it decodes a truncated JPEG into a half-grey picture with only a
-warning on stderr, and it allocates whatever a header claims. So the header is
-read here first (format, size, and for JPEG that the scan really ends), and
-only then is the image decoded.
+OpenCV decodes a truncated JPEG into a half-grey picture with only a warning and allocates
+whatever a header claims, so the header is read first (format, size, and for JPEG that the
+scan really ends), and only then is the image decoded.
 """
 
 from __future__ import annotations
@@ -117,17 +114,11 @@ def _webp_size(data: bytes, source: str) -> tuple[int, int]:
 
 
 def decode_image(data: bytes, source: str = "<bytes>", max_pixels: int = MAX_PIXELS) -> npt.NDArray[np.uint8]:
-    """Decode image bytes (a file's content or an upload) to a BGR uint8 array.
+    """Decode image bytes (a file's content or an upload) to a BGR uint8 array (height, width, 3).
 
     EXIF orientation is applied, grey and 16-bit images become 8-bit BGR, alpha is dropped.
-
-    Args:
-        data: the encoded image.
-        source: name used in error messages (a path or an upload's file name).
-        max_pixels: refuse images with more pixels than this, before decoding.
-
-    Returns:
-        Array of shape (height, width, 3), uint8, BGR.
+    ``source`` names the image in error messages; images over ``max_pixels`` are refused
+    before decoding.
 
     Raises:
         ImageError: empty, not an image, truncated or corrupt, zero-sized or too large.
@@ -153,14 +144,7 @@ def decode_image(data: bytes, source: str = "<bytes>", max_pixels: int = MAX_PIX
 
 
 def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> npt.NDArray[np.uint8]:
-    """Read an image file to a BGR uint8 array, or raise one clear :class:`ImageError`.
-
-    Args:
-        path: image file (JPEG, PNG, BMP or WebP).
-        max_pixels: see :func:`decode_image`.
-
-    Returns:
-        Array of shape (height, width, 3), uint8, BGR.
+    """Read an image file (JPEG, PNG, BMP or WebP) to a BGR uint8 array, as :func:`decode_image`.
 
     Raises:
         ImageError: missing, unreadable, empty, not an image, truncated, corrupt or too large.
@@ -178,15 +162,7 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> npt.NDArray[np
 
 
 def save_image(path: str | Path, image: npt.NDArray[np.uint8], jpeg_quality: int = 92) -> Path:
-    """Write a BGR image (e.g. an annotated frame); the format follows the suffix.
-
-    Args:
-        path: output file (``.jpg``, ``.png``, ...); its folder is created.
-        image: BGR uint8 array.
-        jpeg_quality: JPEG quality, 0-100.
-
-    Returns:
-        The path written.
+    """Write a BGR image to ``path`` (its folder is created; the format follows the suffix); returns the path.
 
     Raises:
         OSError: the file could not be written (no such format, read-only folder, full disk).

@@ -1,10 +1,6 @@
 """The one place that opens ONNX models: CPU session, metadata, error mapping.
 
-Both models (detector and face classifier) are opened here so that thread
-settings, telemetry and error handling are decided once. Every failure of
-onnxruntime, from a missing file to a model of the wrong shape, leaves this
-module as a :class:`ModelLoadError` naming the file, in the style of httpx's
-``map_httpcore_exceptions``.
+Every failure of onnxruntime leaves this module as a :class:`ModelLoadError` naming the file.
 """
 
 from __future__ import annotations
@@ -30,11 +26,7 @@ __all__ = ["OnnxModel", "default_threads", "load_onnx", "map_onnx_errors", "pars
 
 
 def default_threads() -> int:
-    """Intra-op threads for one session: the CPUs this process may use, at most 4.
-
-    Small models gain little from more threads, and the reader shares the machine
-    with a web server and a camera loop.
-    """
+    """Intra-op threads for one session: the CPUs this process may use, at most 4 (small models gain little more)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -43,11 +35,7 @@ def default_threads() -> int:
 
 
 def parse_metadata_value(text: str) -> Any:
-    """Decode one ``custom_metadata_map`` value: JSON, else a Python literal, else the text.
-
-    ultralytics writes Python reprs (``"{0: 'die'}"``, ``"[320, 320]"``); our own
-    exporter writes JSON. Both come back as Python values.
-    """
+    """Decode one ``custom_metadata_map`` value: JSON (our exporter), else a Python literal (ultralytics), else text."""
     try:
         return json.loads(text)
     except ValueError:
@@ -72,15 +60,10 @@ def map_onnx_errors(path: Path, action: str = "load") -> Iterator[None]:
 
 @dataclass(frozen=True, eq=False)
 class OnnxModel:
-    """An opened ONNX model: its session, its single input, and its metadata.
+    """An opened ONNX model: its file, CPU session, single input, outputs and metadata.
 
-    Attributes:
-        path: the file it was loaded from.
-        session: the onnxruntime session (CPU).
-        input_name: name of the model's (first) input.
-        input_shape: its shape; strings or None for dynamic axes.
-        output_names: names of the outputs, in order.
-        metadata: ``custom_metadata_map`` with values decoded by :func:`parse_metadata_value`.
+    ``input_shape`` holds None for dynamic axes; ``metadata`` is the ``custom_metadata_map``
+    decoded by :func:`parse_metadata_value`.
     """
 
     path: Path
@@ -114,21 +97,11 @@ def load_onnx(
     expect_rank: int | None = 4,
     required_metadata: Sequence[str] = (),
 ) -> OnnxModel:
-    """Open an ONNX model on the CPU.
+    """Open an ONNX model on the CPU with ``threads`` intra-op threads (None: :func:`default_threads`).
 
-    Args:
-        path: the ``.onnx`` file.
-        threads: intra-op threads; None for :func:`default_threads`.
-        spin: let the worker threads busy-wait for the next operator while a run lasts, and
-            sleep as soon as it returns (``session.force_spinning_stop``). A thread woken
-            from sleep for each of a small network's many short operators costs more than the
-            work: measured on the whole read in ``models/HISTORY.md`` ("Faster reads with the
-            same readings"). False: they sleep between operators too.
-        expect_rank: rank the model's input must have (4 for NCHW images), or None for any.
-        required_metadata: metadata keys that must be present.
-
-    Returns:
-        The opened model.
+    With ``spin`` the worker threads busy-wait for the next operator while a run lasts (waking
+    a thread for each short operator costs more than the work). The input must have rank
+    ``expect_rank`` (None: any) and the metadata hold ``required_metadata``.
 
     Raises:
         ModelLoadError: missing file, corrupt model, unexpected input rank or missing metadata.
@@ -150,9 +123,7 @@ def load_onnx(
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: warnings about unused initialisers are noise
         options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-        # Spinning on after a run would burn CPU that the camera loop, the web server and the
-        # reader's other models share (measured: 2.5x the CPU, and each model's idle threads
-        # slowed the next model's run): the threads stop spinning when a run returns.
+        # Spinning on after a run would burn CPU the camera loop, the web server and the other models share.
         options.add_session_config_entry("session.force_spinning_stop", "1")
         session = ort.InferenceSession(str(p), sess_options=options, providers=["CPUExecutionProvider"])
         inputs, outputs = session.get_inputs(), session.get_outputs()

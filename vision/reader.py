@@ -1,27 +1,21 @@
-"""The dice reader: one object, built once, that turns a frame into a :class:`Reading`.
+"""The dice reader: :class:`DiceReader` turns a frame into a :class:`Reading`; :class:`ReaderConfig` its settings.
 
-``DiceReader`` loads the models once (opening an ONNX session costs far more
-than a read) and then runs, per frame: detection, crops from the full
-resolution frame, face classification (which also vetoes detections that are
-no die), the tray outline (one found in the picture calls no die off where the
-picture speaks against it: :mod:`farklecam.vision.tray.trust`), the cocked test
-on crops turned upright under the camera's vertical (from the marked tray, the
-tray's sides, or the dice themselves), and finally one status per die.
+Per frame: detection, face classification (which also vetoes boxes that are no die), the
+tray and its off-tray calls, the cocked test under the camera's vertical, and one status
+per die::
 
-Example:
-    >>> reader = DiceReader()
-    >>> reading = reader.read_path("examples/roll.jpg")
-    >>> reading.faces, reading.rethrow
-    ((1, 5, 5), 0)
+    DiceReader().read_path("examples/roll.jpg").faces  # (1, 5, 5)
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import functools
 import importlib.resources
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -34,21 +28,19 @@ from farklecam.vision.faces.classifier import VIEWS_SURE, FaceClassifier, FaceSc
 from farklecam.vision.faces.symbols import symbol_faces
 from farklecam.vision.images import decode_image, load_image
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
-from farklecam.vision.pose.cocked import CockedFusion, CockedTest
-from farklecam.vision.pose.cocked_call import CockedJudge
-from farklecam.vision.pose.support import CUT_DIE_MARGIN_PX, near_picture_edge
+from farklecam.vision.pose.cocked import CockedFusion, CockedJudge, CockedTest
 from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_view
 from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig
-from farklecam.vision.reader_config import ReaderConfig, config_override
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.detect import detect_tray, tray_from_aruco
-from farklecam.vision.tray.marked import MarkedTrays
+from farklecam.vision.tray.memory import MarkedTrays
 from farklecam.vision.tray.outline import TrayOutline, footprint_inside
 from farklecam.vision.tray.trust import off_tray_calls
 
 __all__ = [
     "CLASSIFIER_FILE",
     "COCKED_TEST_FILE",
+    "CUT_DIE_MARGIN_PX",
     "DETECTOR_FILE",
     "DiceReader",
     "ReaderConfig",
@@ -56,36 +48,88 @@ __all__ = [
     "config_override",
     "default_model_dir",
     "fusion_for",
+    "near_picture_edge",
 ]
 
 #: File names of the models inside a model folder (see docs/model-contract.md); the cocked test is optional.
 DETECTOR_FILE = "die_detector.onnx"
 CLASSIFIER_FILE = "face_classifier.onnx"
 COCKED_TEST_FILE = "cocked_test.onnx"
+#: A die whose box comes within this many pixels of the picture's edge is cut by it.
+CUT_DIE_MARGIN_PX = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderConfig:
+    """What a user or a deployment may set about a read; the constants that tune each step live with their code."""
+
+    det_conf: float | None = None  #: minimum detector score for a die; None: the model's own recommendation
+    face_min_conf: float = 0.6  #: classifier confidence under which a face reads ``uncertain``
+    cocked_min_conf: float = 0.5  #: confidence needed to call a die ``cocked`` (else ``uncertain``)
+    off_tray_min_inside: float = 0.5  #: share of a die's footprint that must lie inside the tray
+    face_views: int = 4  #: quarter turns of each crop the classifier averages (1, 2, 4 or 8)
+    cocked_test: bool = True  #: judge leaning dice with the model folder's cocked test, where it has one
+    vertical_search: bool = True  #: with no tray marked, find the camera's vertical from the dice themselves
+    straight_down: bool = False  #: the camera looks straight down at the dice (an overhead rig)
+    straight_down_check_deg: float | None = (
+        10.0  #: doubt ``straight_down`` where the dice agree on a vertical this far off
+    )
+    auto_tray: bool = True  #: look for the tray in every frame when no outline was given
+    aruco: bool = False  #: look for ArUco corner markers in every frame
+    threads: int | None = None  #: onnxruntime intra-op threads (None: automatic)
+
+    def __post_init__(self) -> None:
+        for name in ("det_conf", "face_min_conf", "cocked_min_conf", "off_tray_min_inside"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in 0..1, but got {value!r}")
+        if self.face_views not in (1, 2, 4, 8):
+            raise ValueError(f"face_views must be 1, 2, 4 or 8, but got {self.face_views!r}")
+        if self.straight_down_check_deg is not None and not 0.0 < self.straight_down_check_deg < 90.0:
+            raise ValueError(f"straight_down_check_deg must be in (0, 90), but got {self.straight_down_check_deg!r}")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads must be >= 1 or None, but got {self.threads!r}")
+
+
+def config_override(text: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` (a :class:`ReaderConfig` field, a Python literal) -> ``(field, value)``, for ``--set``."""
+    field, _, value = text.partition("=")
+    names = {f.name for f in dataclasses.fields(ReaderConfig)}
+    if field not in names:
+        raise ValueError(f"{field!r} is no ReaderConfig field; one of {', '.join(sorted(names))}")
+    try:
+        return field, ast.literal_eval(value)
+    except (ValueError, SyntaxError) as exc:
+        raise ValueError(f"{value!r} is not a Python literal (e.g. 0.9, None, True)") from exc
 
 
 @functools.lru_cache(maxsize=16)
 def _tray_view(corners: bytes, image_size: tuple[int, int], corner_sigma_px: float) -> UprightView | None:
-    """The view a calibrated tray gives, from its corners' float32 bytes and how far they may be off.
-
-    The corners are the same frame after frame, so the vanishing-point algebra
-    runs once per tray and picture size instead of once per read.
-    """
+    """The view a calibrated tray gives (its corners as float32 bytes), cached: the corners stay frame after frame."""
     return upright_view(np.frombuffer(corners, np.float32).reshape(-1, 2), image_size, corner_sigma_px)
 
 
 def fusion_for(test: CockedTest | None, classifier: object) -> CockedFusion | None:
-    """The cocked test's fusion, where it was fitted with this very classifier (same ``train_config_sha``).
-
-    A fusion's weights describe one classifier's cocked probabilities; under a retrained one
-    they would be wrong, so the test then decides alone (as before the fusion existed).
-    """
+    """The cocked test's fusion where it was fitted with this very classifier (same ``train_config_sha``), else None."""
     if test is None or test.fusion is None:
         return None
     model = getattr(classifier, "model", None)
     metadata = getattr(model, "metadata", None)
     sha = metadata.get("train_config_sha") if isinstance(metadata, dict) else None
     return test.fusion if sha == test.fusion.classifier_sha else None
+
+
+def near_picture_edge(
+    xyxy: npt.ArrayLike, image_size: tuple[int, int], margin: float | npt.ArrayLike
+) -> npt.NDArray[np.bool_]:
+    """Which boxes (n, 4) come within ``margin`` pixels (one, or one per box) of the picture's edge: cut dice."""
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    pad = np.broadcast_to(np.asarray(margin, np.float32), (len(boxes),))
+    width, height = image_size
+    return np.asarray(
+        (boxes[:, 0] <= pad) | (boxes[:, 1] <= pad) | (boxes[:, 2] >= width - pad) | (boxes[:, 3] >= height - pad),
+        dtype=bool,
+    )
 
 
 def default_model_dir() -> Path:
@@ -114,16 +158,9 @@ def as_bgr_frame(frame: npt.NDArray[np.generic]) -> npt.NDArray[np.uint8]:
 class DiceReader:
     """Reads every die in a frame: face, box, confidence and status.
 
-    Args:
-        model_dir: folder holding ``die_detector.onnx`` and ``face_classifier.onnx``;
-            None for the installed ``models/`` package.
-        tray: a calibrated tray outline (or its four corners in pixels) used for every
-            frame; None to look for markers or the tray itself in each frame.
-        config: thresholds; see :class:`ReaderConfig`.
-        detector: a detector to use instead of the model file (tests inject fakes here).
-        classifier: a face classifier to use instead of the model file.
-        cocked_test: a cocked test to use instead of the model file (None: the file's,
-            if the folder has one and ``config.cocked_test`` is on).
+    ``model_dir`` holds the models (None: the installed ones); ``tray`` is a calibrated outline
+    (or its corners) for every frame, None to find one per frame. ``detector``, ``classifier``
+    and ``cocked_test`` replace the folder's models.
 
     Raises:
         ModelLoadError: a model file is missing, corrupt or breaks the model contract.
@@ -172,11 +209,7 @@ class DiceReader:
         self.vertical_memory: VerticalMemory | None = None
 
     def with_vertical_memory(self, memory: VerticalMemory | None) -> DiceReader:
-        """The same reader, learning one fixed camera's vertical in ``memory`` (one memory per camera).
-
-        Without a calibrated tray, reads then search for the vertical only until it is known
-        and judge leaning dice under it after (:class:`farklecam.vision.pose.view_search.VerticalMemory`).
-        """
+        """The same reader, learning one fixed camera's vertical in ``memory`` (one memory per camera)."""
         other = copy.copy(self)
         other.vertical_memory = memory
         return other
@@ -188,11 +221,7 @@ class DiceReader:
         return other
 
     def with_straight_down(self, on: bool) -> DiceReader:
-        """The same reader (same loaded models) for a camera that does, or does not, look straight down.
-
-        A server's tables share one reader; each table's page says how its own camera looks
-        (:attr:`ReaderConfig.straight_down`).
-        """
+        """The same reader (same loaded models) for a camera that does, or does not, look straight down."""
         if on == self.config.straight_down:
             return self
         other = copy.copy(self)
@@ -207,22 +236,14 @@ class DiceReader:
 
     @property
     def cocked_judge(self) -> CockedJudge | None:
-        """The cocked test with this reader's fusion and search settings; None without a test.
-
-        Made per read (a small frozen record) so that a copy with other settings
-        (:meth:`with_straight_down`) or a test swapped in by a measuring tool is judged by
-        what it holds now.
-        """
+        """The cocked test with this reader's fusion and search settings (None without a test), made per read."""
         if self.cocked_test is None:
             return None
         search = ViewSearchConfig() if self.config.vertical_search else None
         return CockedJudge(self.cocked_test, self.fusion, search)
 
     def calibrate(self, frame: npt.NDArray[np.uint8]) -> DiceReader:
-        """A reader whose tray is found once, in this frame, and then kept for every frame.
-
-        For a fixed camera: ArUco corner markers are tried first, then the picture itself
-        (around the dice found in it).
+        """A reader whose tray is found once, in this frame (ArUco markers, else the picture), and then kept.
 
         Raises:
             ImageError: ``frame`` is not an image array.
@@ -237,8 +258,7 @@ class DiceReader:
     def find_tray(self, frame: npt.NDArray[np.uint8], xyxy: npt.NDArray[np.float32]) -> TrayOutline | None:
         """The tray for this frame: the calibrated one (clicks snapped to its edges), else markers, else the picture.
 
-        A calibrated tray is set aside while the picture has moved since its first frame
-        (:attr:`tray_moved`): a bumped camera puts the marked corners in the wrong place.
+        A calibrated tray is set aside while the picture has moved since its first frame (:attr:`tray_moved`).
         """
         self.tray_moved = self.tray is not None and self._marked.moved(self.tray, frame)
         if self.tray is not None and not self.tray_moved:
@@ -253,19 +273,11 @@ class DiceReader:
     def read(
         self, frame: npt.NDArray[np.uint8], *, frame_index: int | None = None, timestamp: float | None = None
     ) -> Reading:
-        """Read every die in one frame.
-
-        Args:
-            frame: BGR uint8 image (grey and BGRA are converted).
-            frame_index: index in a video stream, kept in the reading.
-            timestamp: capture time in seconds, kept in the reading.
-
-        Returns:
-            The reading, dice in detector order (best first).
+        """Read every die in one BGR (or grey, or BGRA) frame, in detector order.
 
         Raises:
             ImageError: ``frame`` is not an image array.
-            ModelLoadError: a model rejected its input (a model of the wrong shape).
+            ModelLoadError: a model rejected its input.
         """
         frame = as_bgr_frame(frame)
         if self.vertical_memory is not None and isinstance(self.detector, DieDetector):
@@ -301,7 +313,6 @@ class DiceReader:
             if tray is not None
             else np.ones(len(found), np.float32)
         )
-        # An outline found in the picture calls a die off only where the picture backs it (farklecam.vision.tray.trust).
         trust, off = off_tray_calls(frame, tray, found.xyxy, inside, self.config.off_tray_min_inside)
         if judged is not None and judged.decisive:
             # The test's threshold decides; its probability is the cocked confidence.
@@ -341,11 +352,7 @@ class DiceReader:
     ]:
         """Combine the classifier's scores and the tray into faces, confidences and statuses.
 
-        ``inside`` is each die's footprint inside the tray (kept as ``data["in_tray"]``), ``off``
-        the dice called off the tray (:func:`farklecam.vision.tray.trust.off_tray_calls`).
-        ``cut`` marks the dice the picture's edge cuts: part of such a die, and whatever it may
-        lean on, is out of view, so where it would be called cocked it reads ``uncertain`` with
-        its best face instead, for the player to look at.
+        A die the picture's edge cuts may lean on something out of view: not cocked, ``uncertain``.
         """
         n = len(xyxy)
         data: dict[str, npt.NDArray[np.generic]] = {"cocked": scores.cocked.copy(), "in_tray": inside}
@@ -371,17 +378,9 @@ class DiceReader:
         return face, face_conf.astype(np.float32), status, data
 
     def read_path(self, path: str | Path) -> Reading:
-        """Load an image file and read it.
-
-        Raises:
-            ImageError: missing, not an image, truncated, empty or too large.
-        """
+        """Load an image file and read it (:class:`ImageError` for a bad file)."""
         return self.read(load_image(path))
 
     def read_bytes(self, data: bytes, source: str = "<upload>") -> Reading:
-        """Decode image bytes (an upload) and read them.
-
-        Raises:
-            ImageError: not an image, truncated, empty or too large.
-        """
+        """Decode image bytes (an upload) and read them (:class:`ImageError` for bad bytes)."""
         return self.read(decode_image(data, source))

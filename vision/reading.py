@@ -1,11 +1,7 @@
 """The one result type of the reader: every die in a frame, as parallel arrays.
 
-A :class:`Reading` is to farklecam what supervision's ``Detections`` is to
-supervision: one frozen container of parallel numpy arrays (one row per die),
-validated once when built, so every tool downstream (the scorer, the overlay,
-the evaluator, the web service) can trust its shapes. It is filtered with
-boolean masks (``reading[reading.status == DieStatus.OK]``) and changed with
-:func:`dataclasses.replace`, never in place.
+A :class:`Reading` is frozen and validated once when built; it is filtered with boolean
+masks (``reading[reading.status == DieStatus.OK]``) and changed with :func:`dataclasses.replace`.
 """
 
 from __future__ import annotations
@@ -45,8 +41,7 @@ class TrayState(StrEnum):
     FOUND = "found"
     """Found in the picture, and nothing in the picture speaks against it. Its off-tray calls stand."""
     UNSURE = "unsure"
-    """Found in the picture, but the picture speaks against it (:mod:`farklecam.vision.tray.trust`): no die is called
-    off."""
+    """Found in the picture, but the picture speaks against it: no die is called off."""
     NONE = "none"
     """No tray: no die is called off."""
 
@@ -57,21 +52,13 @@ RETHROW_STATUSES: frozenset[DieStatus] = frozenset({DieStatus.COCKED, DieStatus.
 
 @dataclass(frozen=True, slots=True)
 class Die:
-    """One die of a reading, as plain Python values (what a scorer or JSON wants).
+    """One die of a reading, as plain Python values (what a scorer or JSON wants)."""
 
-    Attributes:
-        face: top face 1-6, or None when no face could be read (a cocked die).
-        box: ``(x1, y1, x2, y2)`` in frame pixels.
-        confidence: detector confidence that this is a die, 0..1.
-        status: see :class:`DieStatus`.
-        face_confidence: classifier confidence in ``face`` (or in "cocked"), 0..1.
-    """
-
-    face: int | None
-    box: tuple[float, float, float, float]
-    confidence: float
+    face: int | None  #: top face 1-6, or None when no face could be read (a cocked die)
+    box: tuple[float, float, float, float]  #: ``(x1, y1, x2, y2)`` in frame pixels
+    confidence: float  #: detector confidence that this is a die, 0..1
     status: DieStatus
-    face_confidence: float
+    face_confidence: float  #: classifier confidence in ``face`` (or in "cocked"), 0..1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``{"face", "box", "confidence", "status"}`` with rounded numbers."""
@@ -97,42 +84,22 @@ def _column(name: str, value: npt.ArrayLike, dtype: npt.DTypeLike | None, n: int
 class Reading:
     """Every die found in one frame, as parallel arrays of length n.
 
-    Inputs are converted to the dtypes below and then checked; a wrong shape raises
-    ``ValueError`` naming the expected and the actual shape.
-
-    Attributes:
-        xyxy: boxes, shape (n, 4), float32, ``x1, y1, x2, y2`` in frame pixels.
-        confidence: detector confidence, shape (n,), float32 in 0..1.
-        face: top face, shape (n,), int64; 1-6, or 0 for unknown (cocked, unread).
-        face_confidence: classifier confidence, shape (n,), float32 in 0..1.
-        status: :class:`DieStatus` values, shape (n,), unicode.
-        image_size: ``(width, height)`` of the frame in pixels, or None if unknown.
-        tray: tray outline used for the off-tray test, shape (k, 2) float32 pixels, or None.
-        frame_index: index of the frame in a video stream, if any.
-        timestamp: capture time in seconds, if any.
-        data: extra per-die columns (each of length n), e.g. ``"cocked"`` or ``"in_tray"``.
-        tray_set_aside: a tray was marked, but the camera moved since, so this frame was read
-            as if none had been (:mod:`farklecam.vision.camera.motion` watches for it).
-        straight_down_doubted: the camera was said to look straight down, but the dice clearly
-            agreed on a tilted vertical, so this frame was read under theirs
-            (:attr:`farklecam.vision.reader.ReaderConfig.straight_down_check_deg`).
-        tray_state: a :class:`TrayState` value: whether ``tray`` was marked or found, and whether
-            it called dice off the tray (``"unsure"``: found, but doubted, so it called none).
+    Inputs are converted to the dtypes of the annotations and checked; a wrong shape raises ``ValueError``.
     """
 
-    xyxy: npt.NDArray[np.float32]
-    confidence: npt.NDArray[np.float32]
-    face: npt.NDArray[np.int64]
-    face_confidence: npt.NDArray[np.float32]
-    status: npt.NDArray[np.str_]
-    image_size: tuple[int, int] | None = None
-    tray: npt.NDArray[np.float32] | None = None
-    frame_index: int | None = None
-    timestamp: float | None = None
-    data: Mapping[str, npt.NDArray[Any]] = field(default_factory=dict)
-    tray_set_aside: bool = False
-    straight_down_doubted: bool = False
-    tray_state: str = TrayState.NONE.value
+    xyxy: npt.NDArray[np.float32]  #: boxes (n, 4), ``x1, y1, x2, y2`` in frame pixels
+    confidence: npt.NDArray[np.float32]  #: detector confidence (n,), 0..1
+    face: npt.NDArray[np.int64]  #: top face (n,): 1-6, or 0 for unknown (cocked, unread)
+    face_confidence: npt.NDArray[np.float32]  #: classifier confidence (n,), 0..1
+    status: npt.NDArray[np.str_]  #: :class:`DieStatus` values (n,)
+    image_size: tuple[int, int] | None = None  #: ``(width, height)`` of the frame
+    tray: npt.NDArray[np.float32] | None = None  #: the tray outline (k, 2) used for the off-tray test
+    frame_index: int | None = None  #: index of the frame in a video stream
+    timestamp: float | None = None  #: capture time in seconds
+    data: Mapping[str, npt.NDArray[Any]] = field(default_factory=dict)  #: extra per-die columns, e.g. ``"in_tray"``
+    tray_set_aside: bool = False  #: a tray was marked, but the camera moved since: read without it
+    straight_down_doubted: bool = False  #: said to look straight down, the dice agreed on a tilt: read under theirs
+    tray_state: str = TrayState.NONE.value  #: a :class:`TrayState` value
 
     def __post_init__(self) -> None:
         xyxy = np.array(self.xyxy, dtype=np.float32)
@@ -189,11 +156,7 @@ class Reading:
         return int(self.xyxy.shape[0])
 
     def __getitem__(self, index: int | slice | list[int] | npt.NDArray[Any]) -> Reading:
-        """Select dice by int, slice, list of ints or boolean mask; returns a new Reading.
-
-        Example:
-            >>> flat = reading[reading.status == DieStatus.OK]
-        """
+        """Select dice by int, slice, list of ints or boolean mask; returns a new Reading."""
         if isinstance(index, (int, np.integer)):
             index = [int(index)]
         if isinstance(index, np.ndarray) and index.dtype == bool and index.shape != (len(self),):
@@ -209,9 +172,7 @@ class Reading:
         )
 
     def with_face(self, index: int, face: int) -> Reading:
-        """A copy where the ``uncertain`` die ``index`` reads ``face``: a player said what it shows.
-
-        The die becomes ``ok`` with face confidence 1 (a person looked); nothing else changes.
+        """A copy where the ``uncertain`` die ``index`` reads ``face`` (``ok``, confidence 1): a player said so.
 
         Raises:
             ValueError: no such die, a die that is not ``uncertain``, or a face outside 1-6.

@@ -9,10 +9,10 @@ it also learns what real flat dice look like, from the training photos of
 sources shot looking straight down (:data:`farklecam.datasets.real.STRAIGHT_DOWN_SOURCES`,
 whose vertical is the picture's centre; never their validation or held-out
 photos): a test that saw only rendered dice calls some real flat ones cocked.
-(Tried and not shipped: it found fewer rendered leaning dice; ``docs/tried.md``.) Leaning dice are rare in thrown scenes and banked
-several times over; the threshold on the cocked probability is then chosen by
-cocked F1 on scenes set apart for calibration, as :mod:`farklecam.models.thresholds.calibrate` does
-for the face classifier.
+(Tried and not shipped: it found fewer rendered leaning dice; ``docs/tried.md``.)
+Leaning dice are rare in thrown scenes and banked several times over; the threshold on the
+cocked probability is then chosen by cocked F1 on scenes set apart for calibration, as
+:mod:`farklecam.models.thresholds.calibrate` does for the face classifier.
 
 Crops are banked unturned at 1.5x the field of view, as the face classifier's
 are (:func:`farklecam.models.bank.crop_bank.bank_size`), and turned at training time by
@@ -73,9 +73,8 @@ from farklecam.vision.pose.cocked import (
     UNDO_FORESHORTENING_KEY,
     CockedTest,
     foreshortening,
-    upright_angles,
 )
-from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_view
+from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_angles, upright_view
 
 __all__ = [
     "BankRecipe",

@@ -25,8 +25,8 @@ def test_written_bias_is_read_back_and_replaced(tmp_path: Path) -> None:
 
 def test_calibration_keeps_the_offset_that_reads_best(tmp_path: Path) -> None:
     from farklecam.models.thresholds.calibrate import calibrate
-    from tests.vision.fakes import make_detector, raw_head
     from tests.models.test_evaluate import _folder
+    from tests.vision.fakes import make_detector, raw_head
 
     models = tmp_path / "models"
     models.mkdir()

@@ -18,10 +18,9 @@ from farklecam.vision.pose.cocked import (
     CockedFusion,
     CockedTest,
     foreshortening,
-    upright_angles,
     upright_inputs,
 )
-from farklecam.vision.pose.upright import UprightView
+from farklecam.vision.pose.upright import UprightView, upright_angles
 from tests.vision.fakes import make_cocked_test
 
 CENTRE = np.array([320.0, 240.0])

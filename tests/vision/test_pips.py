@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from farklecam.vision.crops import extract_crops
-from farklecam.vision.faces.pips import PIP_CROP_SIZE, count_pips, count_pips_in_boxes
+from farklecam.vision.faces.symbols import PIP_CROP_SIZE, count_pips, count_pips_in_boxes
 from tests.vision.conftest import draw_die
 
 STYLES = {
@@ -39,20 +39,3 @@ def test_in_boxes() -> None:
     boxes = [draw_die(frame, 3, 20, 60, 60), draw_die(frame, 5, 220, 60, 60)]
     counts, conf = count_pips_in_boxes(frame, boxes)
     assert counts.tolist() == [3, 5] and (conf > 0.8).all()
-
-
-def test_posterior_agrees_disagrees_and_abstains() -> None:
-    from farklecam.vision.faces.pips import pip_posterior
-
-    faces = np.array(
-        [[0.1, 0.8, 0.1, 0, 0, 0], [0.1, 0.8, 0.1, 0, 0, 0], [0.1, 0.8, 0.1, 0, 0, 0], [0, 0, 0, 0, 0, 0.5]]
-    )
-    cocked = np.array([0, 0, 0, 0.5])
-    post = pip_posterior(faces, cocked, counts=[2, 3, 0, 6], confidence=[1, 1, 1, 1], reliability=0.6)
-    assert post.shape == (4, 7) and np.allclose(post.sum(axis=1), 1)
-    assert post[0, 1] > 0.8  # agreement: surer
-    assert post[1, 1] < 0.8 and post[1, 2] > 0.1  # disagreement: less sure
-    assert np.allclose(post[2], [0.1, 0.8, 0.1, 0, 0, 0, 0])  # no count: no opinion
-    assert post[3, 5] > post[3, 6]  # six pips favour the six over "cocked"
-    zero_conf = pip_posterior(faces[:1], cocked[:1], [3], [0.0])
-    assert np.allclose(zero_conf[0, :6], faces[0])  # an unsure count changes nothing

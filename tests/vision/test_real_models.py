@@ -19,9 +19,15 @@ from farklecam.models.evaluate.metrics import COCKED_CLASS, match_by_centre
 from farklecam.models.evaluate.run import load_labels
 from farklecam.vision.detection.detector import DieDetector, LookMemory, SmallDiceLook
 from farklecam.vision.images import load_image
-from farklecam.vision.pose.support import near_picture_edge
 from farklecam.vision.pose.view_search import VerticalMemory
-from farklecam.vision.reader import CLASSIFIER_FILE, COCKED_TEST_FILE, DETECTOR_FILE, DiceReader, ReaderConfig
+from farklecam.vision.reader import (
+    CLASSIFIER_FILE,
+    COCKED_TEST_FILE,
+    DETECTOR_FILE,
+    DiceReader,
+    ReaderConfig,
+    near_picture_edge,
+)
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.outline import TrayOutline
 

@@ -8,8 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farklecam.vision.reading import DieStatus, Reading
-from farklecam.vision.settle.detector import AmbiguityReason, SettleConfig, vote
-from farklecam.vision.settle.evidence import OTHER, OUTCOMES, face_posterior, read_likelihood, unanimous_bar
+from farklecam.vision.settle.detector import (
+    OTHER,
+    OUTCOMES,
+    AmbiguityReason,
+    SettleConfig,
+    face_posterior,
+    read_likelihood,
+    vote,
+)
 
 CONFIG = SettleConfig()
 faces = st.integers(1, 6)
@@ -27,6 +34,16 @@ def _reads(pairs: list[tuple[int, float]], status: str = "uncertain", **data: bo
         )
         for f, c in pairs
     ]  # fmt: skip
+
+
+def unanimous_bar(min_posterior: float, reads: int, evidence_reads: int) -> float:
+    """The confidence each of ``reads`` reads naming one face needs for the posterior to reach ``min_posterior``.
+
+    With ``k = min(reads, evidence_reads)`` and ``r = (1 - c) / (6 c)`` the face's posterior is ``1 / (1 + 6 r**k)``.
+    """
+    k = min(reads, evidence_reads)
+    r = ((1.0 - min_posterior) / (min_posterior * (OUTCOMES - 1))) ** (1.0 / k)
+    return float(1.0 / (1.0 + (OUTCOMES - 1) * r))
 
 
 def _vote(reads: list[Reading]) -> tuple[int, str, str]:

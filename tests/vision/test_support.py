@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from farklecam.vision.pose.support import covered_fraction, near_picture_edge
+from farklecam.vision.pose.cocked import covered_fraction
+from farklecam.vision.reader import near_picture_edge
 
 SIZE = (640, 480)
 

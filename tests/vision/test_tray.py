@@ -8,9 +8,17 @@ from hypothesis import strategies as st
 
 from farklecam.vision.pose.upright import UprightView
 from farklecam.vision.tray.detect import detect_tray, shade_distance, tray_from_aruco
-from farklecam.vision.tray.outline import TrayOutline, classify_off_tray, footprint_inside, points_in_polygon
+from farklecam.vision.tray.outline import TrayOutline, footprint_inside, points_in_polygon
 
 SQUARE = [[100, 100], [300, 100], [300, 300], [100, 300]]
+
+
+def classify_off_tray(xyxy: np.ndarray, outline: TrayOutline | None, min_inside: float = 0.5) -> np.ndarray:
+    """Which dice are off the tray: less than ``min_inside`` of their footprint inside (none without a tray)."""
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    if outline is None:
+        return np.zeros(len(boxes), bool)
+    return np.asarray(footprint_inside(boxes, outline) < min_inside)
 
 
 def test_points_in_polygon_square_and_concave() -> None:

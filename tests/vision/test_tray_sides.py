@@ -170,7 +170,7 @@ def test_a_reader_snaps_clicked_corners_on_its_first_frames_unless_told_not_to()
 
 def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
     from farklecam.vision.reader import DiceReader
-    from farklecam.vision.tray.marked import SNAP_TRIES
+    from farklecam.vision.tray.memory import SNAP_TRIES
 
     truth = projected_tray(30, 25)
     clicked = TrayOutline(truth, "corners")
@@ -184,7 +184,7 @@ def test_corners_that_never_snap_are_tried_on_a_few_frames_only() -> None:
 
 def test_a_marked_tray_is_set_aside_while_the_camera_has_moved_since_its_first_frame() -> None:
     from farklecam.vision.reader import DiceReader
-    from farklecam.vision.tray.marked import WATCH_EVERY
+    from farklecam.vision.tray.memory import WATCH_EVERY
 
     frame = cv2.imread(str(Path(__file__).resolve().parents[2] / "examples" / "tray_cocked.jpg"))
     h, w = frame.shape[:2]

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from farklecam.vision.reader import DiceReader, ReaderConfig
 from farklecam.vision.reading import DieStatus, Reading, TrayState
 from farklecam.vision.tray.detect import detect_tray
-from farklecam.vision.tray.outline import TrayOutline, classify_off_tray
+from farklecam.vision.tray.outline import TrayOutline
 from farklecam.vision.tray.trust import REACH_ON_TRAY, floor_goes_on, off_tray_calls, reach_into, tray_state
 from tests.vision.conftest import draw_die
 from tests.vision.test_reader import ScriptedClassifier
-from tests.vision.test_tray import _tray_scene
+from tests.vision.test_tray import _tray_scene, classify_off_tray
 
 
 def table(seed: int = 0) -> np.ndarray:

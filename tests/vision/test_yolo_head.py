@@ -10,12 +10,18 @@ from hypothesis import strategies as st
 from farklecam.vision.detection.yolo_head import (
     candidates_from_decoded,
     candidates_from_levels,
-    decode_yolo,
     level_strides,
     nms,
     select,
 )
 from tests.vision.fakes import raw_head
+
+
+def decode_yolo(
+    raw: np.ndarray, conf: float = 0.25, iou: float = 0.5, max_det: int = 100
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Boxes, scores and classes from a decoded head ``(1, 4 + nc, N)``."""
+    return select(candidates_from_decoded(raw, conf), iou, max_det)
 
 
 def test_nms_keeps_best_of_overlapping() -> None:

@@ -1,30 +1,11 @@
-"""Has a fixed camera moved since its last read? The picture's shift, by phase correlation.
+"""Has a fixed camera moved since its last read? The picture's shift and roll, by phase correlation.
 
-A camera's learned vertical (:class:`farklecam.vision.pose.view_search.VerticalMemory`) is
-only as good as the camera's stillness: bump the webcam and flat dice start to
-look cocked under the old vertical. The settle gate cannot tell a bumped camera
-from rolling dice (both are motion), and the reader reads only still frames,
-so the question is asked between two *reads*: did the whole picture shift?
-
-Phase correlation of two small grey thumbnails (OpenCV's ``phaseCorrelate``,
-with a Hann window) answers with a sub-pixel shift and a response (how alike
-the two pictures are once shifted). Dice that moved, or a lamp switched on,
-leave the background where it was (shift ~0); a camera that panned or tilted
-moves all of it. A picture so changed that no shift explains it (a very low
-response) counts as moved too. On the bundled examples a 27 px pan of a
-640 px frame measures 5.3-5.4 thumbnail pixels, two dice moved or 30 % more
-light at most 0.3 (``tests/vision/test_camera_motion.py``).
-
-A camera rolled about its lens axis barely shifts the picture (5 degrees: 0.5-2.7
-thumbnail pixels), so a second test measures the roll itself, as in
-Fourier-Mellin registration: the magnitude spectrum of a picture does not move
-when the picture shifts, but turns when it turns, and in log-polar coordinates
-that turn is a shift that phase correlation finds. On the examples a 2 degree roll
-measures at least 1.85 degrees; an empty tray against the same tray with thrown
-dice (rendered throws, ``farklecam.datasets.synthetic.render_throw_sequence``) at most
-0.38. The same transform's scale axis was tried for a zoom and left out: on
-these 128 px thumbnails a 5 % zoom measured as little as 1.9 % while thrown
-dice measured up to 2 %.
+The settle gate cannot tell a bumped camera from rolling dice, so the question is asked
+between two reads. Phase correlation of two grey thumbnails gives a shift and a response:
+moved dice or a lamp leave the background in place, a panned camera moves all of it, and
+a picture no shift explains counts as moved. A roll about the lens axis is measured as in
+Fourier-Mellin registration: the magnitude spectrum turns with the picture but ignores
+its shift, and in log-polar coordinates that turn is a shift.
 """
 
 from __future__ import annotations
@@ -41,29 +22,14 @@ __all__ = ["CameraMotion", "MotionConfig", "log_polar_spectrum", "roll_degrees",
 
 @dataclass(frozen=True, slots=True)
 class MotionConfig:
-    """When two reads' pictures count as taken from another place.
+    """When two reads' pictures count as taken from another place."""
 
-    Attributes:
-        width: thumbnail width in pixels (the height keeps the frame's aspect).
-        max_shift: largest shift of a still camera, as a fraction of the thumbnail's
-            width (0.015: 2 px of 128, about 10 px of a 640 px frame, well under a
-            degree for a webcam; an extra search costs one read about 20 ms).
-        min_response: phase-correlation response below which the pictures are unrelated.
-        min_contrast: standard deviation of the thumbnail's grey levels below which the
-            picture is too plain to tell (sensor noise alone would seem to shift).
-        max_roll: largest roll about the lens axis of a still camera, in degrees
-            (thrown dice measure at most 0.4, a 2 degree roll at least 1.85).
-        min_roll_response: spectra correlation below which the roll measured is not
-            believed (a hand over the tray gives wild rolls at 0.04-0.24; still frames
-            and rolled ones 0.42 and more).
-    """
-
-    width: int = 128
-    max_shift: float = 0.015
-    min_response: float = 0.2
-    min_contrast: float = 4.0
-    max_roll: float = 1.0
-    min_roll_response: float = 0.3
+    width: int = 128  #: thumbnail width in pixels (the height keeps the frame's aspect)
+    max_shift: float = 0.015  #: largest shift of a still camera, a fraction of the thumbnail's width
+    min_response: float = 0.2  #: phase-correlation response below which the pictures are unrelated
+    min_contrast: float = 4.0  #: grey-level deviation below which the picture is too plain to tell
+    max_roll: float = 1.0  #: largest roll about the lens axis of a still camera, degrees
+    min_roll_response: float = 0.3  #: spectra correlation below which a roll is not believed (a passing hand)
 
     def __post_init__(self) -> None:
         if self.width < 16 or not 0.0 < self.max_shift < 1.0 or not 0.0 <= self.min_response < 1.0:
@@ -101,12 +67,7 @@ def _high_pass(side: int) -> npt.NDArray[np.float32]:
 
 
 def log_polar_spectrum(thumb: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """The log-polar magnitude spectrum of a thumbnail's central square: a turn of the picture is a row shift.
-
-    Rows are degrees (0-180: a real picture's spectrum repeats after half a
-    turn), columns log radius. The square keeps the spectrum's axes equally
-    scaled, so a turn of the picture is a turn of its spectrum.
-    """
+    """The log-polar magnitude spectrum (degrees 0-180 by log radius) of a thumbnail's central square."""
     side = min(thumb.shape)
     top, left = (thumb.shape[0] - side) // 2, (thumb.shape[1] - side) // 2
     square = thumb[top : top + side, left : left + side]
@@ -120,25 +81,13 @@ def log_polar_spectrum(thumb: npt.NDArray[np.float32]) -> npt.NDArray[np.float32
 
 
 def roll_degrees(before: npt.NDArray[np.float32], after: npt.NDArray[np.float32]) -> tuple[float, float]:
-    """How far the picture turned from ``before`` to ``after`` (log-polar spectra), and the correlation's response.
-
-    The sign follows OpenCV's rotation angle (counter-clockwise positive); the
-    size is what matters here.
-    """
+    """Degrees the picture turned (counter-clockwise) between two log-polar spectra, and the response."""
     (_, rows), response = cv2.phaseCorrelate(before.copy(), after.copy(), _window(before.shape))
     return -float(rows) * 180.0 / _ANGLE_ROWS, float(response)
 
 
 class CameraMotion:
-    """Remembers the last picture it was shown and says whether the next one was taken from elsewhere.
-
-    Example:
-        >>> motion = CameraMotion()
-        >>> motion.moved(first_frame)   # nothing to compare with yet
-        False
-        >>> motion.moved(frame_after_a_bump)
-        True
-    """
+    """Remembers the last picture it was shown and says whether the next one was taken from elsewhere."""
 
     def __init__(self, config: MotionConfig | None = None, *, keep_first: bool = False) -> None:
         self.config = config or MotionConfig()
@@ -148,10 +97,7 @@ class CameraMotion:
         self._previous_spectrum: npt.NDArray[np.float32] | None = None
 
     def moved(self, frame: npt.NDArray[np.uint8]) -> bool:
-        """Whether ``frame`` was taken from another place than the last frame shown; remembers ``frame``.
-
-        With ``keep_first`` the comparison is always with the first frame shown, which is kept.
-        """
+        """Whether ``frame`` was taken from elsewhere than the last (``keep_first``: the first) frame shown."""
         thumb = thumbnail(frame, self.config.width)
         previous, previous_spectrum = self._previous, self._previous_spectrum
         if not (self.keep_first and previous is not None):

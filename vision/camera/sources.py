@@ -1,21 +1,9 @@
 """Where frames come from: a webcam, a video file or a folder of images, all alike.
 
-Every source is a context manager that opens its device or file on ``__enter__``
-and a generator of :class:`Frame` values, so the live window, ``farklecam read``
-and the tests consume a camera and a video the same way (supervision splits
-``VideoInfo``, a frame generator and ``VideoSink`` the same way). Tests never
-need a camera: a video written with ``cv2.VideoWriter`` or a list of images
-takes its place.
-
-OpenCV reports failures by returning ``False``/``None`` or by raising
-``cv2.error``; :func:`map_cv2_errors` is the one boundary that turns both into
-:class:`~farklecam.errors.CameraError` with a message a player can act on, so a
-caller (the live window, the table session) can catch it and keep the game.
-
-Example:
-    >>> with VideoFileSource("throws.mp4") as video:
-    ...     for frame in video:
-    ...         reading = reader.read(frame.image)
+Every source is a context manager that opens its device or file on ``__enter__`` and
+yields :class:`Frame` values. OpenCV's failures leave as one
+:class:`~farklecam.errors.CameraError` with a message a player can act on
+(:func:`map_cv2_errors`), so a caller can catch it and keep the game.
 """
 
 from __future__ import annotations
@@ -55,17 +43,11 @@ _MAX_FAILED_GRABS = 30
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One picture of the tray.
+    """One picture of the tray."""
 
-    Attributes:
-        image: BGR uint8 pixels, shape (height, width, 3).
-        index: position in the stream (0-based); a live camera that dropped stale frames skips numbers.
-        timestamp: seconds since the source opened (video: from the file's frame rate).
-    """
-
-    image: npt.NDArray[np.uint8]
-    index: int
-    timestamp: float
+    image: npt.NDArray[np.uint8]  #: BGR uint8 pixels, shape (height, width, 3)
+    index: int  #: position in the stream (a live camera that dropped stale frames skips numbers)
+    timestamp: float  #: seconds since the source opened (video: from the file's frame rate)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -75,14 +57,7 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class VideoInfo:
-    """What a stream promises: frame size, rate and (for files) length.
-
-    Attributes:
-        width: frame width in pixels.
-        height: frame height in pixels.
-        fps: frames per second (the file's or the camera's claim; 30 when it claims nothing).
-        frame_count: number of frames in a file, None for a live camera or when unknown.
-    """
+    """What a stream promises: frame size, rate (30 if it claims none) and, for a file, its length."""
 
     width: int
     height: int
@@ -104,11 +79,7 @@ class VideoInfo:
 
 @contextlib.contextmanager
 def map_cv2_errors(what: str) -> Iterator[None]:
-    """Turn ``cv2.error`` (and OS errors) raised inside the block into :class:`CameraError`.
-
-    Args:
-        what: the source in words ("camera 0", "video 'a.mp4'"), put in front of the message.
-    """
+    """Turn ``cv2.error`` and OS errors raised inside the block into :class:`CameraError` prefixed by ``what``."""
     try:
         yield
     except CameraError:
@@ -118,11 +89,7 @@ def map_cv2_errors(what: str) -> Iterator[None]:
 
 
 class FrameSource:
-    """Base of every source: a context manager that is also an iterator of frames.
-
-    Subclasses implement :meth:`_open`, :meth:`_frames` and :meth:`_close`; the
-    base enforces "open before reading" and always closes, even on errors.
-    """
+    """Base of every source: a context manager and iterator of frames that enforces opening and always closes."""
 
     name: str = "source"
 
@@ -164,11 +131,7 @@ class FrameSource:
 
 
 class VideoFileSource(FrameSource):
-    """Frames of a video file, every ``stride``-th one.
-
-    Args:
-        path: the video file (anything FFmpeg reads: mp4, avi, mkv, ...).
-        stride: keep one frame in ``stride`` (2 halves the work of a 60 fps file).
+    """Every ``stride``-th frame of a video file (anything FFmpeg reads).
 
     Raises:
         CameraError: on enter, the file is missing or cannot be decoded.
@@ -216,11 +179,7 @@ class VideoFileSource(FrameSource):
 
 
 class ImageFolderSource(FrameSource):
-    """Still images played as a stream, e.g. a folder of photos of one throw.
-
-    Args:
-        paths: image files in playing order (a folder is expanded to its sorted images).
-        fps: the rate timestamps pretend the images were taken at.
+    """Still images played as a stream at ``fps``, in order (a folder is expanded to its sorted images).
 
     Raises:
         CameraError: on enter, no image was given; while iterating, a file cannot be read.
@@ -263,11 +222,7 @@ _PROBED_INDICES = range(6)
 
 
 def _quiet_capture(index: int) -> cv2.VideoCapture:
-    """Open camera ``index`` without OpenCV's own ERROR lines for a missing one.
-
-    OpenCV logs while it probes backends; the caller's :class:`CameraError` says it once,
-    in words a player understands.
-    """
+    """Open camera ``index`` without OpenCV's own log lines for a missing one (the caller's error says it once)."""
     previous = cv2.utils.logging.getLogLevel()
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
     try:
@@ -277,11 +232,7 @@ def _quiet_capture(index: int) -> cv2.VideoCapture:
 
 
 def answering_cameras(exclude: int | None = None) -> list[int]:
-    """The camera indices in 0-5 that open, so a missing camera's message can name one that works.
-
-    Only called after the asked-for camera failed to open: each probe opens and releases the
-    device, which can take a moment on some systems, and would disturb a camera in use.
-    """
+    """The camera indices in 0-5 that open, to name one that works when the asked-for camera did not."""
     found = []
     for index in _PROBED_INDICES:
         if index == exclude:
@@ -304,7 +255,7 @@ def _missing_camera_message(index: int, answering: Sequence[int]) -> str:
     return f"camera {index} is not available; cameras that answer: {listed} (try --camera {answering[0]})"
 
 
-#: The least frame size a webcam is asked for: dice twice as many pixels across as at 640x480 (issue 30).
+#: The least frame size a webcam is asked for: dice twice as many pixels across as at 640x480.
 REQUESTED_SIZE = (1280, 720)
 
 
@@ -315,10 +266,8 @@ def _size(capture: cv2.VideoCapture) -> tuple[int, int]:
 def request_size(capture: cv2.VideoCapture, width: int | None, height: int | None) -> tuple[int, int]:
     """Ask an opened webcam for at least ``width`` x ``height``; returns the size it then gives.
 
-    A camera whose default is as large already keeps it (a 1080p webcam is not made
-    smaller). One that takes the size but then delivers no frame at it, or that a backend
-    refuses to set, goes back to its default without a word: a smaller picture reads
-    worse, but no picture reads nothing. Either dimension None keeps the default.
+    A camera whose default is as large keeps it; one that then delivers no frame at the size
+    asked goes back to its default. Either dimension None keeps the default.
     """
     before = _size(capture)
     if not width or not height or before[0] * before[1] >= width * height:
@@ -339,20 +288,10 @@ def request_size(capture: cv2.VideoCapture, width: int | None, height: int | Non
 class CameraSource(FrameSource):
     """A live webcam that never falls behind.
 
-    A background thread grabs frames as fast as the camera delivers them and
-    keeps only the newest; the generator hands that one out. A slow consumer
-    therefore sees the tray as it is now, with gaps in ``Frame.index``, instead
-    of an ever older backlog.
-
-    A webcam opens at its own default size, often 640x480, where a die is 20-40 pixels
-    across and a small face misreads; so it is asked for :data:`REQUESTED_SIZE` (or the
-    size given) where its default is smaller (:func:`request_size`). ``info`` says what it gave.
-
-    Args:
-        index: OpenCV camera index (0 is usually the built-in webcam).
-        width: the least frame width asked for (the camera may give another), None to keep its default.
-        height: the least frame height asked for, None to keep its default.
-        stall_seconds: no new frame for this long means the camera is gone.
+    A background thread grabs frames as fast as the camera delivers them and keeps only the
+    newest, so a slow consumer sees the tray as it is now (with gaps in ``Frame.index``). The
+    camera ``index`` is asked for at least ``width`` x ``height`` (:func:`request_size`; None
+    keeps its default); no new frame for ``stall_seconds`` means it is gone.
 
     Raises:
         CameraError: on enter, the camera is not there; while iterating, it stopped delivering.
@@ -438,12 +377,7 @@ class CameraSource(FrameSource):
 
 
 class VideoSink:
-    """Write frames to a video file (the annotated output of ``farklecam read``).
-
-    Args:
-        path: output file; ``.mp4`` is written with ``mp4v``, anything else with ``MJPG``.
-        fps: frame rate of the output.
-        size: ``(width, height)``; every frame must have it.
+    """Write frames of ``size`` = ``(width, height)`` to a video file (``.mp4`` as ``mp4v``, else ``MJPG``).
 
     Raises:
         CameraError: on enter, the file cannot be created.

@@ -1,22 +1,10 @@
 """The die detector: a one-class YOLO exported by ultralytics, run with onnxruntime only.
 
-ultralytics must never be imported at run time (AGPL, and a 6 GB install), so
-its pre- and post-processing is re-done here in numpy: the same letterbox
-(grey 114, centred), then the head's outputs decoded, a confidence threshold
-and non-maximum suppression (:mod:`farklecam.vision.detection.yolo_head`: either ultralytics'
-decoded ``(1, 4 + nc, N)`` or farklecam's per-level head, which leaves the
-decoding of the few cells that pass the threshold to numpy). The input size
-and class names come from the model's own metadata, never from constants.
-
-A model exported with a dynamic input (height and width free) is fed the
-smallest padded rectangle, as ultralytics' own validation and prediction do
-(``rect``): a 640x480 frame becomes 320x256 instead of 320x320, a 16:9 one
-320x192. The dice are seen at the same scale, so the accuracy is the model's,
-and the grey bands that only cost time are gone (20 % fewer pixels at 4:3).
-
-Such a model can also look again at a larger size where the dice are small
-(:class:`SmallDiceLook`): a phone photo of a whole box shows dice of about 20 px
-at 320, where the detector misses some. Frames of larger dice pay nothing.
+ultralytics' pre- and post-processing is re-done in numpy: the same letterbox, the head
+decoded by :mod:`farklecam.vision.detection.yolo_head`, a confidence threshold and NMS.
+Input size and class names come from the model's metadata. A model with a dynamic input
+is fed the smallest padded rectangle that holds the frame (ultralytics' ``rect``), and can
+look again at a larger size where the dice are small (:class:`SmallDiceLook`).
 """
 
 from __future__ import annotations
@@ -52,17 +40,11 @@ DEFAULT_CONF = 0.25
 
 @dataclass(frozen=True, slots=True)
 class Letterbox:
-    """How a frame was fitted into the model's input, to map boxes back.
+    """How a frame was fitted into the model's input, to map boxes back."""
 
-    Attributes:
-        scale: input pixels per frame pixel.
-        pad_x: left padding in input pixels.
-        pad_y: top padding in input pixels.
-    """
-
-    scale: float
-    pad_x: float
-    pad_y: float
+    scale: float  #: input pixels per frame pixel
+    pad_x: float  #: left padding in input pixels
+    pad_y: float  #: top padding in input pixels
 
     def to_frame(self, xyxy: npt.NDArray[np.float32], width: int, height: int) -> npt.NDArray[np.float32]:
         """Map boxes from input pixels back to frame pixels, clipped to the frame."""
@@ -76,18 +58,10 @@ class Letterbox:
 
 @dataclass(frozen=True, slots=True)
 class SmallDiceLook:
-    """A second read at a larger input size where the dice found at the model's own are small.
+    """A second read at a larger input size where the dice found at the model's own are small."""
 
-    Attributes:
-        imgsz: the larger input side, px (the frame is fitted into ``imgsz`` x ``imgsz``,
-            then padded only to the model's stride).
-        side_px: the median side, in the model's own input pixels, of the dice found at
-            its own size under which the frame is read again; what the second read finds
-            replaces the first.
-    """
-
-    imgsz: int = 416
-    side_px: float = 24.0
+    imgsz: int = 416  #: the frame is fitted into ``imgsz`` x ``imgsz``, padded only to the stride
+    side_px: float = 24.0  #: median die side (the model's own input pixels) under which it is read again
 
     def __post_init__(self) -> None:
         if self.imgsz < 32 or self.side_px <= 0:
@@ -95,15 +69,7 @@ class SmallDiceLook:
 
 
 class LookMemory:
-    """Whether one fixed camera's last frame with dice needed the small-dice look (one per camera).
-
-    A camera far from its tray shows small dice in every frame, and each read would pay
-    for two detector runs: one at the model's own size that finds them small, one at
-    :attr:`SmallDiceLook.imgsz`. Told so by the last frame, the detector reads the next
-    one at the larger size straight away; once the dice found there are no longer small
-    (or none are found), the next frame starts at the model's own size again. Not
-    thread-safe: one memory per camera, whose reads come one at a time.
-    """
+    """Whether one camera's last frame needed the small-dice look, so the next starts there (one per camera)."""
 
     def __init__(self) -> None:
         #: Whether the next frame starts at the small-dice look's size.
@@ -115,15 +81,9 @@ def letterbox(
 ) -> tuple[npt.NDArray[np.uint8], Letterbox]:
     """Resize keeping the aspect ratio and pad to ``size`` = (height, width), as ultralytics does.
 
-    Args:
-        frame: BGR image.
-        size: (height, width) the frame is scaled to fit.
-        stride: pad only up to the next multiple of this instead of to ``size``
-            (ultralytics' ``auto`` letterbox, for models of dynamic input size).
-
-    Returns:
-        The padded BGR image and the :class:`Letterbox` used. Its shape is
-        ``size``, or with ``stride`` the scaled frame's rounded up to multiples of it.
+    With ``stride`` the frame is padded only up to the next multiple of it (ultralytics'
+    ``auto`` letterbox, for models of dynamic input size). Returns the padded BGR image and
+    the :class:`Letterbox` used.
     """
     h, w = frame.shape[:2]
     out_h, out_w = size
@@ -156,20 +116,10 @@ def _imgsz(model: OnnxModel) -> tuple[int, int]:
 
 
 class DieDetector:
-    """Finds dice in a frame; returns a :class:`Reading` with boxes and confidences only.
+    """Finds dice in a frame; returns a :class:`Reading` with boxes and confidences, every die ``uncertain``.
 
-    The confidence threshold is, in order: ``conf`` if given, the model's own
-    recommendation (metadata ``farklecam_det_conf``, chosen when it was trained and
-    validated), else 0.25 (ultralytics' default).
-
-    Faces are left unknown (0) and every die ``uncertain`` until the face classifier reads it.
-
-    ``small_dice`` reads a frame again at a larger size where the dice found are small
-    (:class:`SmallDiceLook`); a model of fixed input size ignores it.
-
-    Example:
-        >>> detector = DieDetector("models/die_detector.onnx")
-        >>> reading = detector(frame)
+    The confidence threshold is ``conf`` if given, else the model's own (metadata
+    ``farklecam_det_conf``), else :data:`DEFAULT_CONF`. A model of fixed input size ignores ``small_dice``.
     """
 
     def __init__(
@@ -205,11 +155,7 @@ class DieDetector:
     def preprocess(
         self, frame: npt.NDArray[np.uint8], imgsz: tuple[int, int] | None = None
     ) -> tuple[npt.NDArray[np.float32], Letterbox]:
-        """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1.
-
-        H and W are ``imgsz`` (default the model's), or for a model of dynamic input size
-        the smallest multiples of its stride that hold the frame scaled to fit it.
-        """
+        """Letterbox a BGR frame into the model's input tensor (1, 3, H, W), RGB 0..1, at ``imgsz`` or the model's."""
         padded, box = letterbox(frame, imgsz or self.imgsz, self.stride)
         tensor = cv2.dnn.blobFromImage(padded, scalefactor=1.0 / 255.0, swapRB=True)
         return np.asarray(tensor, dtype=np.float32), box
@@ -246,16 +192,7 @@ class DieDetector:
         return candidates_from_decoded(raw, self.conf)
 
     def __call__(self, frame: npt.NDArray[np.uint8], memory: LookMemory | None = None) -> Reading:
-        """Detect dice in a BGR frame.
-
-        Args:
-            frame: BGR image.
-            memory: the camera's :class:`LookMemory` (a stream of one camera's frames): the
-                frame is read first at the size the last one needed, and the memory updated.
-
-        Returns:
-            A reading of the dice found, best first, boxes in frame pixels.
-        """
+        """The dice in a BGR frame, best first; with a camera's ``memory`` read first at the size it last needed."""
         height, width = frame.shape[:2]
         look = self.small_dice
         if look is not None and memory is not None and memory.small:

@@ -1,24 +1,11 @@
 """A YOLO detection head's outputs turned into boxes, in numpy (ultralytics' post-processing without ultralytics).
 
-Two output layouts are read:
-
-* **Decoded** (ultralytics' own export): one tensor ``(1, 4 + nc, N)`` holding,
-  for every cell of every level, the box (``cx, cy, w, h`` in input pixels) and
-  the class probabilities.
-* **Per level** (farklecam's export, :func:`farklecam.models.training.detector.cut_head`): for each
-  level of stride ``s``, the box branch's raw distributions ``boxes_s``
-  ``(1, 4 * reg_max, H/s, W/s)`` and the class branch's logits ``logits_s``
-  ``(1, nc, H/s, W/s)``. The graph stops before its own decoding: a softmax over
-  the distribution bins of every cell, the anchor arithmetic and three
-  concatenations, which took about an eighth of the detector network's time on
-  the CPU (10.2 against 8.9 ms median at 320 x 256: ``python
-  bench/detector_profile.py FULL.onnx models/die_detector.onnx``) for the few
-  cells that hold a die. Here only the cells whose best logit passes the
-  threshold are decoded, by the same arithmetic (ultralytics' ``DFL``,
-  ``make_anchors`` and ``dist2bbox``).
-
-Both give the same candidates, in the same order (level by level, row by row),
-to one confidence filter and one class-agnostic non-maximum suppression.
+Two layouts are read: ultralytics' **decoded** export, one tensor ``(1, 4 + nc, N)`` of
+boxes (``cx, cy, w, h``) and class probabilities; and farklecam's **per-level** export
+(:func:`farklecam.models.training.detector.cut_head`), each stride's raw box distributions
+``boxes_s`` and class logits ``logits_s``, whose graph stops before decoding so that only
+the cells passing the threshold are decoded here (ultralytics' ``DFL``, ``make_anchors``,
+``dist2bbox``). Both feed one confidence filter and one class-agnostic NMS (:func:`select`).
 """
 
 from __future__ import annotations
@@ -35,7 +22,6 @@ __all__ = [
     "Candidates",
     "candidates_from_decoded",
     "candidates_from_levels",
-    "decode_yolo",
     "level_strides",
     "nms",
     "select",
@@ -47,17 +33,11 @@ LEVEL_OUTPUT = re.compile(r"^(boxes|logits)_(\d+)$")
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """Cells whose best class passed the threshold, before suppression.
+    """Cells whose best class passed the threshold, before suppression."""
 
-    Attributes:
-        cxcywh: (k, 4) box centre and size in input pixels.
-        scores: (k,) best class probability.
-        classes: (k,) best class index.
-    """
-
-    cxcywh: npt.NDArray[np.float32]
-    scores: npt.NDArray[np.float32]
-    classes: npt.NDArray[np.int64]
+    cxcywh: npt.NDArray[np.float32]  #: (k, 4) box centre and size in input pixels
+    scores: npt.NDArray[np.float32]  #: (k,) best class probability
+    classes: npt.NDArray[np.int64]  #: (k,) best class index
 
 
 def nms(xyxy: npt.NDArray[np.float32], scores: npt.NDArray[np.float32], iou: float) -> npt.NDArray[np.intp]:
@@ -134,15 +114,10 @@ def candidates_from_levels(
 ) -> Candidates:
     """Decode the cells of a per-level head whose best class probability is at least ``conf``.
 
-    A cell at column ``i``, row ``j`` of a level of stride ``s`` has its anchor at
-    ``(i + 0.5, j + 0.5)`` grid units; its box branch gives, for each of the four
-    sides (left, top, right, bottom), a distribution over ``0 .. reg_max - 1``
-    grid units whose expectation is that side's distance from the anchor.
-
-    Args:
-        outputs: ``boxes_s`` (1, 4 * reg_max, h, w) and ``logits_s`` (1, nc, h, w) for each stride ``s``.
-        input_hw: the (height, width) of the tensor the model was given.
-        conf: minimum class probability kept.
+    ``outputs`` holds ``boxes_s`` (1, 4 * reg_max, h, w) and ``logits_s`` (1, nc, h, w) for each
+    stride ``s`` of an input of ``input_hw``. A cell at column ``i``, row ``j`` has its anchor at
+    ``(i + 0.5, j + 0.5)`` grid units; each side's distance from it is the expectation of its
+    distribution over ``0 .. reg_max - 1`` grid units.
 
     Raises:
         ValueError: the outputs are not a per-level head, or a level's shape does not match its stride.
@@ -189,16 +164,10 @@ def candidates_from_levels(
 def select(
     candidates: Candidates, iou: float = 0.5, max_det: int = 100, max_candidates: int = 3000
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-    """The boxes that survive class-agnostic NMS: two boxes over one die are one die whatever their class.
+    """The boxes that survive class-agnostic NMS at ``iou``, best first: ``xyxy`` (k, 4), ``scores``, ``classes``.
 
-    Args:
-        candidates: cells over the threshold.
-        iou: boxes overlapping a better one by more than this are dropped.
-        max_det: most boxes returned.
-        max_candidates: most boxes passed to NMS (the best ones).
-
-    Returns:
-        ``xyxy`` (k, 4) in input pixels, ``scores`` (k,), ``classes`` (k,), best first.
+    Two boxes over one die are one die whatever their class. At most ``max_candidates`` go to
+    NMS and ``max_det`` come back.
     """
     cxcywh, scores, classes = candidates.cxcywh, candidates.scores, candidates.classes
     if len(scores) > max_candidates:
@@ -208,20 +177,3 @@ def select(
     xyxy = np.concatenate([cxcy - wh / 2, cxcy + wh / 2], axis=1).astype(np.float32)
     keep = nms(xyxy, scores, iou)[:max_det]
     return xyxy[keep], scores[keep].astype(np.float32), classes[keep].astype(np.int64)
-
-
-def decode_yolo(
-    raw: npt.NDArray[np.float32],
-    conf: float = 0.25,
-    iou: float = 0.5,
-    max_det: int = 100,
-    max_candidates: int = 3000,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-    """Boxes, scores and classes from a decoded head ``(1, 4 + nc, N)``.
-
-    :func:`candidates_from_decoded`, then :func:`select`.
-
-    Raises:
-        ValueError: ``raw`` is not of shape (1, 4 + nc, N).
-    """
-    return select(candidates_from_decoded(raw, conf), iou, max_det, max_candidates)

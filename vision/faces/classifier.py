@@ -1,21 +1,9 @@
-"""The face classifier: reads the top face (1-6) or "cocked" from a crop of each die.
+"""The face classifier: reads the top face (1-6), "cocked" or "not_die" from a crop of each die.
 
-Crops are cut from the *full resolution* frame by :mod:`farklecam.vision.crops`, the
-same code training used, so the classifier sees the pictures it learned from.
-Class names, crop size and context come from the model's metadata.
-
-A model may carry a ``logit_bias`` (JSON list, one number per class) added to
-its logits: the correction for a class that training over-sampled (cocked dice
-are rare at a table but banked many times over so the network learns them).
-``python -m farklecam.models.thresholds.calibrate`` picks it on generated scenes set apart for that
-(see Menon et al., "Long-tail learning via logit adjustment", 2021).
-
-A model may also have a ``not_die`` class: the second stage's veto on the
-detector. A one-class detector at a few hundred pixels mistakes round holes,
-buttons and pip-like specks for dice now and then; the classifier sees the
-full-resolution crop and was trained on exactly those mistakes (mined from
-the detector on training frames), so it can say "that is no die" and the
-reader drops the box.
+Class names, crop size and context come from the model's metadata, with an optional
+``logit_bias`` added to the logits: the logit adjustment for a class training over-sampled
+(Menon et al., "Long-tail learning via logit adjustment", 2021). The reader drops a box the
+classifier calls ``not_die``: the second stage's veto on the detector.
 """
 
 from __future__ import annotations
@@ -54,24 +42,14 @@ def softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 @dataclass(frozen=True, eq=False)
 class FaceScores:
-    """The classifier's verdict on n crops.
+    """The classifier's verdict on n crops."""
 
-    Attributes:
-        face: best face 1-6 per die, shape (n,); 0 where the best die class is "cocked".
-        cocked: whether the best die class is "cocked", shape (n,).
-        confidence: probability of the best die class, shape (n,).
-        face_probs: probability of faces 1-6, shape (n, 6) (columns are faces 1..6).
-        cocked_prob: probability of "cocked", shape (n,).
-        not_die_prob: probability that the crop shows no die, shape (n,); None for a
-            model without a ``not_die`` class.
-    """
-
-    face: npt.NDArray[np.int64]
-    cocked: npt.NDArray[np.bool_]
-    confidence: npt.NDArray[np.float32]
-    face_probs: npt.NDArray[np.float32]
-    cocked_prob: npt.NDArray[np.float32]
-    not_die_prob: npt.NDArray[np.float32] | None = None
+    face: npt.NDArray[np.int64]  #: best face 1-6 (n,); 0 where the best die class is "cocked"
+    cocked: npt.NDArray[np.bool_]  #: whether the best die class is "cocked" (n,)
+    confidence: npt.NDArray[np.float32]  #: probability of the best die class (n,)
+    face_probs: npt.NDArray[np.float32]  #: probability of faces 1-6 (n, 6)
+    cocked_prob: npt.NDArray[np.float32]  #: probability of "cocked" (n,)
+    not_die_prob: npt.NDArray[np.float32] | None = None  #: probability of no die (n,); None without that class
 
     @property
     def not_die(self) -> npt.NDArray[np.bool_]:
@@ -82,12 +60,7 @@ class FaceScores:
         return np.asarray(self.not_die_prob > best_die, dtype=bool)
 
     def flat(self, mask: npt.NDArray[np.bool_]) -> FaceScores:
-        """The same scores with the dice in ``mask`` read as lying flat: their best face, never cocked.
-
-        For dice the classifier calls cocked where nothing could hold them tilted
-        (:mod:`farklecam.vision.pose.support`); the confidence is that face's own probability, so a
-        die the classifier really doubts still reads as uncertain.
-        """
+        """The same scores with the dice in ``mask`` read flat: their best face, at that face's own probability."""
         mask = np.asarray(mask, bool) & self.cocked
         if not mask.any():
             return self
@@ -97,13 +70,7 @@ class FaceScores:
         return dataclasses.replace(self, face=face, cocked=self.cocked & ~mask, confidence=confidence)
 
     def with_cocked(self, cocked: npt.NDArray[np.bool_], prob: npt.NDArray[np.float32]) -> FaceScores:
-        """The same face reads with the cocked call taken from another test (:mod:`farklecam.vision.pose.cocked`).
-
-        Dice in ``cocked`` read as cocked with confidence ``prob``; the others as their best
-        face with that face's own probability (as :meth:`flat`), so a die the classifier
-        itself thought cocked, and the test calls flat, reads as uncertain unless its face
-        is clear.
-        """
+        """The same reads with the cocked test's call: ``cocked`` dice at ``prob``, the rest as :meth:`flat`."""
         cocked = np.asarray(cocked, bool)
         prob = np.asarray(prob, np.float32)
         flat = self.flat(~cocked)  # the classifier's cocked calls the test overrules
@@ -157,12 +124,7 @@ _VIEWS = {1: _quarter_turns, 2: _quarter_turns, 4: _quarter_turns, 8: _turns_and
 
 
 class FaceClassifier:
-    """Reads the top face of each die from the frame and its boxes.
-
-    Example:
-        >>> classifier = FaceClassifier("models/face_classifier.onnx")
-        >>> scores = classifier(frame, reading.xyxy)
-    """
+    """Reads the top face of each die from the frame and its boxes."""
 
     def __init__(
         self,
@@ -225,11 +187,9 @@ class FaceClassifier:
     def classify_crops(self, crops: npt.NDArray[np.uint8], copies: int = 1) -> FaceScores:
         """Classify ready-cut crops of shape (copies * n, s, s, 3), BGR uint8.
 
-        With ``views`` > 1 each crop is also classified turned by quarter turns (and
-        mirrored, for 8 views) and the probabilities averaged: a die's face reads the
-        same in every view, while a highlight or a neighbour's pip misleads only some.
-        ``copies`` > 1 says the crops hold that many cuts of the same n dice, one block
-        after another (several contexts, see :meth:`crops`); they are averaged too.
+        With ``views`` > 1 each crop is also read turned by quarter turns (and mirrored, for 8)
+        and the probabilities averaged: a highlight or a neighbour's pip misleads only some views.
+        ``copies`` blocks of the same n dice (several contexts, :meth:`crops`) are averaged too.
         """
         if copies < 1 or len(crops) % copies:
             raise ValueError(f"{len(crops)} crops cannot be {copies} copies of the same dice")

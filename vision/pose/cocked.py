@@ -1,31 +1,16 @@
 """The cocked test: does a die lean? Decided on crops turned so that down is down.
 
-The face classifier reads one crop in whatever orientation the die lies and so
-cannot tell a flat die seen obliquely from a leaning one (see
-:mod:`farklecam.vision.pose.upright`). This second small network answers only "flat or
-cocked", from the same kind of crop turned so that the nadir (the point below
-the camera, found from the tray's outline) lies straight below, plus a fourth
-input plane holding how steeply the camera looks at the die (the sine of the
-ray's angle from the vertical). A flat die then always shows its side, if at
-all, at the bottom of the crop, and about as much of it as the camera's angle
-predicts; a leaning die breaks that pattern.
+The face classifier reads a crop in whatever orientation the die lies, so it cannot tell a
+flat die seen obliquely from a leaning one. This small network answers only "flat or
+cocked", from the crop turned so that the nadir (:mod:`farklecam.vision.pose.upright`) lies
+straight below, plus a plane holding the sine of the camera's angle to the die: a flat die
+then shows its side, if at all, at the bottom of the crop. Its metadata may hold a
+``fusion`` (:class:`CockedFusion`) with the face classifier's own cocked call.
 
-The nadir comes from the tray's calibrated corners (:mod:`farklecam.vision.pose.upright`) or,
-without them, from the dice themselves (:mod:`farklecam.vision.pose.view_search`, which runs
-this test under candidate verticals through :meth:`CockedTest.probabilities`). The model's
-metadata holds its ``names`` (``["flat", "cocked"]``), ``crop_size``,
-``crop_context`` and the ``threshold`` on the cocked probability chosen on
-calibration scenes (``python -m farklecam.models.training.cocked calibrate``).
-
-Optionally it also holds a ``fusion`` (:class:`CockedFusion`, written by
-``python -m farklecam.models.training.cocked fuse``): the test and the face classifier's own
-``cocked`` class see the die differently (the classifier any way up, the test
-with down known), so where the vertical is calibrated their two logits are
-combined by a logistic regression fitted on calibration scenes, optionally with
-further evidence from the frame (:class:`CockedEvidence`: how sure the
-classifier is of a face, how much of the die a nearer one hides, how steeply
-the camera sees it). It names the classifier it was fitted with; under any
-other classifier it is ignored.
+How far the test's word goes depends on where the vertical comes from (:class:`CockedJudge`):
+a calibrated tray, a camera said to look straight down, or a vertical the dice clearly
+agree on lets it decide; a vertical a camera's memory learned lets it decide alone at the
+search's stricter threshold; a doubtful one lets it only veto the classifier's cocked calls.
 """
 
 from __future__ import annotations
@@ -42,19 +27,21 @@ from farklecam.errors import ModelLoadError
 from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops, neighbour_planes
 from farklecam.vision.faces.classifier import FaceScores, softmax
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
-from farklecam.vision.pose.support import covered_fraction
-from farklecam.vision.pose.upright import UprightView
+from farklecam.vision.pose.upright import UprightView, upright_angles
+from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig, search_view
 
 __all__ = [
     "COCKED_TEST_NAMES",
     "DEFAULT_THRESHOLD",
     "FUSION_METADATA_KEY",
     "FUSION_TERMS",
+    "CockedCall",
     "CockedEvidence",
     "CockedFusion",
+    "CockedJudge",
     "CockedTest",
+    "covered_fraction",
     "foreshortening",
-    "upright_angles",
     "upright_inputs",
 ]
 
@@ -78,26 +65,35 @@ def logit(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return np.log(q / (1.0 - q))
 
 
+def covered_fraction(xyxy: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """The largest fraction of each box (n,) that one other box covers; 0 for a lone die.
+
+    A die half behind a nearer one shows that die's top where its side would be, and a die
+    leaning on another overlaps it too: evidence either way, for the fusion to weigh.
+    """
+    boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    if len(boxes) < 2:
+        return np.zeros(len(boxes), np.float32)
+    lo = np.maximum(boxes[:, None, :2], boxes[None, :, :2])
+    hi = np.minimum(boxes[:, None, 2:], boxes[None, :, 2:])
+    w, h = np.clip(hi - lo, 0.0, None).transpose(2, 0, 1)
+    area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-6)
+    share = (w * h) / area[:, None]
+    np.fill_diagonal(share, 0.0)
+    covered: npt.NDArray[np.float32] = np.clip(share.max(axis=1), 0.0, 1.0).astype(np.float32)
+    return covered
+
+
 #: Evidence a fusion may weigh beyond the two logits (:class:`CockedEvidence`), by the names its metadata uses.
 FUSION_TERMS = ("face", "covered", "view_sine", "test_x_view_sine")
 
 
 @dataclass(frozen=True, slots=True)
 class CockedEvidence:
-    """What else the reader knows of each die when it decides whether the die leans.
+    """What else the reader knows of each die when it decides whether it leans (one constructor for fit and reader).
 
-    The test and the classifier each see one crop. The frame says more: how sure the
-    classifier is of a face (a leaning die the fusion misses often reads as a face it
-    doubts), how much of the die a nearer one hides (a flat die half behind another
-    shows that die's top where a side would be), and how steeply the camera sees it (a
-    crop seen obliquely shows sides on flat dice too, and the test's word may weigh
-    differently there). One constructor serves the fit and the reader, so both compute
-    the same numbers.
-
-    Attributes:
-        face_prob: the classifier's best face probability, shape (n,).
-        covered: the largest fraction of the die's box another found box covers, shape (n,).
-        view_sine: the sine of the camera's ray angle from the vertical at the die's centre, shape (n,).
+    Per die: the classifier's best face probability, the share of its box another covers, and
+    the sine of the camera's ray angle from the vertical (oblique crops show sides on flat dice).
     """
 
     face_prob: npt.NDArray[np.float32]
@@ -146,11 +142,9 @@ class CockedEvidence:
 class CockedFusion:
     """The cocked test's and the face classifier's cocked probabilities, combined.
 
-    ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + sum(w * term) + bias)``,
-    a die called cocked at ``threshold``, where ``terms`` names the further evidence
-    weighed (:data:`FUSION_TERMS`, :class:`CockedEvidence`; none in a two-logit fusion).
-    Fitted on calibration scenes by ``python -m farklecam.models.thresholds.cocked_fusion``; valid only with
-    the classifier whose ``train_config_sha`` is ``classifier_sha``.
+    ``sigmoid(test_weight * logit(test) + classifier_weight * logit(classifier) + sum(w * term) + bias)``
+    at ``threshold``; ``terms`` names further evidence (:data:`FUSION_TERMS`). Valid only with the
+    classifier whose ``train_config_sha`` is ``classifier_sha``.
     """
 
     test_weight: float
@@ -180,10 +174,7 @@ class CockedFusion:
     def in_frame(
         self, test_prob: npt.ArrayLike, scores: FaceScores, xyxy: npt.ArrayLike, view: UprightView
     ) -> npt.NDArray[np.float32]:
-        """The fused probability of the dice in ``xyxy``, from the classifier's ``scores`` and the vertical.
-
-        What the reader calls: the frame's evidence is gathered only where the fusion weighs it.
-        """
+        """The fused probability of the dice in ``xyxy``; the frame's evidence is gathered only where it is weighed."""
         evidence = CockedEvidence.of(scores.face_probs, xyxy, view) if self.terms else None
         return self(test_prob, scores.cocked_prob, evidence)
 
@@ -205,8 +196,7 @@ class CockedFusion:
         """Parse the metadata value (already decoded from JSON).
 
         Raises:
-            ModelLoadError: not an object of four finite numbers, a threshold in (0, 1) and a
-                hash, or ``terms`` that are not finite weights of known :data:`FUSION_TERMS`.
+            ModelLoadError: not four finite numbers, a threshold in (0, 1), a hash and known ``terms``.
         """
         try:
             numbers = [float(value[k]) for k in ("test_weight", "classifier_weight", "bias", "threshold")]
@@ -224,19 +214,11 @@ class CockedFusion:
         return cls(test_weight, classifier_weight, bias, threshold, classifier_sha=sha, terms=terms)
 
 
-def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """Degrees to turn each crop (counter-clockwise on screen) so that the nadir lies straight below it."""
-    return (np.degrees(view.down_angles(centres)) - 90.0).astype(np.float32)
-
-
 def foreshortening(view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """How much a flat face is foreshortened towards the nadir: the cosine of the camera's angle to it.
 
-    A turned crop (nadir below) shows a horizontal square as a rectangle this much lower
-    than it is wide; a test that reads crops squeezed across by this factor
-    (:func:`farklecam.vision.crops.extract_crops`'s ``squeeze``) sees every flat top face square,
-    whatever the angle, and a leaning one not. Views steeper than about 72 degrees are
-    squeezed as at 72 (cosine 0.31).
+    A turned crop squeezed across by this factor shows every flat top face square and a
+    leaning one not; views steeper than :data:`_MAX_UNDONE_VIEW_SINE` are squeezed as at it.
     """
     sine = np.clip(np.asarray(view_sine, np.float64), 0.0, _MAX_UNDONE_VIEW_SINE)
     return np.sqrt(1.0 - sine * sine).astype(np.float32)
@@ -245,11 +227,7 @@ def foreshortening(view_sine: npt.ArrayLike) -> npt.NDArray[np.float32]:
 def upright_inputs(
     crops: npt.NDArray[np.uint8], view_sine: npt.ArrayLike, neighbours: npt.NDArray[np.uint8] | None = None
 ) -> npt.NDArray[np.float32]:
-    """The network's input: RGB planes of the turned crops, a plane holding each view's sine, (n, 4, s, s).
-
-    With ``neighbours`` (n, s, s) (:func:`farklecam.vision.crops.neighbour_planes`) a fifth plane
-    marks, in 0..1, where the other dice's boxes lie.
-    """
+    """The network's input (n, 4 or 5, s, s): RGB of the turned crops, each view's sine, and the neighbours' plane."""
     rgb = crops_to_tensor(crops)
     n, _, h, w = rgb.shape
     steep = np.broadcast_to(np.asarray(view_sine, np.float32).reshape(n, 1, 1, 1), (n, 1, h, w))
@@ -260,12 +238,7 @@ def upright_inputs(
 
 
 class CockedTest:
-    """Probability that each die leans, from the frame, its boxes and the camera's vertical.
-
-    Example:
-        >>> test = CockedTest("models/cocked_test.onnx")
-        >>> probs = test(frame, reading.xyxy, upright_view(tray.polygon, (w, h)))
-    """
+    """Probability that each die leans, from the frame, its boxes and the camera's vertical."""
 
     def __init__(self, model: OnnxModel | str | Path, threads: int | None = None) -> None:
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
@@ -315,9 +288,8 @@ class CockedTest:
     ) -> npt.NDArray[np.float32]:
         """Cocked probability of each box's die, its crop turned by ``angles_deg`` and seen at ``view_sine``.
 
-        The boxes may repeat (one die under several candidate views, :mod:`farklecam.vision.pose.view_search`):
-        every crop goes through the network in one batch. ``dice`` are all the frame's die
-        boxes, which a test that reads its neighbours marks in each crop (default: ``xyxy``).
+        The boxes may repeat (one die under several views): one batch. ``dice`` are all the frame's
+        boxes, marked in each crop by a test that reads its neighbours (default: ``xyxy``).
         """
         boxes = np.asarray(xyxy, np.float32).reshape(-1, 4)
         if len(boxes) == 0:
@@ -333,3 +305,107 @@ class CockedTest:
         if logits.shape != (len(boxes), len(COCKED_TEST_NAMES)):
             raise ModelLoadError(f"ONNX model {self.model.path} returned logits of shape {logits.shape}")
         return softmax(np.asarray(logits, np.float32))[:, 1]
+
+
+@dataclass(frozen=True)
+class CockedCall:
+    """The cocked test's word on each die: its calls, probabilities and threshold, and whether it decides.
+
+    ``view`` is the vertical a decisive call was made under; it also places the dice's bases.
+    """
+
+    cocked: npt.NDArray[np.bool_]
+    probability: npt.NDArray[np.float32]
+    threshold: float
+    decisive: bool
+    view: UprightView | None = None
+
+
+@dataclass(frozen=True)
+class CockedJudge:
+    """The cocked test, its fusion with this classifier (None: the test alone) and the vertical search's settings.
+
+    Without ``search`` no vertical is searched for; the classifier's own cocked call then stands.
+    """
+
+    test: CockedTest
+    fusion: CockedFusion | None
+    search: ViewSearchConfig | None
+
+    def call(
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.NDArray[np.float32],
+        view: UprightView | None,
+        scores: FaceScores,
+        memory: VerticalMemory | None = None,
+    ) -> CockedCall | None:
+        """What the test says of each die, and with how much say; None where it cannot run.
+
+        ``view`` is a known vertical; without one it is searched for or taken from ``memory``.
+        """
+        test, search = self.test, self.search
+        if view is not None:
+            return self.decisive(test(frame, xyxy, view), scores, xyxy, test.threshold, view)
+        if search is None:
+            return None
+        veto = None
+        if memory is not None:
+            memory.observe(frame)
+        if memory is None or memory.search_due():
+            estimate = search_view(test, frame, xyxy, search)
+            if estimate is not None and estimate.trusted(search):
+                if memory is not None:
+                    memory.learn(estimate.view)
+                return self.decisive(estimate.probabilities, scores, xyxy, search.threshold, estimate.view)
+            if memory is not None:
+                memory.miss()
+            if estimate is not None:
+                prob = estimate.probabilities
+                veto = CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
+        known = memory.view if memory is not None else None
+        if known is None:
+            return veto
+        prob = test(frame, xyxy, known)
+        if memory is not None and memory.doubted:
+            # The camera seems to have moved and no search has confirmed the vertical: it only vetoes.
+            return veto or CockedCall(prob >= test.threshold, prob, test.threshold, decisive=False)
+        # A learned vertical judges frames no search would trust (a real die the test over-calls raises the
+        # frame's score), so the test alone decides, at the search's strict threshold.
+        return CockedCall(prob >= search.threshold, prob, search.threshold, decisive=True, view=known)
+
+    def check_straight_down(
+        self,
+        frame: npt.NDArray[np.uint8],
+        xyxy: npt.NDArray[np.float32],
+        judged: CockedCall,
+        scores: FaceScores,
+        limit_deg: float | None,
+    ) -> tuple[CockedCall, bool]:
+        """The call under straight down, or under the searched vertical if the dice say the camera is tilted.
+
+        Run where a die was called cocked under straight down, as a tilted camera does to flat
+        dice; the search leaves the most cocked-looking die out, so a real lean does not overrule.
+        Returns the call and whether the searched vertical, over ``limit_deg`` off, overruled.
+        """
+        search = self.search or ViewSearchConfig()
+        if limit_deg is None or judged.view is None:
+            return judged, False
+        estimate = search_view(self.test, frame, xyxy, search)
+        if estimate is None or not estimate.trusted(search) or estimate.view.angle_to(judged.view) <= limit_deg:
+            return judged, False
+        return self.decisive(estimate.probabilities, scores, xyxy, search.threshold, estimate.view), True
+
+    def decisive(
+        self,
+        prob: npt.NDArray[np.float32],
+        scores: FaceScores,
+        xyxy: npt.NDArray[np.float32],
+        threshold: float,
+        view: UprightView,
+    ) -> CockedCall:
+        """The call under a vertical trusted for this frame: the fusion's where it fits, else at ``threshold``."""
+        if self.fusion is not None:
+            fused = self.fusion.in_frame(prob, scores, xyxy, view)
+            return CockedCall(fused >= self.fusion.threshold, fused, self.fusion.threshold, decisive=True, view=view)
+        return CockedCall(prob >= threshold, prob, threshold, decisive=True, view=view)

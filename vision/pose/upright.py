@@ -1,21 +1,11 @@
-"""Which way is down? The floor's vertical, seen in the picture, from the tray's outline.
+"""Which way is down? The camera's vertical in the picture, from the tray's outline.
 
-A die's crop alone cannot say whether it leans: a flat die near the edge of a
-wide view, or under a tilted camera, shows a strip of its side just as a die
-leaning on a wall does. What tells them apart is *where* that strip is. A flat
-die shows the side that faces the camera, which in the picture lies towards the
-nadir: the point straight below the camera, where every vertical line of the
-scene meets (the vertical vanishing point). A leaning die shows its sides in
-any direction. So the cocked test (:mod:`farklecam.vision.pose.cocked`) turns each crop until
-the nadir is straight down and is told how steeply the camera looks at the die.
-
-The tray's floor is a rectangle, so its outline gives the floor's two vanishing
-points. With square pixels and the principal point at the picture's centre,
-those fix the focal length (the two directions are at right angles) and the
-nadir is the pole of the horizon (Hartley and Zisserman, *Multiple View
-Geometry*, 2nd ed., sections 8.6 and 8.8). A camera looking straight down sees
-the tray's sides parallel: the horizon is at infinity and the nadir is the
-picture's centre.
+A flat die shows the side that faces the camera, which in the picture lies towards the
+nadir (the point straight below the camera); a leaning die shows its sides in any
+direction. The tray's floor is a rectangle, so its outline gives two vanishing points;
+with square pixels and the principal point at the centre they fix the focal length, and
+the nadir is the pole of the horizon (Hartley and Zisserman, *Multiple View Geometry*,
+2nd ed., sections 8.6 and 8.8).
 """
 
 from __future__ import annotations
@@ -25,7 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_FOCAL", "FOCAL_SPREAD", "UprightView", "focal_from_corners", "straight_down_view", "upright_view"]
+__all__ = [
+    "DEFAULT_FOCAL",
+    "FOCAL_SPREAD",
+    "UprightView",
+    "focal_from_corners",
+    "straight_down_view",
+    "upright_angles",
+    "upright_view",
+]
 
 #: Focal length, as a multiple of the picture's longer side, when the outline cannot fix it:
 #: about a 58-degree horizontal field of view, a common webcam.
@@ -39,14 +37,7 @@ FOCAL_SPREAD = 0.3
 
 @dataclass(frozen=True)
 class UprightView:
-    """The camera's vertical, as seen in one picture.
-
-    Attributes:
-        nadir: the vertical vanishing point in pixels, shape (2,); may lie far outside
-            the picture (a camera looking obliquely).
-        focal: focal length in pixels (estimated from the outline, else the default).
-        principal: the principal point in pixels (the picture's centre), shape (2,).
-    """
+    """The camera's vertical in one picture: the nadir (2,), the focal length and the principal point, in pixels."""
 
     nadir: npt.NDArray[np.float64]
     focal: float
@@ -81,6 +72,11 @@ class UprightView:
         return tilt
 
 
+def upright_angles(view: UprightView, centres: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Degrees to turn each crop (counter-clockwise on screen) so that the nadir lies straight below it."""
+    return (np.degrees(view.down_angles(centres)) - 90.0).astype(np.float32)
+
+
 def _cross2(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
     """The cross product of two 2D vectors: twice the signed area of their triangle."""
     return float(a[0] * b[1] - a[1] * b[0])
@@ -111,24 +107,12 @@ def _orthogonal_focal(p: npt.NDArray[np.float64]) -> float | None:
 
 
 def focal_from_corners(p: npt.NDArray[np.float64], sigma: float) -> float:
-    """The focal length (units of the picture's longer side) from the corners, where they can fix it.
+    """The focal length (units of the picture's longer side) from the corners ``p`` (4, 3), where they fix it.
 
-    The two vanishing points fix the focal length only where both are well placed. A tray
-    seen square-on has one pair of sides nearly parallel in the picture: its vanishing
-    point is far off, and a pixel of error in a corner sends the estimate anywhere. So the
-    estimate's standard error is propagated from a corner error of ``sigma`` (finite
-    differences over the eight coordinates), and where it exceeds :data:`FOCAL_SPREAD`,
-    or a corner that far off admits no estimate at all, :data:`DEFAULT_FOCAL` stands
-    instead. On the calibration scenes with their corners moved 2 px at random, the
-    vertical's error against the renderer's camera fell from 1.65 / 6.5 / 8.9 degrees
-    (median / 90th / 95th percentile) to 1.34 / 4.1 / 5.7, and from 3.0 / 10.0 / 14.7
-    to 2.3 / 7.0 / 9.2 with 4 px; with exact corners it would rise from 0.05 / 0.4 / 0.7
-    to 0.11 / 2.2 / 3.2, so labelled corners are trusted as they are
-    (``python bench/click_noise.py data/calib_synth``).
-
-    Args:
-        p: the corners as homogeneous rows (4, 3), centred on the principal point, in units of the longer side.
-        sigma: a corner's standard error in the same units.
+    ``p`` holds homogeneous rows centred on the principal point. A tray seen square-on has two
+    sides nearly parallel, and a pixel off in a corner sends the estimate anywhere; so the
+    standard error from a corner error of ``sigma`` is propagated, and where it exceeds
+    :data:`FOCAL_SPREAD` (or admits no estimate) :data:`DEFAULT_FOCAL` stands instead.
     """
     estimate = _orthogonal_focal(p)
     if estimate is None or not _FOCAL_RANGE[0] <= estimate <= _FOCAL_RANGE[1]:
@@ -146,12 +130,7 @@ def focal_from_corners(p: npt.NDArray[np.float64], sigma: float) -> float:
 
 
 def straight_down_view(image_size: tuple[int, int], focal: float = DEFAULT_FOCAL) -> UprightView:
-    """The vertical of a camera looking straight down: the nadir is the picture's centre.
-
-    An overhead rig, or a phone held over the dice (the byler photos), needs no tray
-    outline to give the cocked test its vertical. ``focal`` (a multiple of the longer
-    side) only sets how steeply the camera sees dice away from the centre.
-    """
+    """The vertical of a camera looking straight down: the nadir is the picture's centre."""
     w, h = image_size
     centre = np.array([w / 2.0, h / 2.0])
     return UprightView(nadir=centre.copy(), focal=focal * float(max(w, h)), principal=centre)
@@ -160,20 +139,10 @@ def straight_down_view(image_size: tuple[int, int], focal: float = DEFAULT_FOCAL
 def upright_view(
     corners: npt.ArrayLike, image_size: tuple[int, int], corner_sigma_px: float = 0.0, focal_px: float | None = None
 ) -> UprightView | None:
-    """The nadir and focal length from the tray floor's four corners, in order around it.
+    """The nadir and focal length from the tray floor's four corners (4, 2), in order around it.
 
-    Args:
-        corners: shape (4, 2), pixels; they may lie outside the picture.
-        image_size: ``(width, height)`` of the picture.
-        corner_sigma_px: how far the corners may be off, in pixels (one standard error; see
-            :func:`focal_from_corners` and :attr:`farklecam.vision.tray.outline.TrayOutline.corner_sigma_px`);
-            0 (labelled corners) trusts the focal length from the vanishing points as it is.
-        focal_px: the camera's focal length in pixels where it is known (from its field of
-            view); None estimates it from the corners.
-
-    Returns:
-        The view, or None when the outline is not a usable quadrilateral (fewer or more
-        than four corners, or three of them on a line).
+    ``corner_sigma_px`` is how far they may be off (:func:`focal_from_corners`; 0 trusts the
+    vanishing points); a known ``focal_px`` is used as it is. None for no usable quadrilateral.
     """
     quad = np.asarray(corners, np.float64)
     if quad.shape != (4, 2) or not np.isfinite(quad).all():

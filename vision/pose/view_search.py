@@ -1,21 +1,10 @@
 """Which way is down when the tray is not calibrated: the camera's vertical that lays the dice flat.
 
-The cocked test (:mod:`farklecam.vision.pose.cocked`) needs the nadir, the point below the
-camera: a flat die shows its side only towards it. A calibrated tray outline
-gives the nadir by geometry (:mod:`farklecam.vision.pose.upright`); an outline found in the
-picture does not (its corners are where the floor's colour ends, not the floor's
-corners). But the dice themselves say where down is: under the right vertical
-most of them look flat to the cocked test, under a wrong one their visible sides
-point the wrong way and they look cocked. So this module tries candidate nadirs
-(a camera looking straight down, and tilted 15 and 30 degrees in 8 directions,
-then a finer grid around the best) and keeps the one under which the dice look
-flattest, leaving the most cocked-looking die out of the score (so that a leaning
-die does not steer it). The focal length cannot be told this way; the common
-webcam's (:data:`farklecam.vision.pose.upright.DEFAULT_FOCAL`) is assumed.
-
-It needs at least ``min_dice`` dice (three): the most cocked-looking die is
-left out of the score, and the search can always find a vertical under which
-one die alone lies flat.
+Under the right vertical most dice look flat to the cocked test, under a wrong one their
+visible sides point the wrong way. So :func:`search_view` tries candidate nadirs (straight
+down, tilted cameras in several directions, then a finer grid around the best) and keeps
+the one under which the dice look flattest, leaving the most cocked-looking die out. The
+focal length is assumed (:data:`farklecam.vision.pose.upright.DEFAULT_FOCAL`).
 """
 
 from __future__ import annotations
@@ -23,56 +12,35 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from farklecam.vision.camera.motion import CameraMotion
 from farklecam.vision.detection.detector import LookMemory
-from farklecam.vision.pose.cocked import CockedTest, upright_angles
-from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView
+from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView, upright_angles
+
+if TYPE_CHECKING:
+    from farklecam.vision.pose.cocked import CockedTest
 
 __all__ = ["VerticalMemory", "ViewEstimate", "ViewSearchConfig", "candidate_views", "search_view"]
 
 
 @dataclass(frozen=True, slots=True)
 class ViewSearchConfig:
-    """How the camera's vertical is searched for.
+    """How the camera's vertical is searched for."""
 
-    Attributes:
-        tilts_deg: camera tilts of the coarse grid (0: straight down), degrees.
-        azimuths: directions of the coarse grid's tilted cameras (evenly spaced).
-        refine: rounds of a 3 x 3 grid around the best view so far, the first ``refine_step``
-            apart (in the nadir's offset from the centre, in focal lengths), each round half as far.
-        trim: share of the dice, least cocked-looking first, whose mean cocked probability
-            scores a view (the most cocked-looking die is always left out).
-        min_dice: fewest dice to search with (fewer: no estimate). Since the most
-            cocked-looking die is left out, two dice would leave one to fit the view to.
-        max_dice: most dice that score the views (the detector's surest; the search's cost
-            grows with views times dice). Every die is then tested under the chosen view.
-        focal: focal length, in multiples of the picture's longer side.
-        max_score: the estimate is trusted only when its ``score`` is at most this: the
-            dice agree on a vertical under which they look clearly flat.
-        threshold: cocked probability above which a die is cocked under a trusted estimate
-            (stricter than the calibrated test's own: the vertical is only estimated).
-
-    ``max_score`` and ``threshold`` were chosen on photos and scenes the cocked test
-    never trained on, with labelled boxes (``python -m farklecam.models.thresholds.view_search
-    data/calib_synth``): of the pairs that call none of the 1766 dice of the real
-    training photos cocked (all of them lie flat), the one with the best recall on
-    the calibration scenes (0.511, precision 0.889, over 3400 dice).
-    """
-
-    tilts_deg: tuple[float, ...] = (0.0, 15.0, 30.0)
-    azimuths: int = 8
-    refine: int = 1
-    refine_step: float = 0.15
-    trim: float = 0.9
-    min_dice: int = 3
-    max_dice: int = 4
-    focal: float = DEFAULT_FOCAL
-    max_score: float = 0.03
-    threshold: float = 0.9
+    tilts_deg: tuple[float, ...] = (0.0, 15.0, 30.0)  #: camera tilts of the coarse grid (0: straight down), degrees
+    azimuths: int = 8  #: directions of the coarse grid's tilted cameras, evenly spaced
+    refine: int = 1  #: rounds of a 3 x 3 grid around the best view, each half as far apart as the last
+    refine_step: float = 0.15  #: the first round's spacing, in the nadir's offset from the centre in focal lengths
+    trim: float = 0.9  #: share of the dice, least cocked-looking first, whose mean scores a view
+    min_dice: int = 3  #: fewest dice to search with (two would leave one to fit the view to)
+    max_dice: int = 4  #: most dice (the detector's surest) that score the views
+    focal: float = DEFAULT_FOCAL  #: focal length, in multiples of the picture's longer side
+    max_score: float = 0.03  #: the estimate is trusted only when its score is at most this
+    threshold: float = 0.9  #: cocked probability above which a die is cocked under a trusted estimate
 
     def __post_init__(self) -> None:
         if not self.tilts_deg or not all(0.0 <= t < 80.0 for t in self.tilts_deg):
@@ -87,14 +55,7 @@ class ViewSearchConfig:
 
 @dataclass(frozen=True)
 class ViewEstimate:
-    """The vertical chosen, how flat it lays the dice, and each die's cocked probability under it.
-
-    Attributes:
-        view: the chosen nadir, focal length and principal point.
-        score: mean cocked probability of the ``trim`` least cocked-looking dice under it.
-        probabilities: every die's cocked probability under it, shape (n,).
-        views_tried: how many candidate views were scored.
-    """
+    """The vertical chosen, its ``score`` (mean cocked probability of the ``trim`` flattest dice), every die's."""
 
     view: UprightView
     score: float
@@ -133,14 +94,7 @@ def candidate_views(size: tuple[int, int], cfg: ViewSearchConfig | None = None) 
 def search_view(
     test: CockedTest, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike, cfg: ViewSearchConfig | None = None
 ) -> ViewEstimate | None:
-    """The candidate view under which the dice look flattest, or None with fewer than ``min_dice`` dice.
-
-    Args:
-        test: the cocked test that scores each view.
-        frame: the BGR frame.
-        xyxy: the dice's boxes, shape (n, 4), surest first (as the detector gives them).
-        cfg: the search's grid and scoring.
-    """
+    """The candidate view under which the dice (surest first) look flattest; None with fewer than ``min_dice``."""
     cfg = cfg or ViewSearchConfig()
     every = np.asarray(xyxy, np.float32).reshape(-1, 4)
     if len(every) < cfg.min_dice:
@@ -187,37 +141,13 @@ def _down_direction(view: UprightView) -> npt.NDArray[np.float64]:
 
 
 class VerticalMemory:
-    """One fixed camera's vertical, learned from its frames' dice or its tray (a table's stream, a video).
+    """One fixed camera's vertical, learned from its frames' dice or its tray; not thread-safe.
 
-    The reader teaches it every vertical a tray gives (marked, or a found tray's fitted
-    sides: :meth:`learn`), so frames where the tray is not found are judged under it.
-
-    Searching costs the cocked test about 25 crops per die, and a fixed camera's
-    vertical does not change. So after ``needed`` trusted estimates that agree
-    (within ``tolerance_deg``), the memory holds their mean and the reader uses it as
-    it would a calibrated one: one crop per die, and frames of fewer than three dice
-    are judged too. Every ``recheck``-th read searches again; a trusted estimate that
-    disagrees with the memory (the camera was moved) starts it over. Shown each read's
-    frame (:meth:`observe`), it also notices a picture that shifted since the last
-    read (:class:`farklecam.vision.camera.motion.CameraMotion`: a bumped camera) and then
-    searches on every read until a trusted estimate confirms or replaces the vertical.
-    Not thread-safe: one memory per camera, whose reads come one at a time.
-
-    The same camera's frames also tell the detector how large its dice are: :attr:`look`
-    (:class:`farklecam.vision.detection.detector.LookMemory`) lets a camera far from its tray read each frame
-    once, at the small-dice look's size, instead of twice.
-
-    A camera whose vertical cannot be learned (its frames hold too few dice, or dice the
-    test cannot agree on) would pay for a search on every read; after ``patience`` such
-    searches in a row it searches only on every ``retry``-th read until one succeeds.
-
-    Args:
-        needed: agreeing trusted estimates before the vertical is known.
-        recheck: with the vertical known, search again on every this many reads.
-        tolerance_deg: largest angle between two estimates of the vertical that agree.
-        patience: searches in a row without a trusted estimate before searching less often.
-        retry: then, search on every this many reads.
-        motion: tells a moved camera from a still one (None: a default :class:`CameraMotion`).
+    A fixed camera's vertical does not change, so after ``needed`` trusted estimates agreeing
+    within ``tolerance_deg`` (or one a tray gave) the memory holds their mean, used like a
+    calibrated one. It searches again every ``recheck``-th read, starts over when one
+    disagrees, doubts itself after a bump (:meth:`observe`), and after ``patience`` failed
+    searches searches every ``retry``-th read only. :attr:`look` sizes this camera's dice.
     """
 
     def __init__(

@@ -1,60 +1,17 @@
-"""From a stream of frames to one reading per throw: motion gate, settle rule, vote, latch.
+"""From a stream of frames to one reading per throw: motion gate, settle window, vote, latch.
 
-A throw starts when dice move in the tray and ends when **every** die has held
-still in place for ``settle_seconds`` and the count of dice has been stable over
-that time; only then is one reading latched, each die's face voted over the
-settled frames. :class:`SettleDetector` does it in four steps. (1) The **motion
-gate** (:class:`MotionGate`) compares a small blurred grey thumbnail of every frame
-with the previous one (well under a millisecond), so the reader runs on still
-frames only, and once a throw is latched (or the tray is seen empty) it runs on
-none until the picture changes, even faintly (a small die rolling in can stay
-under the gate's threshold), or ``recheck_seconds`` pass: a resting table costs a
-thumbnail a frame and a read every two seconds (an empty tray, every
-``empty_recheck_seconds``: a lone small die can land under even the faint test).
-(2) The **settle window** follows each die of the still frames' reads: a die that
-slid from where the window first saw it (by ``still_shift`` of its size), a die that
-appears and stays, or one missing ``max_missed`` reads in a row (lifted out)
-restarts the window, so a slow last die or a changing count never latches early;
-one missed or spurious box does not, but while the latest read has a box where no
-die lay (a die still rolling in, too blurred and faint for the gate) the window
-does not latch. A moving frame only pauses the window: when still frames return
-with every die in its place (a glare frame, a hand passing by) the time counts on
-(but a window never settles before a read after the motion, and a die missing from
-that read has been lifted);
-once the window has held ``settle_seconds`` with ``min_reads`` reads the throw
-latches on the next frame, without waiting for one more read, unless its vote so far
-leaves a die ``uncertain``: then it reads on for up to ``patience_seconds`` more, so
-a die unclear in the first still frames gets its clear reads before it is latched
-(the dice told at the settle time keep their verdicts).
-(3) The **vote** (:func:`vote`) gives each die the status most of its reads tell (flat, cocked,
-off the tray) and a flat die the face its reads' evidence, summed over the settled frames,
-makes likeliest (:mod:`farklecam.vision.settle.evidence`): a read the reader was unsure of counts for
-what it is worth, so several frames agreeing at 0.45 read a die no single frame could, while
-reads doubted for another reason (a symbol face, an unconfirmed lean) abstain, so a glare
-frame or a blurred read cannot spoil a face. A die whose reads disagree, or of whose face the
-window is not ``min_posterior`` sure, or that is rarely read at all, becomes ``uncertain``
-with an :class:`AmbiguityReason` and its likeliest face as the hint a player confirms.
-(4) The **latch** decides whether the settled dice are a new throw: dice that all
-sit where the last reported throw's dice sat, with the same faces, are not (a hand
-passed, glare, set-aside dice lifted out while the others stayed put); a die in a
-new place is (the dice moved). Where the game expects a number of dice
-(:meth:`SettleDetector.expect`) and the settled dice are another count, the state
-says so (``SettlePhase.WRONG_COUNT``, ``dice_seen``, ``dice_expected``) and nothing is
-reported until the count is right.
-
-Each read passes through the stream's :class:`~farklecam.vision.tray.memory.TrayMemory` first: a
-read that found no tray, or doubted the one it found, gets the off-tray calls of the tray
-earlier reads of the stream found (a lone die thrown off the tray leaves the finder
-nothing to see the tray by).
-
-Call ``detector.step(frame, reader)`` on every frame; ``read_every`` and ``max_read_fps``
-thin the reads of a settle window further on slow machines.
+:class:`SettleDetector` reads only still frames (:class:`MotionGate`); once every die has
+held still for ``settle_seconds`` it latches one reading voted over the window (:func:`vote`).
+Dice where the last reported throw's sat, with its faces, are no new throw (a hand passed);
+a count the game does not expect is never reported. A latched throw is not read again until
+the picture changes. Each read first passes the stream's
+:class:`~farklecam.vision.tray.memory.TrayMemory`.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
@@ -65,10 +22,11 @@ import numpy.typing as npt
 
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading
-from farklecam.vision.settle.evidence import OTHER, face_posterior
 from farklecam.vision.tray.memory import TrayMemory
 
 __all__ = [
+    "OTHER",
+    "OUTCOMES",
     "AmbiguityReason",
     "FrameReader",
     "MotionGate",
@@ -77,9 +35,17 @@ __all__ = [
     "SettlePhase",
     "SettleState",
     "box_iou",
+    "face_posterior",
     "paired_iou",
+    "read_likelihood",
     "vote",
 ]
+
+#: Outcomes of one read of a flat die: faces 1-6 (indices 0-5) and "other" (index 6).
+OUTCOMES = 7
+#: Index of "other" in a likelihood or posterior: the crop shows no face the classifier can name.
+OTHER = 6
+_FLOOR = 1e-4  # no single read may rule an outcome out entirely
 
 
 class FrameReader(Protocol):
@@ -122,57 +88,26 @@ class SettlePhase(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SettleConfig:
-    """Every threshold of the settle layer, validated once.
+    """Every threshold of the settle layer, validated once."""
 
-    Attributes:
-        gate_width: width in pixels of the grey thumbnail the motion gate compares.
-        pixel_threshold: grey-level change (0-255) that counts a pixel as changed.
-        motion_fraction: share of changed pixels above which the frame is "moving".
-        settle_seconds: how long every die must hold still, with a stable count, before the throw latches.
-        patience_seconds: how much longer a window whose vote leaves a die ``uncertain`` goes on reading
-            still frames before it latches that die uncertain (a small or glared die often reads clearly a
-            few frames later; a throw whose dice are all told latches without waiting).
-        min_reads: reads the settle window needs at least (a slow stream still votes over several).
-        read_every: read one still frame in this many (1: every still frame of a settle window).
-        max_read_fps: at most this many reads per second of stream time (None: no cap).
-        match_iou: IoU above which two boxes of two reads are the same die (and a die is where a reported one sat).
-        still_shift: a die whose centre moved more than this share of its size since the window began still moves.
-        max_missed: a die missing from this many reads in a row has left the tray (the count changed).
-        recheck_seconds: resting dice are read again after this long even if the picture seems unchanged.
-        empty_recheck_seconds: an empty tray, sooner: the next throw lands there, and one small die rolled
-            in and at rest within a few frames can change the picture less than even the faint change test
-            sees (an empty tray's read is the detector's alone).
-        min_presence: share of the reads a die must appear in to count (drops flickering false boxes).
-        min_clear: share of a die's reads that must tell something of it (a face, however unsure, ``cocked`` or
-            ``off_tray``; not a read the reader doubted for another reason than its confidence) for a vote.
-        min_agreement: share of a die's telling reads that must agree on its status (flat, cocked, off the
-            tray), and of a flat die's face reads, weighted by their confidence, on its face (else ``uncertain``).
-        min_posterior: how sure the window must be of a flat die's face, its reads' evidence summed
-            (:func:`farklecam.vision.settle.evidence.face_posterior`), to score it (else ``uncertain``): 0.9, nine to
-            one.
-        evidence_reads: how many reads' worth of evidence a window holds at most: frames of a die at rest are
-            not independent. With 3 (``min_reads``) and 0.9, reads that all name one face need a confidence of
-            0.39 each (:func:`farklecam.vision.settle.evidence.unanimous_bar`); two reads 0.55; one read alone 0.9.
-    """
-
-    gate_width: int = 160
-    pixel_threshold: int = 18
-    motion_fraction: float = 0.002
-    settle_seconds: float = 0.5
-    patience_seconds: float = 0.3
-    min_reads: int = 3
-    read_every: int = 1
-    max_read_fps: float | None = None
-    match_iou: float = 0.5
-    still_shift: float = 0.2
-    max_missed: int = 2
-    recheck_seconds: float = 2.0
-    empty_recheck_seconds: float = 0.4
-    min_presence: float = 0.6
-    min_clear: float = 0.3
-    min_agreement: float = 0.75
-    min_posterior: float = 0.9
-    evidence_reads: int = 3
+    gate_width: int = 160  #: width in pixels of the grey thumbnail the motion gate compares
+    pixel_threshold: int = 18  #: grey-level change (0-255) that counts a pixel as changed
+    motion_fraction: float = 0.002  #: share of changed pixels above which a frame is moving
+    settle_seconds: float = 0.5  #: how long every die must hold still, with a stable count, before a latch
+    patience_seconds: float = 0.3  #: how much longer a window whose vote leaves a die ``uncertain`` reads on
+    min_reads: int = 3  #: reads the settle window needs at least
+    read_every: int = 1  #: read one still frame in this many
+    max_read_fps: float | None = None  #: at most this many reads per second of stream time (None: no cap)
+    match_iou: float = 0.5  #: IoU above which two boxes of two reads are the same die
+    still_shift: float = 0.2  #: a die whose centre moved this share of its size since the window began moves
+    max_missed: int = 2  #: a die missing from this many reads in a row has left the tray
+    recheck_seconds: float = 2.0  #: resting dice are read again after this long, even in an unchanged picture
+    empty_recheck_seconds: float = 0.4  #: an empty tray, sooner: a small die rolling in may slip past the gate
+    min_presence: float = 0.6  #: share of the reads a die must appear in to count (drops flickering boxes)
+    min_clear: float = 0.3  #: share of a die's reads that must tell something of it (a face, cocked, off) to vote
+    min_agreement: float = 0.75  #: share of telling reads (a flat die's weighted by confidence) that must agree
+    min_posterior: float = 0.9  #: how sure the window must be of a flat die's face (:func:`face_posterior`)
+    evidence_reads: int = 3  #: how many reads' worth of evidence a window holds at most
 
     def __post_init__(self) -> None:
         for name in (
@@ -207,29 +142,17 @@ class SettleConfig:
 
 @dataclass(frozen=True, slots=True)
 class SettleState:
-    """What the settle layer says after one frame.
-
-    Attributes:
-        phase: see :class:`SettlePhase`.
-        reading: the voted reading of the current throw (settled, latched, or of the wrong count), else None.
-        latest: the newest raw reading (for drawing boxes while the dice settle), or None.
-        progress: share of the settle time the dice have held still, 0..1.
-        moving: the motion gate's verdict on this frame.
-        frame_index: index of the frame this state belongs to.
-        timestamp: time of that frame in seconds.
-        dice_seen: dice in the settle window (or in the latched reading).
-        dice_expected: the counts the game accepts now (empty: any count).
-    """
+    """What the settle layer says after one frame."""
 
     phase: SettlePhase
-    reading: Reading | None = None
-    latest: Reading | None = None
-    progress: float = 0.0
-    moving: bool = False
+    reading: Reading | None = None  #: the voted reading of the current throw (settled, latched, wrong count)
+    latest: Reading | None = None  #: the newest raw reading, for drawing boxes while the dice settle
+    progress: float = 0.0  #: share of the settle time the dice have held still, 0..1
+    moving: bool = False  #: the motion gate's verdict on this frame
     frame_index: int = 0
     timestamp: float = 0.0
-    dice_seen: int = 0
-    dice_expected: tuple[int, ...] = field(default=())
+    dice_seen: int = 0  #: dice in the settle window (or in the latched reading)
+    dice_expected: tuple[int, ...] = field(default=())  #: the counts the game accepts now (empty: any)
 
     @property
     def is_new(self) -> bool:
@@ -243,11 +166,7 @@ class SettleState:
 
 
 class MotionGate:
-    """Says whether the tray moves, from the difference of two consecutive small grey frames.
-
-    Args:
-        config: thresholds (``gate_width``, ``pixel_threshold``, ``motion_fraction``).
-    """
+    """Says whether the tray moves, from the difference of two consecutive small blurred grey frames."""
 
     def __init__(self, config: SettleConfig | None = None) -> None:
         self.config = config or SettleConfig()
@@ -264,10 +183,9 @@ class MotionGate:
         self._previous = None
 
     def changed_from(self, reference: npt.NDArray[Any] | None, *, faint: bool = False) -> bool:
-        """Whether the last frame's thumbnail differs from ``reference`` as much as a moving frame does.
+        """Whether the last frame's thumbnail differs from ``reference`` as a moving frame does.
 
-        With ``faint`` a third of ``pixel_threshold`` counts a pixel as changed: a small or pale die
-        rolling in changes too little for the gate, but a blurred thumbnail's noise stays below that.
+        With ``faint`` a third of ``pixel_threshold`` counts: a small die rolling in changes little.
         """
         current = self._previous
         if reference is None or current is None or reference.shape != current.shape:
@@ -294,6 +212,36 @@ class MotionGate:
         return float(np.count_nonzero(changed)) / changed.size
 
 
+def read_likelihood(face: int, confidence: float) -> npt.NDArray[np.float64]:
+    """One read's likelihood over :data:`OUTCOMES`: ``confidence`` on ``face`` (1-6), the rest spread evenly."""
+    if not 1 <= face <= 6:
+        return np.full(OUTCOMES, 1.0 / OUTCOMES)
+    c = min(max(float(confidence), _FLOOR), 1.0 - _FLOOR)
+    out = np.full(OUTCOMES, (1.0 - c) / (OUTCOMES - 1))
+    out[face - 1] = c
+    return out
+
+
+def face_posterior(reads: Sequence[tuple[int, float]], evidence_reads: int) -> npt.NDArray[np.float64]:
+    """The posterior over :data:`OUTCOMES` of one die from its reads ``(face, confidence)``, uniform prior.
+
+    Unsure reads naming one face say more together than one alone, so their log-likelihoods
+    are summed; frames of a die at rest are not independent, so at most ``evidence_reads`` count.
+
+    Raises:
+        ValueError: no reads, or ``evidence_reads`` < 1.
+    """
+    if not reads:
+        raise ValueError("a posterior needs at least one read")
+    if evidence_reads < 1:
+        raise ValueError(f"evidence_reads must be >= 1, but got {evidence_reads!r}")
+    logs = np.sum([np.log(read_likelihood(f, c)) for f, c in reads], axis=0)
+    logs *= min(len(reads), evidence_reads) / len(reads)
+    logs -= logs.max()
+    post = np.exp(logs)
+    return np.asarray(post / post.sum(), np.float64)
+
+
 def box_iou(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Pairwise IoU of boxes ``a`` (n, 4) and ``b`` (m, 4), shape (n, m)."""
     a = np.asarray(a, np.float32).reshape(-1, 4)
@@ -302,11 +250,7 @@ def box_iou(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArr
 
 
 def paired_iou(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """IoU of each box of ``a`` with the box of ``b`` at the same place (xyxy on the last axis; shapes broadcast).
-
-    Where only matching pairs matter (a box and its own redraws) this costs one IoU
-    per pair, where :func:`box_iou`'s matrix would cost every box against every box.
-    """
+    """IoU of each box of ``a`` with the box of ``b`` at the same place (xyxy on the last axis; shapes broadcast)."""
     a = np.asarray(a, np.float32)
     b = np.asarray(b, np.float32)
     lt = np.maximum(a[..., :2], b[..., :2])
@@ -333,8 +277,7 @@ def _match(iou: npt.NDArray[np.float32], threshold: float) -> list[tuple[int, in
 def _kind(reading: Reading, row: int) -> DieStatus:
     """What one read tells of one die: a face (``OK``, however unsure), ``COCKED``, ``OFF_TRAY``, or nothing.
 
-    A read the reader doubted for another reason than its confidence (:func:`_flagged`), or
-    that named no face, tells nothing (``UNCERTAIN``): it abstains.
+    A read doubted for another reason than its confidence (:func:`_flagged`), or naming no face, abstains.
     """
     status = DieStatus(str(reading.status[row]))
     if status in (DieStatus.COCKED, DieStatus.OFF_TRAY):
@@ -347,18 +290,7 @@ def _kind(reading: Reading, row: int) -> DieStatus:
 def _vote_die(
     seen: list[tuple[Reading, int]], config: SettleConfig
 ) -> tuple[int, DieStatus, AmbiguityReason, float, float | None]:
-    """Face, status, ambiguity, agreement and sureness of one die over its reads.
-
-    First its status: the reads that tell something (:func:`_kind`) vote flat, cocked or
-    off the tray, and the winner needs ``min_agreement`` of them (they ``min_clear`` of all
-    reads). A flat die's face is then the evidence of its face reads summed
-    (:func:`farklecam.vision.settle.evidence.face_posterior`): a read the reader was unsure of counts
-    for what it is worth rather than abstaining, so frames agreeing at 0.45 read a die
-    that no single frame could. It scores when the window is ``min_posterior`` sure of it and
-    its reads, weighted by confidence, ``min_agreement`` agree; else it is ``uncertain`` with
-    that face as the hint a player confirms. The sureness is that posterior for a flat die
-    (None for a cocked or off-tray one).
-    """
+    """Face, status, ambiguity, agreement and sureness (the face's posterior; None if not flat) of one die."""
     kinds = [_kind(rd, r) for rd, r in seen]
     reads = [(int(rd.face[r]), float(rd.face_confidence[r])) for (rd, r), k in zip(seen, kinds, strict=True)
              if k is DieStatus.OK]  # fmt: skip
@@ -387,29 +319,16 @@ def _vote_die(
 
 
 def _flagged(reading: Reading, row: int) -> bool:
-    """Whether the reader doubted this die for another reason than its confidence (a symbol face, a lean).
-
-    No number of frames makes a logo face or an unconfirmed lean a number.
-    """
+    """Whether the reader doubted this die for another reason than its confidence (a symbol face, a lean)."""
     return any(bool(reading.data[key][row]) for key in ("symbol", "cocked") if key in reading.data)
 
 
 def vote(readings: list[Reading], tracks: list[list[int | None]], config: SettleConfig) -> Reading:
-    """One reading from several reads of the same still dice: a majority vote per die.
+    """One reading from a settle window's reads (oldest first), voted per die; ``tracks`` holds each die's rows.
 
-    Args:
-        readings: the reads of the settle window, oldest first.
-        tracks: per die, its row in each read (None where that read missed it).
-        config: ``min_presence``, ``min_clear``, ``min_agreement``, ``min_posterior`` and ``evidence_reads``.
-
-    Returns:
-        One row per die seen in ``min_presence`` of the reads (a box seen once is dropped): median
-        box, mean detector confidence, as face confidence the window's posterior of a flat die's face
-        (a cocked or off-tray die: its reads' mean), ``data["ambiguity"]`` (an :class:`AmbiguityReason` value),
-        ``data["agreement"]`` (the winning ballot's share) and ``data["faces_seen"]`` (how often
-        each face was read, like ``"5:6 3:1"``: what a player confirming an uncertain die is offered).
-        A flag on how the frame was read (``tray_set_aside``, ``straight_down_doubted``) holds if it
-        held for any read; the tray and its ``tray_state`` are the last read's.
+    Each die seen in ``min_presence`` of the reads gets its median box, mean confidence, the
+    posterior of its face, and ``data`` ``"ambiguity"``, ``"agreement"`` and ``"faces_seen"``
+    (like ``"5:6 3:1"``). A read's flags hold if they held for any; the tray is the last read's.
     """
     last, cols = readings[-1], defaultdict[str, list[Any]](list)
     for track in tracks:
@@ -440,11 +359,7 @@ def vote(readings: list[Reading], tracks: list[list[int | None]], config: Settle
 
 
 def _keep_told(final: Reading, told: Reading | None, match_iou: float) -> Reading:
-    """The final vote of a window, but a die the vote at the settle time told keeps that verdict.
-
-    Reading on for an unclear die (``patience_seconds``) must not cost the others: more
-    reads of a die already told can only add a stray misread that spoils its agreement.
-    """
+    """The window's final vote, but a die the vote at the settle time told keeps that verdict."""
     uncertain = DieStatus.UNCERTAIN.value
     unsure = np.flatnonzero(final.status == uncertain)
     if told is None or told is final or not len(unsure):
@@ -486,11 +401,7 @@ class _Die:
 
 
 class SettleDetector:
-    """Stateful: feed it every frame, it reports each throw once (like supervision's ``DetectionsSmoother``).
-
-    Args:
-        config: thresholds; see :class:`SettleConfig`.
-    """
+    """Stateful: feed it every frame, it reports each throw once."""
 
     def __init__(self, config: SettleConfig | None = None) -> None:
         self.config = config or SettleConfig()
@@ -545,13 +456,7 @@ class SettleDetector:
         return self.update(frame, reading, moving=moving)
 
     def update(self, frame: Frame, reading: Reading | None = None, *, moving: bool | None = None) -> SettleState:
-        """Advance by one frame; the returned state's ``is_new`` is True on one frame per throw.
-
-        Args:
-            frame: the frame; its pixels feed the gate unless ``moving`` is given.
-            reading: the reader's result for this frame, or None when it was not read.
-            moving: the gate's verdict if the caller already ran it (as :meth:`step` does).
-        """
+        """Advance by one frame (read as ``reading``, or None); the state's ``is_new`` is True once per throw."""
         if moving is None:
             moving = self.gate.update(frame.image)
         self._frame = (moving, frame.index, frame.timestamp)
@@ -608,11 +513,7 @@ class SettleDetector:
         return self._same_dice(reading, held)
 
     def _mature(self, timestamp: float) -> bool:
-        """Whether the window may latch by ``timestamp``.
-
-        It may once it has held ``settle_seconds`` with ``min_reads`` reads and its vote tells
-        every die, or ``patience_seconds`` later whatever the vote says.
-        """
+        """Whether the window may latch by ``timestamp``: settled and every die told, or ``patience_seconds`` later."""
         if self._unread_motion:  # something moved since the last read: only a read can say it was not a die
             return False
         if self._newcomer:  # the last read has a box where no die lay: a die rolling in, unless the next read
@@ -654,9 +555,8 @@ class SettleDetector:
     def _add(self, reading: Reading, timestamp: float, *, after_motion: bool = False) -> None:
         """Follow the dice of a new read; restart the window when a die moved, came or went.
 
-        A die missing from the first read after motion went (a hand lifted it): one read
-        suffices, where a die merely missed by the detector among still frames needs
-        ``max_missed`` reads in a row.
+        A die missing from the first read after motion was lifted; among still frames a die
+        must miss ``max_missed`` reads in a row.
         """
         if len(reading) and not any(d.sightings for d in self._dice):
             self._restart(timestamp)  # the first dice after an empty tray: the empty reads say nothing of them

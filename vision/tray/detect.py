@@ -1,8 +1,7 @@
 """Finding the tray in a frame: from ArUco markers, or from the picture itself.
 
-Both return ``None`` rather than a guess when unsure: a wrong outline would
-send good dice back to be thrown again, while no outline only means no die is
-ever called off the tray.
+Both return None rather than a guess: a wrong outline sends good dice back to be thrown,
+while no outline only means no die is called off the tray.
 """
 
 from __future__ import annotations
@@ -34,23 +33,18 @@ _WORK_WIDTH = 160  # the frame is analysed at this width: the tray is large, det
 _MIN_SIDE = 16  # pixels at that width: a thinner strip of picture cannot show a tray
 #: Lab distance (:func:`lab_distance`) from the floor's colour still counted as floor.
 FLOOR_TOLERANCE = 18.0
-#: Widest colour bar a floor's own spread may ask for: a die in a floor's corner votes with wall and floor
-#: around it, whose spread asked for a bar that took in the whole picture (no tray then).
+#: Widest colour bar a floor's own spread may ask for: a die in a floor's corner sees wall and floor around it,
+#: whose spread would ask for a bar that takes in the whole picture.
 WIDEST_BAR = 2 * FLOOR_TOLERANCE
-#: A tray's floor holds a throw: at least this many of its dice's areas (the raytraced training scenes' smallest
-#: trays hold 19-40; the dice on a bare table lie on no bounded region at all).
+#: A tray's floor holds a throw: at least this many of its dice's areas.
 MIN_DICE_AREAS = 12.0
 _MERGE = 12.0  # dice whose surroundings' colours lie closer than this vote for one floor colour
 
 
 def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIONARY) -> TrayOutline | None:
-    """The outline through four ArUco markers stuck at the tray's corners.
+    """The outline through the inner corners of four ArUco markers stuck at the tray's corners.
 
-    Each marker contributes its corner nearest the centre of all the markers, so the
-    outline runs along the markers' inner edges, over the tray's floor.
-
-    Returns:
-        The outline, or None when fewer than four markers are seen (or this OpenCV has no aruco).
+    None when fewer than four markers are seen (or this OpenCV has no aruco).
     """
     aruco = getattr(cv2, "aruco", None)
     if aruco is None:
@@ -73,11 +67,7 @@ def tray_from_aruco(frame: npt.NDArray[np.uint8], dictionary: str = ARUCO_DICTIO
 
 
 def work_lab(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float32], float] | None:
-    """The frame, lightly blurred, in Lab at the tray search's working width; and the scale from frame pixels.
-
-    The tray is large and its detail is noise, so its colour is judged at 160 pixels across.
-    None for a frame too small to show a tray.
-    """
+    """The frame, blurred, in Lab at the tray search's working width, and its scale; None if too small for a tray."""
     h, w = frame.shape[:2]
     scale = _WORK_WIDTH / w if w > _WORK_WIDTH else 1.0
     small_size = (round(w * scale), round(h * scale))
@@ -122,11 +112,7 @@ def _ring_masks(shape: tuple[int, int], boxes: npt.NDArray[np.float32]) -> list[
 def _floor_candidates(
     lab: npt.NDArray[np.float32], boxes: npt.NDArray[np.float32], merge: float = _MERGE, most: int = 3
 ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]]:
-    """Candidate floor colours with the pixels that voted for them, most dice first.
-
-    Each die votes with the median colour around it; dice on the tray agree, a die on
-    the table votes for the table. Without dice the centre of the frame votes alone.
-    """
+    """Candidate floor colours, each die voting with the median colour around it, with their voters' pixels."""
     h, w = lab.shape[:2]
     if len(boxes) == 0:
         centre = np.zeros((h, w), dtype=bool)
@@ -154,11 +140,9 @@ SHADE_DARKEST = 0.4
 
 
 def shade_distance(lab: npt.NDArray[np.float32], colour: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """How far each pixel is from ``colour`` in shadow: darker, its chroma shrunk by as much (inf where it cannot be).
+    """How far each pixel is from ``colour`` in shadow: darker, its chroma shrunk in step (inf where it cannot be).
 
-    A wall's shadow on a coloured floor darkens it and takes its colour down in step,
-    which :func:`lab_distance` counts as a different colour; a grey floor's shadow cannot
-    be told from a dark table, so only a coloured floor (:data:`SHADE_MIN_CHROMA`) has one.
+    Only a coloured floor (:data:`SHADE_MIN_CHROMA`) has a shade: a grey one's is a dark table.
     """
     chroma = colour[1:] - 128.0
     if float(np.hypot(*chroma)) < SHADE_MIN_CHROMA or colour[0] <= 0:
@@ -175,11 +159,7 @@ def lab_distance(diff: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 
 def _absorb_dice(region: npt.NDArray[np.uint8], dice: npt.NDArray[np.float32]) -> None:
-    """Add to the floor region every die mostly surrounded by it (in place).
-
-    A die near the tray's edge hides the floor under it and would carve a notch in
-    the outline, cutting itself off; a die off the tray is surrounded by something else.
-    """
+    """Add to the floor region every die mostly surrounded by it, so a die at the edge does not notch the outline."""
     h, w = region.shape
     for x1, y1, x2, y2 in dice:
         bw, bh = x2 - x1, y2 - y1
@@ -204,12 +184,7 @@ def _line_intersection(
 
 
 def _fit_quad(poly: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
-    """The quadrilateral through the polygon's four longest edges, if the polygon is nearly one.
-
-    Trays are rectangles, seen in perspective as convex quadrilaterals. A die in a
-    corner hides the floor there and cuts the corner off the region; extending the
-    four sides restores it. Round or irregular regions are left alone (None).
-    """
+    """The quadrilateral through the polygon's four longest edges, if it is nearly one (a die may hide a corner)."""
     k = len(poly)
     if k < 4:
         return None
@@ -244,35 +219,15 @@ def detect_tray(
     min_solidity: float = 0.85,
     find_sides: bool = False,
 ) -> TrayOutline | None:
-    """Find the tray floor: the uniform region of colour the dice lie on.
+    """Find the tray floor: the uniform region of colour the dice (``boxes``) lie on.
 
-    Each die votes for the colour around it (without dice, the centre of the frame
-    votes); for each colour most dice agree on, every pixel near that colour is kept,
-    and the connected region under those dice becomes
-    the outline (its convex hull, or the quadrilateral through its four main sides).
-    The answer is None, "unsure", when that region is tiny, covers nearly the whole
-    frame or runs out of it on three sides (no visible edge: a table, not a tray), is
-    not convex enough to be a tray, or misses most of the dice. Of several valid
-    regions, the one the most dice lie on wins: a die of the region's own colour does
-    not count, as it may be part of the region (red dice by red walls made the walls
-    the floor, and took a red die lying against them in).
-
-    Args:
-        frame: BGR frame.
-        boxes: the dice found, shape (n, 4) in frame pixels; they anchor the search.
-        tolerance: Lab distance from the floor colour still counted as floor.
-        min_area: an outline this large (a fraction of the frame) is large enough, whatever the dice.
-        min_dice_areas: a smaller one is accepted where it holds this many of its dice's areas
-            (the median die's box side, squared): a tray far from the camera is small in the
-            frame, not beside its dice;
-        smallest_area: but never one under this fraction of the frame.
-        max_area: largest outline accepted, as a fraction of the frame.
-        min_solidity: region area over its hull's area, below which it is not a tray.
-        find_sides: also fit the tray's sides at full resolution (:func:`farklecam.vision.tray.sides.tray_sides`),
-            from which the reader may draw the camera's vertical.
-
-    Returns:
-        The outline in frame pixels, or None.
+    Each die votes for the colour around it; the connected region of each colour the dice
+    agree on becomes an outline (its hull, or the quadrilateral of its main sides), rejected
+    where it is too small for the dice or the frame (``min_area``, ``min_dice_areas``,
+    ``smallest_area``), too large (``max_area``), runs out of the frame on three sides, is not
+    ``min_solidity`` convex, or misses most dice. The region most dice lie on wins, not
+    counting dice of its own colour. Pixels within ``tolerance`` of the colour are floor.
+    ``find_sides`` also fits the sides at full resolution (:mod:`farklecam.vision.tray.sides`).
     """
     work = work_lab(frame)
     if work is None:
@@ -323,18 +278,11 @@ def _tightening_outline(
     seeds: npt.NDArray[np.bool_],
     limits: _Limits,
 ) -> npt.NDArray[np.float32] | None:
-    """:func:`_floor_outline` at the tolerance, else at the :data:`TIGHTER` ones, the first that finds a tray.
+    """:func:`_floor_outline` at the tolerance, else at the :data:`TIGHTER` ones, the first that finds a whole tray.
 
-    A tray whose rim is covered in the floor's felt has the floor's colour on its rim too;
-    where a wall between them is lit as brightly, the floor's region runs up that wall onto
-    the rim, and floor and rim together are too ragged to be a tray (not convex enough,
-    or out of the frame). The floor itself differs from the lit wall by a little more than
-    from itself: a tighter colour bar cuts it loose. A floor found at the first bar is kept
-    as it is. The tighter bars only try where it found none, and they must find a whole
-    tray: a quadrilateral clear of the frame's edges, holding every die the floor's colour
-    surrounds (a die that voted for it). A tighter bar may cut a rim off the floor, but on
-    a floor that merely failed the first bar's tests it also finds pieces of floors and
-    tables; those run out of the frame, have more than four sides, or leave dice out.
+    A felt rim lit like its wall joins the floor into a region too ragged to be a tray; a
+    tighter colour bar cuts the floor loose, where it finds a quadrilateral clear of the
+    frame's edges holding every die that voted for the colour.
     """
     poly = _floor_outline(lab, dice, colour, seeds, limits)
     if poly is not None or not len(dice):  # an empty tray has no dice to hold: the first bar alone decides

@@ -1,21 +1,9 @@
-"""One camera's tray, remembered over its stream: :class:`TrayMemory`.
+"""What the reader remembers of a tray across a camera's frames.
 
-The tray finder (:func:`farklecam.vision.tray.detect.detect_tray`) seeds the floor's colour from
-the dice: each die votes with the colour around it. When every die of a frame lies off
-the tray (a lone die thrown out), no die votes for the floor, so no outline is found; and
-an outline that most of a frame's dice are off is doubted on principle
-(:mod:`farklecam.vision.tray.trust`). Either way nothing is called off the tray, in exactly the
-throws where a die is. A hand over the tray does the same. A frame alone cannot do better.
-
-A table's tray does not move, though, and a stream has shown it before: on the empty tray
-between throws, and under the dice of earlier throws. So a stream keeps the outline that
-was found, and not doubted, in ``confirm`` reads agreeing with each other; where a later
-read has no outline or a doubted one, the remembered outline makes that read's off-tray
-calls. It is not doubted for holding few of that frame's dice (earlier frames backed it),
-but it still calls no die off where the ground around it has the floor's colour or where
-the die reaches half its side into the floor (:func:`farklecam.vision.tray.trust.off_tray_calls`).
-It is forgotten when the camera moves (:class:`farklecam.vision.camera.motion.CameraMotion`,
-checked only when it is about to be used) and replaced when another outline is confirmed.
+:class:`MarkedTrays` keeps a marked tray true: clicked corners are snapped to the
+picture's edges once, and the tray is set aside while the camera has moved since its
+first frame. :class:`TrayMemory` keeps the tray a stream's reads found, for the reads
+that cannot find it (a lone die thrown off the tray leaves the finder nothing to go by).
 """
 
 from __future__ import annotations
@@ -28,9 +16,65 @@ import numpy.typing as npt
 from farklecam.vision.camera.motion import CameraMotion
 from farklecam.vision.reading import DieStatus, Reading, TrayState
 from farklecam.vision.tray.outline import TrayOutline, footprint_inside
+from farklecam.vision.tray.sides import snap
 from farklecam.vision.tray.trust import off_tray_calls
 
-__all__ = ["TrayMemory", "polygon_iou"]
+__all__ = ["SNAP_TRIES", "WATCH_EVERY", "MarkedTrays", "TrayMemory", "polygon_iou"]
+
+#: Frames on which clicked corners are tried against the picture's edges before they are used as clicked.
+SNAP_TRIES = 5
+#: Trays whose snapping and watch are remembered (a server sees a few tables' corners).
+_CACHE = 64
+#: Calibrated trays that come from a frame of the camera and go stale when it moves.
+_WATCHED_SOURCES = ("corners", "aruco")
+#: A marked tray's watch compares one read in this many with the tray's first frame.
+WATCH_EVERY = 4
+
+
+class _TrayWatch:
+    """A marked tray's watch for a bumped camera, looking one read in :data:`WATCH_EVERY` (the rest keep it)."""
+
+    def __init__(self, motion: CameraMotion) -> None:
+        self.motion, self.reads, self.verdict = motion, 0, False
+
+    def moved(self, frame: npt.NDArray[np.uint8]) -> bool:
+        """Whether the picture has moved since the first frame, as last looked at."""
+        if self.reads % WATCH_EVERY == 0:
+            self.verdict = self.motion.moved(frame)
+        self.reads += 1
+        return self.verdict
+
+
+class MarkedTrays:
+    """The snaps and watches of the trays a reader was given, shared by all its copies (a server's per request)."""
+
+    def __init__(self) -> None:
+        self._snaps: dict[tuple[bytes, int, int], tuple[int, TrayOutline]] = {}
+        self._watches: dict[bytes, _TrayWatch] = {}
+
+    def moved(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> bool:
+        """Whether the picture moved since the first frame read with this tray (clicked or marker trays only)."""
+        if tray.source not in _WATCHED_SOURCES:
+            return False
+        key = tray.polygon.tobytes()
+        watch = self._watches.get(key)
+        if watch is None:
+            if len(self._watches) >= _CACHE:
+                self._watches.clear()
+            watch = self._watches[key] = _TrayWatch(CameraMotion(keep_first=True))
+        return watch.moved(frame)
+
+    def snapped(self, tray: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
+        """``tray`` snapped to the edges of the first frames it is used with (:data:`SNAP_TRIES` per picture size)."""
+        key = (tray.polygon.tobytes(), frame.shape[1], frame.shape[0])
+        tries, outline = self._snaps.get(key, (0, tray))
+        if outline.sides is not None or tries >= SNAP_TRIES:
+            return outline
+        outline = snap(tray, frame)
+        if len(self._snaps) >= _CACHE:
+            self._snaps.clear()
+        self._snaps[key] = (tries + 1, outline)
+        return outline
 
 
 def _signed_area(poly: npt.NDArray[np.float64]) -> float:
@@ -40,11 +84,7 @@ def _signed_area(poly: npt.NDArray[np.float64]) -> float:
 
 
 def _clip(subject: npt.NDArray[np.float64], clip: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """The part of ``subject`` inside the convex polygon ``clip`` (Sutherland-Hodgman).
-
-    Written out because OpenCV's ``intersectConvexConvex`` returns nonsense areas for
-    polygons that share an edge (an outline remembered and found again often does).
-    """
+    """The part of ``subject`` inside the convex polygon ``clip`` (Sutherland-Hodgman; OpenCV errs on shared edges)."""
     turn = 1.0 if _signed_area(clip) >= 0 else -1.0
     out = subject
     for p, q in zip(clip, np.roll(clip, -1, axis=0), strict=True):
@@ -76,11 +116,11 @@ def polygon_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
 class TrayMemory:
     """The tray of one camera's stream, as its reads found it; used where a read could not find it.
 
-    Args:
-        confirm: reads whose found, undoubted outlines agree before the outline is remembered.
-        agree_iou: polygon IoU above which two found outlines are the same tray.
-        min_inside: a die with less of its footprint inside the remembered outline is off it
-            (the reader's ``ReaderConfig.off_tray_min_inside``).
+    A frame whose dice all lie off the tray finds no outline, or one doubted for holding few
+    dice, so nothing is called off in exactly the throws where a die is. A table's tray does
+    not move: an outline found undoubted in ``confirm`` reads agreeing by ``agree_iou`` makes the
+    off-tray calls (at ``min_inside``) of later reads that have none, and is forgotten when the
+    camera moves.
     """
 
     def __init__(self, *, confirm: int = 3, agree_iou: float = 0.8, min_inside: float = 0.5) -> None:
@@ -105,19 +145,10 @@ class TrayMemory:
         self._sightings = 0
 
     def apply(self, frame: npt.NDArray[np.uint8], reading: Reading) -> Reading:
-        """Learn from a read with a found outline; give a read without one the remembered tray's calls.
+        """Learn from a read with a found outline; give a read with none, or a doubted one, the remembered tray's calls.
 
-        Args:
-            frame: the BGR frame that was read.
-            reading: its reading.
-
-        Returns:
-            ``reading`` itself, or, where it has no outline or a doubted one and a tray is
-            remembered, a copy whose ``tray``, ``tray_state``, ``data["in_tray"]`` and off-tray
-            statuses are the remembered tray's; where it found an outline unlike the remembered
-            one (glare or a hand joined the floor to the table) and the camera has not moved, a
-            copy with the dice off the remembered tray called off too (a frame's outline only
-            ever adds off-tray calls).
+        A read whose outline differs from the remembered one (glare or a hand joined floor and
+        table) also gets the remembered tray's off-tray calls: a frame's outline only adds calls.
         """
         state = TrayState(reading.tray_state)
         if state is TrayState.FOUND and reading.tray is not None:

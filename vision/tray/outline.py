@@ -1,13 +1,4 @@
-"""The tray outline and the off-tray test.
-
-The boxed-set rules say a die that lands off the table is thrown again; in
-farklecam "the table" is the tray. Its outline comes from the user (four
-corners clicked once, see :meth:`TrayOutline.from_corners`), from ArUco
-markers stuck at its corners (:mod:`farklecam.vision.tray.detect`), or from the frame
-itself (also there). A die is off the tray when its *footprint*, the lower
-part of its box where it touches the ground in a tilted view, lies mostly
-outside the outline.
-"""
+"""The tray outline and the off-tray test: a die is off when its footprint lies mostly outside the outline."""
 
 from __future__ import annotations
 
@@ -20,19 +11,11 @@ import numpy.typing as npt
 
 from farklecam.vision.pose.upright import UprightView
 
-__all__ = ["TrayOutline", "classify_off_tray", "footprint_inside", "points_in_polygon"]
+__all__ = ["TrayOutline", "footprint_inside", "points_in_polygon"]
 
 
 def points_in_polygon(points: npt.ArrayLike, polygon: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-    """Whether each point lies inside a simple polygon (even-odd ray casting, vectorised).
-
-    Args:
-        points: shape (m, 2), ``x, y``.
-        polygon: shape (k, 2), vertices in order (either direction).
-
-    Returns:
-        Shape (m,) booleans.
-    """
+    """Whether each point (m, 2) lies inside a simple polygon (k, 2) (even-odd ray casting, vectorised)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     poly = np.asarray(polygon, dtype=np.float64).reshape(-1, 2)
     x, y = pts[:, 0:1], pts[:, 1:2]  # (m, 1) against (k,) edges
@@ -45,9 +28,8 @@ def points_in_polygon(points: npt.ArrayLike, polygon: npt.ArrayLike) -> npt.NDAr
     return np.asarray(hits.sum(axis=1) % 2 == 1)
 
 
-#: How far an outline's corners may be from the true ones, in pixels (one standard error), by where they came
-#: from: clicked by a person, the inner corners of ArUco markers, found in the picture, or labels (generated
-#: scenes: exact). Unknown sources count as clicks.
+#: How far an outline's corners may be from the true ones, in pixels (one standard error), by source:
+#: clicks, ArUco markers' inner corners, found in the picture, or exact labels. Unknown sources count as clicks.
 CORNER_SIGMA_PX = {"corners": 2.0, "aruco": 0.5, "auto": 1.0, "labelled": 0.0}
 #: The same for sides fitted at full resolution (:mod:`farklecam.vision.tray.sides`), whatever the outline's source.
 SIDES_SIGMA_PX = 1.0
@@ -57,20 +39,13 @@ SIDES_SIGMA_PX = 1.0
 class TrayOutline:
     """The tray's floor as a polygon in frame pixels.
 
-    Attributes:
-        polygon: vertices, shape (k >= 3, 2), float32, in order around the tray.
-        source: where it came from: ``"corners"`` (given, e.g. clicked), ``"aruco"``, ``"auto"``
-            (found in the picture) or ``"labelled"`` (a generated scene's exact corners).
-        sides: the quadrilateral (4, 2) along the tray's edges fitted at full resolution
-            near the outline (:mod:`farklecam.vision.tray.sides`; a found outline's, or clicked corners
-            snapped to the edges), or None where they could not be trusted. Its corners need
-            not be the floor's (a side may run along a wall's rim), but its sides are parallel
-            to the floor's: the camera's vertical drawn from it is the floor's.
+    The fitted ``sides`` (:mod:`farklecam.vision.tray.sides`) run parallel to the floor's, so the
+    camera's vertical drawn from them is the floor's.
     """
 
-    polygon: npt.NDArray[np.float32]
-    source: str = "corners"
-    sides: npt.NDArray[np.float32] | None = None
+    polygon: npt.NDArray[np.float32]  #: vertices (k >= 3, 2), in order around the tray
+    source: str = "corners"  #: ``"corners"`` (clicked), ``"aruco"``, ``"auto"`` (found) or ``"labelled"``
+    sides: npt.NDArray[np.float32] | None = None  #: the quadrilateral (4, 2) fitted along the tray's edges, or None
 
     def __post_init__(self) -> None:
         poly = np.array(self.polygon, dtype=np.float32)
@@ -91,14 +66,7 @@ class TrayOutline:
 
     @property
     def has_true_corners(self) -> bool:
-        """Whether the vertices are the floor's own corners: given, or from markers, but not found ("auto").
-
-        An outline found in the picture follows the floor's colour: where the picture's
-        edge cuts the tray, or the walls share the floor's colour, its corners are not
-        the floor's. It serves the off-tray test; the camera's vertical
-        (:mod:`farklecam.vision.pose.upright`) drawn from it is wrong (measured on the generated
-        scenes: the cocked test then called flat dice cocked).
-        """
+        """Whether the vertices are the floor's own corners (not found by colour): a vertical may be drawn from them."""
         return self.source != "auto"
 
     @property
@@ -110,28 +78,17 @@ class TrayOutline:
 
     @property
     def vertical_corners(self) -> npt.NDArray[np.float32] | None:
-        """Corners the camera's vertical may be drawn from: fitted sides, else the floor's own corners, else None.
-
-        Sides fitted to the picture's edges are more precise than clicked corners
-        (:func:`farklecam.vision.tray.sides.snap`), and the only usable ones of an outline found by colour.
-        """
+        """Corners the camera's vertical may be drawn from: fitted sides, else the floor's own corners, else None."""
         if self.sides is not None:
             return self.sides
         return self.polygon if self.has_true_corners else None
 
     @property
     def base_bound(self) -> TrayOutline:
-        """The outline a die's base is judged against for the off-tray call: a found floor grown to its fitted sides.
+        """The outline a die's base is judged against: a found floor grown to its fitted sides.
 
-        A die's base rests on the floor or on the table beyond the tray's rim, never on a
-        wall (walls are upright, a rim narrower than a die), so any boundary between the
-        floor's edge and the rim's outside tells the two apart. A floor found by colour
-        stops short of its edge where a wall's shadow darkens it, and the dice resting
-        there were called off; fitted sides run along one of the tray's edges (the
-        floor's, a wall's foot or the rim). Their convex hull together lies between the
-        two. A marked outline is the floor's own, and stays as it is. On the held-out
-        raytraced scenes, nothing marked, off-tray precision rose from 0.950 to 0.964 at
-        the same recall (``models/README.md``).
+        A base rests on the floor or beyond the rim, never on a wall; a floor found by colour
+        stops short where a wall's shadow darkens it, and the hull of it and its sides lies between.
         """
         if self.has_true_corners or self.sides is None:
             return self
@@ -140,10 +97,7 @@ class TrayOutline:
 
     @classmethod
     def from_corners(cls, corners: Sequence[Sequence[float]] | npt.ArrayLike, source: str = "corners") -> TrayOutline:
-        """The outline through four (or more) corners given in any order.
-
-        The corners are sorted by angle around their centroid, so a user may click them
-        in any order.
+        """The outline through three or more corners given in any order (sorted by angle around their centroid).
 
         Raises:
             ValueError: fewer than 3 corners, or corners that enclose no area.
@@ -182,31 +136,11 @@ def footprint_inside(
     grid: int = 5,
     view: UprightView | None = None,
 ) -> npt.NDArray[np.float32]:
-    """Fraction of each die's footprint inside the outline.
+    """Fraction of each die's footprint inside the outline, shape (n,), sampled on a ``grid`` x ``grid`` grid.
 
-    Without the camera's vertical, the footprint is the lower ``footprint`` part of
-    the box: a camera looking down at an angle from in front sees a die's sides above
-    its base, so the bottom of the box is where it rests.
-
-    With it (``view``), the footprint is the base itself, wherever the camera is. A
-    vertical edge points at the nadir, so the base lies from the top face towards
-    the nadir by the edge's projected length, about the die's side times the tangent
-    of the camera's tilt there (:meth:`UprightView.view_tilt`); the box spans both,
-    so the base's centre is half that from the box's centre. The footprint is a square
-    of the box's shorter side around it. On the calibration scenes (``python -m
-    farklecam.models.evaluate.run data/calib_synth``) off-tray precision rose from 0.959 to 0.984
-    and recall went from 0.979 to 0.974 (one die): the lower half of a box is wrong
-    for a camera straight above a die at the floor's edge.
-
-    Args:
-        xyxy: boxes, shape (n, 4), frame pixels.
-        outline: the tray.
-        footprint: without ``view``: fraction of the box height, from the bottom, that makes the footprint.
-        grid: sample points per side of the footprint.
-        view: the camera's vertical in this picture (a calibrated tray's, or one searched or learned), or None.
-
-    Returns:
-        Shape (n,), float32 in 0..1.
+    Without the camera's vertical the footprint is the lower ``footprint`` part of the box (a
+    camera in front sees a die's sides above its base); with ``view`` it is the base itself: a
+    square of the box's shorter side moved towards the nadir by half a vertical edge's length.
     """
     boxes = np.asarray(xyxy, dtype=np.float32).reshape(-1, 4)
     if len(boxes) == 0:
@@ -231,22 +165,3 @@ def footprint_inside(
     pts = np.stack([grid_x, grid_y], axis=-1).reshape(-1, 2)
     inside = outline.contains(pts).reshape(len(boxes), grid * grid)
     return np.asarray(inside.mean(axis=1), dtype=np.float32)
-
-
-def classify_off_tray(
-    xyxy: npt.ArrayLike, outline: TrayOutline | None, min_inside: float = 0.5
-) -> npt.NDArray[np.bool_]:
-    """Which dice are off the tray: less than ``min_inside`` of their footprint is inside.
-
-    Args:
-        xyxy: boxes, shape (n, 4), frame pixels.
-        outline: the tray, or None when it is unknown (then no die is off the tray).
-        min_inside: a die with less of its footprint inside than this is off the tray.
-
-    Returns:
-        Shape (n,) booleans.
-    """
-    boxes = np.asarray(xyxy, dtype=np.float32).reshape(-1, 4)
-    if outline is None:
-        return np.zeros(len(boxes), dtype=bool)
-    return np.asarray(footprint_inside(boxes, outline) < min_inside)

@@ -1,39 +1,11 @@
 """The tray's sides at full resolution: straight edges fitted near a rough outline, for the camera's vertical.
 
-The camera's vertical (:mod:`farklecam.vision.pose.upright`) comes from the tray's vanishing
-points, which a pixel of error in a corner moves. Two outlines are that rough:
-the one :func:`farklecam.vision.tray.detect.detect_tray` finds by colour at 160 px wide
-(its vertical was 12 degrees off at the median on the calibration scenes, 46 at
-the 90th percentile), and corners a person clicks.
-
-Here each side of the rough quadrilateral is looked for again in the full
-frame: across the side, at regular steps along the part of it inside the
-picture, the strongest colour edge within a band (a sub-pixel peak of the Lab
-gradient across the side); a line through most of those points (RANSAC, then
-least squares on its inliers); the four lines meet at the corners of a
-quadrilateral along the tray's edges. Which edge a line follows (the floor's, a
-wall's foot or its rim) does not matter: they all run parallel to the floor's
-side, so they meet at the same vanishing point, and the vertical is the same.
-
-The answer is None when the outline is not a quadrilateral, a side lies along
-the picture's border (the picture cuts the tray there), fewer than
-``min_support`` of a side's steps agree on one line, the corners move further
-than ``max_move`` from the rough ones, or the camera they imply is implausible
-(a focal length over ``max_focal`` times the picture's longer side).
-
-Measured against the scenes' true floor corners (``python bench/tray_sides.py
-data/calib_synth``): of 1000 calibration scenes, the colour outline is found in
-463 (a quadrilateral in 428), its sides in 128, and their vertical is 0.25
-degrees from the true corners' at the median (90th percentile 1.33, largest 2.2).
-
-Two uses. Clicked corners are snapped to the edges near them (:func:`snap`, on
-by default: ``ReaderConfig.snap_corners``): with clicks 2 px off, the cocked F1
-on the calibration scenes rose from 0.778 to 0.799. A tray found by colour may
-give the vertical from its fitted sides (``ReaderConfig.tray_sides``, on by
-default): a frame whose sides are trusted needs no search for its vertical
-(:mod:`farklecam.vision.pose.view_search`). On the held-out raytraced scenes, nothing
-marked, it raised the cocked F1 from 0.677 to 0.768; on the real photos it
-calls no flat die cocked (``models/README.md``).
+The vertical comes from the tray's vanishing points, which a pixel off in a corner moves;
+outlines found by colour and clicked corners are rougher. So each side is looked for again
+in the full frame (the strongest Lab edge across it at regular steps, a RANSAC line through
+them) and the lines' crossings are the corners. Whichever edge a line follows (floor, wall
+foot or rim) runs parallel to the floor's side, so the vertical is the same. None where a
+side is not found, runs along the picture's border, or the corners or camera are implausible.
 """
 
 from __future__ import annotations
@@ -53,37 +25,18 @@ __all__ = ["SideConfig", "fit_side", "snap", "tray_sides"]
 
 @dataclass(frozen=True, slots=True)
 class SideConfig:
-    """How the tray's sides are looked for, and when they are believed.
+    """How the tray's sides are looked for, and when they are believed."""
 
-    Attributes:
-        band: half-width of the band searched across each side, as a fraction of the frame's width.
-        step: pixels between two points along a side where an edge is looked for.
-        min_edge: weakest edge counted, in Lab units per pixel (a felt floor's texture is under 3).
-        inlier_px: largest distance of a point from its side's line, in pixels.
-        min_support: share of a side's steps that must lie on its line.
-        max_move: largest move of a corner from the colour outline's, as a fraction of the frame's diagonal.
-        max_focal: largest focal length believed, as a multiple of the picture's longer side (a
-            narrow lens looking straight down leaves the focal length ill-determined).
-        retry_band: a side not found is looked for again in a band this wide (a fraction of the
-            frame's width), counting edges from ``retry_min_edge``; None looks once. A colour
-            outline cut short by a wall's shadow lies further from the edge than ``band``, and a
-            shadowed wall's foot is dark on dark. Any edge along the side will do (the module's
-            docstring says why). On the raytraced training scenes it fitted 436 trays of 551
-            instead of 323, as close to the true vertical (median 0.67 degrees, 90th percentile 2.9).
-        retry_min_edge: weakest edge counted in the retry, in Lab units per pixel.
-        seed: seed of the RANSAC draws, so a frame always gives the same sides.
-    """
-
-    band: float = 0.03
-    step: float = 3.0
-    min_edge: float = 8.0
-    inlier_px: float = 1.5
-    min_support: float = 0.6
-    max_move: float = 0.08
-    max_focal: float = 2.5
-    retry_band: float | None = 0.06
-    retry_min_edge: float = 5.0
-    seed: int = 0
+    band: float = 0.03  #: half-width of the band searched across each side, a fraction of the frame's width
+    step: float = 3.0  #: pixels between two points along a side where an edge is looked for
+    min_edge: float = 8.0  #: weakest edge counted, Lab units per pixel (above a felt floor's texture)
+    inlier_px: float = 1.5  #: largest distance of a point from its side's line, pixels
+    min_support: float = 0.6  #: share of a side's steps that must lie on its line
+    max_move: float = 0.08  #: largest move of a corner from the rough outline's, a fraction of the diagonal
+    max_focal: float = 2.5  #: largest focal length believed, a multiple of the picture's longer side
+    retry_band: float | None = 0.06  #: a side not found is looked for again in a band this wide (None: once)
+    retry_min_edge: float = 5.0  #: weakest edge counted in the retry (a shadowed wall's foot is dark on dark)
+    seed: int = 0  #: seed of the RANSAC draws, so a frame always gives the same sides
 
 
 Gradients = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
@@ -108,11 +61,7 @@ def _edge_points(
     config: SideConfig,
     size: tuple[int, int],
 ) -> tuple[npt.NDArray[np.float64], int]:
-    """The strongest edge across segment pq at each step along it, sub-pixel; and the number of steps.
-
-    Only steps inside a picture of ``size`` (width, height) count: a tray the picture cuts
-    still shows the rest of its side.
-    """
+    """The strongest edge across segment pq at each step inside the picture, sub-pixel; and the number of steps."""
     d = q - p
     length = float(np.hypot(d[0], d[1]))
     along = d / length
@@ -146,10 +95,7 @@ def _edge_points(
 def fit_side(
     points: npt.NDArray[np.float64], steps: int, config: SideConfig, rng: np.random.Generator
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
-    """The line through most of ``points`` (RANSAC, then least squares): (a point on it, its unit direction).
-
-    None when fewer than ``min_support`` of the ``steps`` lie on one line.
-    """
+    """The line (a point, a unit direction) through ``min_support`` of the ``steps``' points (RANSAC), else None."""
     need = config.min_support * steps
     if len(points) < max(2, need):
         return None
@@ -193,16 +139,7 @@ def _meet(
 def tray_sides(
     frame: npt.NDArray[np.uint8], outline: npt.ArrayLike, config: SideConfig | None = None
 ) -> npt.NDArray[np.float32] | None:
-    """The quadrilateral along the tray's edges near a rough ``outline``, at full resolution.
-
-    Args:
-        frame: BGR frame.
-        outline: the colour outline's vertices (4, 2) in frame pixels, in order around the tray.
-        config: search and acceptance settings.
-
-    Returns:
-        Four corners (4, 2) float32, in the outline's order, or None when the sides cannot be trusted.
-    """
+    """Four corners (4, 2) along the tray's edges near a rough ``outline`` (4, 2), in its order; None if untrusted."""
     cfg = config or SideConfig()
     quad = np.asarray(outline, np.float64)
     if quad.shape != (4, 2):
@@ -248,11 +185,8 @@ SNAP_MAX_TURN = 10.0
 def snap(outline: TrayOutline, frame: npt.NDArray[np.uint8]) -> TrayOutline:
     """Clicked corners snapped to the tray's edges in ``frame``: the outline with :attr:`TrayOutline.sides` set.
 
-    A person clicks corners to a few pixels, and the camera's vertical is sensitive to
-    them; sides fitted to the picture's edges near the clicks are better than a pixel. The
-    clicked polygon stays (it is the floor, for the off-tray test); the sides are kept
-    only where every side is found near the clicks (:data:`SNAP_MAX_MOVE`) and their vertical
-    agrees with the clicks' (:data:`SNAP_MAX_TURN`). Otherwise the outline comes back as it was.
+    The sides are kept only where each is found near the clicks (:data:`SNAP_MAX_MOVE`) and
+    their vertical agrees with the clicks' (:data:`SNAP_MAX_TURN`).
     """
     if outline.sides is not None or len(outline.polygon) != 4:
         return outline
