@@ -149,11 +149,11 @@ def main() -> int:
     stages = [
         ("detector", lambda: reader.detector(frame)),
     ]
-    if isinstance(reader.detector, DieDetector) and reader.detector.small_dice is not None:
+    if isinstance(reader.detector, DieDetector) and reader.detector.closer is not None:
         look = LookMemory()
-        reader.detector(frame, look)  # the stream's first frame says whether its dice are small
+        reader.detector(frame, look)  # the stream's first frame says the size its dice need
         stream = reader.detector
-        stages.append((f"detector, a camera's stream (small: {look.small})", lambda: stream(frame, look)))
+        stages.append((f"detector, a camera's stream (input {look.imgsz or 'own'})", lambda: stream(frame, look)))
     stages += [
         (f"classifier ({len(boxes)} dice x {args.views})", lambda: reader.classifier(frame, boxes)),
         ("tray search", lambda: detect_tray(frame, boxes)),

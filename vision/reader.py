@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import ImageError, VisionError
-from farklecam.vision.detection.detector import DieDetector, SmallDiceLook
+from farklecam.vision.detection.detector import CloserLook, DieDetector
 from farklecam.vision.faces.classifier import VIEWS_SURE, FaceClassifier, FaceScores
 from farklecam.vision.faces.symbols import symbol_faces
 from farklecam.vision.images import decode_image, load_image
@@ -186,7 +186,7 @@ class DiceReader:
         self.detector: Callable[[npt.NDArray[np.uint8]], Reading] = detector or DieDetector(
             open_model(DETECTOR_FILE),
             conf=cfg.det_conf,
-            small_dice=SmallDiceLook(),
+            closer=CloserLook(),
         )
         self.classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] = (
             classifier

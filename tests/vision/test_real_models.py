@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import farklecam.vision.reader as reader_module
 from farklecam.models.evaluate.metrics import COCKED_CLASS, match_by_centre
 from farklecam.models.evaluate.run import load_labels
-from farklecam.vision.detection.detector import DieDetector, LookMemory, SmallDiceLook
+from farklecam.vision.detection.detector import CloserLook, DieDetector, LookMemory
 from farklecam.vision.images import load_image
 from farklecam.vision.pose.view_search import VerticalMemory
 from farklecam.vision.reader import (
@@ -94,10 +94,10 @@ def test_the_detector_reads_a_webcam_frame_without_grey_bands(reader: DiceReader
     assert tensor.shape == (1, 3, 256, 320) and box.pad_x == 0 and box.pad_y == 8
 
 
-def test_small_dice_are_looked_at_again_at_the_larger_size() -> None:
-    """A frame of small dice (an example tiled 2 x 2: about 15 px at 320) is read again at 416; large dice are not."""
+def test_small_dice_are_looked_at_again_at_the_size_they_call_for() -> None:
+    """A frame of small dice (an example tiled 2 x 2: about 15 px at 320) is read again larger; large dice are not."""
     plain = DieDetector(MODELS / DETECTOR_FILE)
-    looking = DieDetector(MODELS / DETECTOR_FILE, small_dice=SmallDiceLook(imgsz=416, side_px=24.0))
+    looking = DieDetector(MODELS / DETECTOR_FILE, closer=CloserLook())
     image = ROOT / "examples" / "tray_ok.jpg"
     frame = load_image(image)
     labels = load_labels(image, frame.shape[1], frame.shape[0])
@@ -116,10 +116,11 @@ def test_a_camera_of_small_dice_is_read_once_a_frame_at_the_size_its_last_frame_
 ) -> None:
     """With the camera's :class:`LookMemory`, a stream of small dice skips the first look that finds them small.
 
-    Each read of the same small-dice frame then finds what the stateless second look finds;
-    a frame of large dice (or none) sends the next frame back to the model's own size.
+    Each read of the same small-dice frame then finds what the stateless second look finds; a
+    frame of large dice sends the next frame back to the model's own size, and an empty tray
+    between throws keeps the camera's size.
     """
-    detector = DieDetector(MODELS / DETECTOR_FILE, small_dice=SmallDiceLook(imgsz=416, side_px=24.0))
+    detector = DieDetector(MODELS / DETECTOR_FILE, closer=CloserLook())
     sizes: list[tuple[int, int]] = []
     detect = detector._detect
 
@@ -130,23 +131,23 @@ def test_a_camera_of_small_dice_is_read_once_a_frame_at_the_size_its_last_frame_
     monkeypatch.setattr(detector, "_detect", counted)
     small = np.tile(load_image(ROOT / "examples" / "tray_ok.jpg"), (2, 2, 1))  # dice of about 15 px at 320
     large = load_image(ROOT / "examples" / "tray_webcam.jpg")  # about 54 px
-    own, look = detector.imgsz, (416, 416)
+    own = detector.imgsz
     stateless = detector(small)
-    assert sizes == [own, look]
+    assert len(sizes) == 2 and sizes[0] == own and sizes[1][0] > 416  # read again, larger than the old fixed look
+    look = sizes[1]
     memory = LookMemory()
     sizes.clear()
     streamed = [detector(small, memory) for _ in range(3)]
-    assert sizes == [own, look, look, look] and memory.small
+    assert sizes == [own, look, look, look] and memory.imgsz == look[0]
     for reading in streamed:
         np.testing.assert_array_equal(reading.xyxy, stateless.xyxy)
     sizes.clear()
-    detector(large, memory)
-    detector(large, memory)
-    assert sizes == [look, own] and not memory.small
-    detector(small, memory)
+    detector(np.full_like(small, 114), memory)  # an empty tray between throws: the camera's size is kept
+    assert sizes == [look] and memory.imgsz == look[0]
     sizes.clear()
-    detector(np.full_like(small, 114), memory)  # an empty frame: nothing says the dice are still small
-    assert sizes == [look] and not memory.small
+    detector(large, memory)
+    detector(large, memory)
+    assert sizes == [look, own] and memory.imgsz is None
 
 
 def test_a_reader_learning_a_cameras_vertical_also_learns_its_dices_size() -> None:
@@ -155,15 +156,21 @@ def test_a_reader_learning_a_cameras_vertical_also_learns_its_dices_size() -> No
     reader = DiceReader().with_vertical_memory(memory)
     small = np.tile(load_image(ROOT / "examples" / "tray_ok.jpg"), (2, 2, 1))
     first = reader.read(small)
-    assert memory.look.small
+    assert memory.look.imgsz is not None
     np.testing.assert_array_equal(reader.read(small).xyxy, first.xyxy)
 
 
-def test_small_dice_look_and_its_settings_are_validated() -> None:
-    with pytest.raises(ValueError, match="imgsz >= 32"):
-        SmallDiceLook(imgsz=16)
-    with pytest.raises(ValueError, match="side_px > 0"):
-        SmallDiceLook(imgsz=416, side_px=0.0)
+def test_the_closer_look_aims_the_dice_at_the_size_the_detector_learned() -> None:
+    look = CloserLook(side_px=24.0, target_px=26.0, max_side=1280)
+    assert look.size_for(30.0, 320, 1280) is None  # dice large enough already
+    assert look.size_for(10.0, 320, 1280) == 832  # 10 px at 320 grow to 26 px
+    assert look.size_for(10.0, 320, 640) == 640  # never beyond the frame's own size
+    assert look.size_for(None, 320, 1920) == 1280  # nothing found: the frame at its own size, within the cap
+    assert look.size_for(23.0, 320, 1280) == 352
+    with pytest.raises(ValueError, match="side_px <= target_px"):
+        CloserLook(side_px=30.0, target_px=26.0)
+    with pytest.raises(ValueError, match="max_side >= 64"):
+        CloserLook(max_side=32)
 
 
 @pytest.mark.skipif(not (MODELS / COCKED_TEST_FILE).exists(), reason="no committed cocked test")

@@ -27,7 +27,7 @@ from farklecam.vision.detection.yolo_head import (
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 from farklecam.vision.reading import DieStatus, Reading
 
-__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "DieDetector", "Letterbox", "LookMemory", "SmallDiceLook", "letterbox"]
+__all__ = ["CONF_METADATA_KEY", "DEFAULT_CONF", "CloserLook", "DieDetector", "Letterbox", "LookMemory", "letterbox"]
 
 _PAD_VALUE = 114
 #: YOLO's coarsest feature map is 1/32 of the input: the padding granule when the model does not say.
@@ -56,24 +56,51 @@ class Letterbox:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class SmallDiceLook:
-    """A second read at a larger input size where the dice found at the model's own are small."""
+#: A closer look's input side is a multiple of this (the largest stride of the detector's levels).
+_SIDE_STEP = 32
 
-    imgsz: int = 416  #: the frame is fitted into ``imgsz`` x ``imgsz``, padded only to the stride
-    side_px: float = 24.0  #: median die side (the model's own input pixels) under which it is read again
+
+@dataclass(frozen=True, slots=True)
+class CloserLook:
+    """A second read, at the input size that shows small dice as large as the detector learned them.
+
+    The detector learned dice 15-40 px wide in its input. A webcam-sized frame of a tray
+    fitted into the model's own input shrinks 25-40 px dice to under 10 px, where touching
+    dice merge or vanish; read again with the frame scaled so that the dice found measure
+    about ``target_px``, they are found and kept apart. A frame in which nothing is found
+    is read again at its own size (up to ``max_side``): its dice may be too small to show.
+    """
+
+    side_px: float = 24.0  #: median die side (the model's own input pixels) under which the frame is read again
+    target_px: float = 26.0  #: the median die side the second read aims for
+    max_side: int = 1280  #: the second read's input side never exceeds this, nor the frame's own
 
     def __post_init__(self) -> None:
-        if self.imgsz < 32 or self.side_px <= 0:
-            raise ValueError(f"a small-dice look needs imgsz >= 32 and side_px > 0, got {self.imgsz}, {self.side_px}")
+        if not 0 < self.side_px <= self.target_px or self.max_side < 64:
+            raise ValueError(
+                f"a closer look needs 0 < side_px <= target_px and max_side >= 64, got {self.side_px}, "
+                f"{self.target_px}, {self.max_side}"
+            )
+
+    def size_for(self, median_side: float | None, own_side: int, frame_side: int) -> int | None:
+        """The input side to read again at, for dice of ``median_side`` at the model's own size; None: no need.
+
+        ``median_side`` None means nothing was found at the model's own size.
+        """
+        if median_side is not None and median_side >= self.side_px:
+            return None
+        limit = min(self.max_side, frame_side) // _SIDE_STEP * _SIDE_STEP  # the input pads to the stride
+        wanted = limit if median_side is None else own_side * self.target_px / max(median_side, 1.0)
+        side = int(min(limit, round(wanted / _SIDE_STEP) * _SIDE_STEP))
+        return side if side > own_side else None
 
 
 class LookMemory:
-    """Whether one camera's last frame needed the small-dice look, so the next starts there (one per camera)."""
+    """The input side one camera's last frame needed, so the next frame starts there (one per camera)."""
 
     def __init__(self) -> None:
-        #: Whether the next frame starts at the small-dice look's size.
-        self.small = False
+        #: The closer look's input side for the next frame; None: start at the model's own size.
+        self.imgsz: int | None = None
 
 
 def letterbox(
@@ -119,7 +146,7 @@ class DieDetector:
     """Finds dice in a frame; returns a :class:`Reading` with boxes and confidences, every die ``uncertain``.
 
     The confidence threshold is ``conf`` if given, else the model's own (metadata
-    ``farklecam_det_conf``), else :data:`DEFAULT_CONF`. A model of fixed input size ignores ``small_dice``.
+    ``farklecam_det_conf``), else :data:`DEFAULT_CONF`. A model of fixed input size ignores ``closer``.
     """
 
     def __init__(
@@ -129,7 +156,7 @@ class DieDetector:
         iou: float = 0.5,
         max_det: int = 100,
         threads: int | None = None,
-        small_dice: SmallDiceLook | None = None,
+        closer: CloserLook | None = None,
     ) -> None:
         self.model = model if isinstance(model, OnnxModel) else load_onnx(model, threads=threads)
         self.imgsz = _imgsz(self.model)
@@ -150,7 +177,7 @@ class DieDetector:
         #: Whether the model is a per-level head (decoded here) rather than ultralytics' decoded one.
         self.per_level = level_strides(self.model.output_names) is not None
         #: The second look where the dice are small; only a model of free input size can take it.
-        self.small_dice = small_dice if dynamic else None
+        self.closer = closer if dynamic else None
 
     def preprocess(
         self, frame: npt.NDArray[np.uint8], imgsz: tuple[int, int] | None = None
@@ -171,14 +198,14 @@ class DieDetector:
             raise ModelLoadError(f"ONNX model {self.model.path} is not a YOLO detector: {exc}") from exc
         return xyxy, scores, box
 
-    def _small(
-        self, xyxy: npt.NDArray[np.float32], box: Letterbox, frame: npt.NDArray[np.uint8], look: SmallDiceLook
-    ) -> bool:
-        """Whether the dice found (``xyxy`` in the input pixels of ``box``) are small at the model's own size."""
+    def _own_side(self, xyxy: npt.NDArray[np.float32], box: Letterbox, frame: npt.NDArray[np.uint8]) -> float | None:
+        """The median side of the dice found (``xyxy`` in the input pixels of ``box``) at the model's own size."""
+        if not len(xyxy):
+            return None
         height, width = frame.shape[:2]
         own_scale = min(self.imgsz[0] / height, self.imgsz[1] / width)
         sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]) * (own_scale / box.scale)
-        return bool(np.median(sides) < look.side_px)
+        return float(np.median(sides))
 
     def _candidates(self, tensor: npt.NDArray[np.float32]) -> Candidates:
         """Run the network on an input tensor and keep the cells over the threshold."""
@@ -194,16 +221,22 @@ class DieDetector:
     def __call__(self, frame: npt.NDArray[np.uint8], memory: LookMemory | None = None) -> Reading:
         """The dice in a BGR frame, best first; with a camera's ``memory`` read first at the size it last needed."""
         height, width = frame.shape[:2]
-        look = self.small_dice
-        if look is not None and memory is not None and memory.small:
-            xyxy, scores, box = self._detect(frame, (look.imgsz, look.imgsz))
-            memory.small = len(scores) > 0 and self._small(xyxy, box, frame, look)
+        look, own = self.closer, max(self.imgsz)
+        start = memory.imgsz if look is not None and memory is not None else None
+        if look is not None and memory is not None and start is not None:
+            xyxy, scores, box = self._detect(frame, (start, start))  # the size this camera's dice needed
+            if len(scores):  # an empty tray between throws keeps the camera's size
+                small = look.size_for(self._own_side(xyxy, box, frame), own, max(height, width)) is not None
+                memory.imgsz = start if small else None
         else:
             xyxy, scores, box = self._detect(frame, self.imgsz)
-            if look is not None and len(scores) and self._small(xyxy, box, frame, look):
-                xyxy, scores, box = self._detect(frame, (look.imgsz, look.imgsz))
-                if memory is not None:
-                    memory.small = True
+            side = look.size_for(self._own_side(xyxy, box, frame), own, max(height, width)) if look else None
+            if side is not None:
+                closer = self._detect(frame, (side, side))
+                if len(closer[1]) >= len(scores):  # a closer look that finds fewer dice is no help
+                    xyxy, scores, box = closer
+                    if memory is not None and len(scores):
+                        memory.imgsz = side
         n = len(scores)
         return Reading(
             xyxy=box.to_frame(xyxy, width, height),
