@@ -275,7 +275,8 @@ class ReadingPublic(BaseModel):
     """Every die of one picture; ``faces`` are those that score (status ok)."""
 
     dice: list[DiePublic]
-    rethrow: int
+    rethrow: int = Field(description="dice to throw again: leaning with no face up, or off the tray")
+    unclear: int = Field(default=0, description="dice the camera could not tell: look at them and say their faces")
     faces: list[int]
     tray: str | None = Field(default=None, description="how the tray was found: marked, found, unsure or none")
 

@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from farklecam.errors import FarkleError, IllegalActionError
 from farklecam.scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
 from farklecam.scoring.advisor import Advice, advise
@@ -36,13 +34,18 @@ from farklecam.scoring.setasides import SetAside, legal_set_asides
 from farklecam.scoring.solver import solve
 from farklecam.service.usecases.scoring import win_block
 from farklecam.vision.camera.sources import Frame
-from farklecam.vision.reading import DieStatus, Reading
+from farklecam.vision.reading import Reading
 from farklecam.vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
 
 __all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
 
 #: Receives the game's JSON after every accepted action.
 GameSaver = Callable[[str], None]
+
+
+def _dice(n: int) -> str:
+    """``die shows`` or ``dice show``: the end of a sentence about ``n`` unclear dice."""
+    return "die shows" if n == 1 else "dice show"
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +272,12 @@ class TableSession:
             self._message = "keep dice from the last roll first (Enter takes the suggestion)"
             return
         if reading.rethrow:
-            unclear = int(np.count_nonzero(reading.status == DieStatus.UNCERTAIN))
-            tell = f" (or say what the {unclear} unclear {'die shows' if unclear == 1 else 'dice show'})"
-            self._message = f"RETHROW {reading.rethrow}: throw the marked dice again{tell if unclear else ''}"
+            self._message = f"RETHROW {reading.rethrow}: throw the leaning or off-tray dice again"
+            if reading.unclear:
+                self._message += f", and say what the {reading.unclear} unclear {_dice(reading.unclear)}"
+            return
+        if reading.unclear:
+            self._message = f"CHECK: say what the {reading.unclear} unclear {_dice(reading.unclear)}"
             return
         faces = reading.faces
         if game.phase is Phase.ROLL_OFF:

@@ -46,8 +46,10 @@ class TrayState(StrEnum):
     """No tray: no die is called off."""
 
 
-#: Statuses of dice that must be thrown again (or confirmed) before the roll scores.
-RETHROW_STATUSES: frozenset[DieStatus] = frozenset({DieStatus.COCKED, DieStatus.OFF_TRAY, DieStatus.UNCERTAIN})
+#: Statuses of dice the rules send back to the throw: a die leaning with no face up, a die off the tray.
+#: A die the reader cannot tell (``uncertain``: cut by the picture's edge, hidden, blurred) is no
+#: rethrow: it lies as it fell, and a player looks at it and says its face.
+RETHROW_STATUSES: frozenset[DieStatus] = frozenset({DieStatus.COCKED, DieStatus.OFF_TRAY})
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,22 +214,28 @@ class Reading:
 
     @property
     def rethrow_mask(self) -> npt.NDArray[np.bool_]:
-        """Boolean mask of the dice to throw again (cocked, off the tray or unread)."""
+        """Boolean mask of the dice to throw again: leaning (cocked) or off the tray."""
         return np.isin(self.status, [s.value for s in RETHROW_STATUSES])
 
     @property
     def rethrow(self) -> int:
-        """How many dice must be thrown again (cocked, off the tray or unread)."""
+        """How many dice must be thrown again: leaning (cocked) or off the tray."""
         return int(self.rethrow_mask.sum())
 
+    @property
+    def unclear(self) -> int:
+        """How many dice the reader could not tell (``uncertain``): a player must look and say their faces."""
+        return int(np.count_nonzero(self.status == DieStatus.UNCERTAIN))
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form: ``{"dice": [...], "rethrow": int, "faces": [...], "tray": str}``.
+        """JSON-serialisable form: ``{"dice": [...], "rethrow": int, "unclear": int, "faces": [...], "tray": str}``.
 
         ``tray`` is the :class:`TrayState`: ``"marked"``, ``"found"``, ``"unsure"`` or ``"none"``.
         """
         return {
             "dice": [d.to_dict() for d in self.dice()],
             "rethrow": self.rethrow,
+            "unclear": self.unclear,
             "faces": list(self.faces),
             "tray": self.tray_state,
         }

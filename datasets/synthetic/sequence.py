@@ -351,7 +351,7 @@ class ThrowTruth:
             rest_frame=int(sidecar["frame"]),
             rest_time=float(sidecar["time_s"]),
             faces=tuple(sorted(int(d["face"]) for d in dice if d["status"] == "ok")),
-            rethrow=sum(d["status"] != "ok" for d in dice),
+            rethrow=sum(d["status"] in ("cocked", "off_tray") for d in dice),
             dice=len(dice),
             events=events,
             labels=tuple(

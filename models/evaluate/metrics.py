@@ -310,7 +310,7 @@ class FolderStats:
         self.cocked_preds += int(p_cocked[preds].sum())
         self.cocked_labels += int(g_cocked[labelled].sum())
         self.cocked_tp += sum(1 for i, j in scored.pairs if p_cocked[i] and g_cocked[j])
-        rethrown = reading.rethrow_mask
+        rethrown = reading.rethrow_mask | (reading.status == DieStatus.UNCERTAIN)  # thrown again, or looked at
         self.cocked_rethrown += sum(1 for i, j in scored.pairs if rethrown[i] and g_cocked[j])
         if labels.tilt_deg is not None:
             called = {j for i, j in scored.pairs if p_cocked[i]}

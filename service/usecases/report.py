@@ -47,7 +47,7 @@ def build_report(
     data: dict[str, Any] = {"image_size": size, "rules": rules.name, "reading": None, "final": False}
     if reading is None:
         return ReportPublic.model_validate(data)
-    data.update(reading=reading.to_dict(), final=reading.rethrow == 0)
+    data.update(reading=reading.to_dict(), final=reading.rethrow == 0 and reading.unclear == 0)
     if reading.straight_down_doubted:
         data["notice"] = NOT_STRAIGHT_DOWN
     faces = reading.faces
@@ -67,6 +67,8 @@ def advice_lines(report: ReportPublic) -> list[str]:
     lines = [f"dice: {' '.join(map(str, faces)) or '-'}"]
     if reading is not None and reading.rethrow:
         lines.append(f"RETHROW {reading.rethrow}")
+    if reading is not None and reading.unclear:
+        lines.append(f"CHECK {reading.unclear}: {'a die' if reading.unclear == 1 else 'dice'} the camera cannot tell")
     if report.scoring_error:
         lines.append(report.scoring_error)
     elif report.score is not None and report.score.farkle and report.final:

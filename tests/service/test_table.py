@@ -285,7 +285,7 @@ def test_a_throw_read_with_its_marked_tray_set_aside_asks_for_the_corners_again(
 def test_the_player_tells_an_unread_die_and_the_throw_is_scored(table: TableSession) -> None:
     # The one-click fix: the camera could not tell die 2; the player says it shows a 5.
     table.throw(reading([1, 1, 0, 2, 3, 4], ["ok", "ok", "uncertain", "uncertain", "ok", "ok"]))
-    assert table.game.actions_in_force == () and table.view().message.startswith("RETHROW 2")
+    assert table.game.actions_in_force == () and table.view().message.startswith("CHECK: say what the 2 unclear")
     with pytest.raises(IllegalActionError, match="not uncertain"):
         table.confirm_face(0, 5)  # a die the camera read is not the player's to tell
     with pytest.raises(IllegalActionError, match="a face is 1-6"):

@@ -48,7 +48,7 @@ def test_validation(overrides: dict[str, Any], expectation: Any, message: str | 
 def test_empty_and_len() -> None:
     empty = Reading.empty((640, 480))
     assert len(empty) == 0
-    assert empty.to_dict() == {"dice": [], "rethrow": 0, "faces": [], "tray": "none"}
+    assert empty.to_dict() == {"dice": [], "rethrow": 0, "unclear": 0, "faces": [], "tray": "none"}
     assert empty.image_size == (640, 480)
     plain = Reading(xyxy=[], confidence=[], face=[], face_confidence=[], status=[])
     assert plain.xyxy.shape == (0, 4)
@@ -84,8 +84,10 @@ def test_boolean_mask_int_and_slice() -> None:
 def test_faces_and_rethrow() -> None:
     r = mock_reading(status=["ok", "ok", "cocked", "off_tray"])
     assert r.faces == (1, 5)
-    assert r.rethrow == 2
+    assert r.rethrow == 2 and r.unclear == 0
     assert r.rethrow_mask.tolist() == [False, False, True, True]
+    unsure = mock_reading(status=["ok", "uncertain", "cocked", "ok"])
+    assert unsure.rethrow == 1 and unsure.unclear == 1  # a die nobody can tell is looked at, not thrown again
 
 
 def test_dice() -> None:
@@ -97,7 +99,7 @@ def test_dice() -> None:
 def test_to_dict_is_json() -> None:
     d = mock_reading().to_dict()
     assert json.loads(json.dumps(d)) == d
-    assert set(d) == {"dice", "rethrow", "faces", "tray"}
+    assert set(d) == {"dice", "rethrow", "unclear", "faces", "tray"}
     assert d["dice"][0] == {
         "face": 5,
         "box": [0.0, 0.0, 10.0, 10.0],
@@ -105,7 +107,7 @@ def test_to_dict_is_json() -> None:
         "status": "ok",
     }
     assert d["dice"][2]["face"] is None
-    assert d["rethrow"] == 2 and d["faces"] == [1, 5]
+    assert d["rethrow"] == 1 and d["unclear"] == 1 and d["faces"] == [1, 5]
 
 
 def test_a_told_face_changes_only_that_unread_die() -> None:
@@ -115,7 +117,7 @@ def test_a_told_face_changes_only_that_unread_die() -> None:
     )  # fmt: skip
     told = unread.with_face(1, 6)
     assert told.faces == (4, 6) and told.rethrow == 0 and float(told.face_confidence[1]) == 1.0
-    assert unread.faces == (4,) and unread.rethrow == 1  # frozen: the original is untouched
+    assert unread.faces == (4,) and unread.unclear == 1  # frozen: the original is untouched
     for index, face, message in [(2, 6, "no die 2"), (0, 6, "not uncertain"), (1, 0, "a face is 1-6")]:
         with pytest.raises(ValueError, match=message):
             unread.with_face(index, face)
