@@ -42,12 +42,15 @@ __all__ = [
     "COCKED_TEST_FILE",
     "CUT_DIE_MARGIN_PX",
     "DETECTOR_FILE",
+    "MERGED_AREA",
+    "MERGED_ASPECT",
     "DiceReader",
     "ReaderConfig",
     "as_bgr_frame",
     "config_override",
     "default_model_dir",
     "fusion_for",
+    "looks_merged",
     "near_picture_edge",
 ]
 
@@ -101,6 +104,29 @@ def config_override(text: str) -> tuple[str, object]:
         return field, ast.literal_eval(value)
     except (ValueError, SyntaxError) as exc:
         raise ValueError(f"{value!r} is not a Python literal (e.g. 0.9, None, True)") from exc
+
+
+#: A box this many times longer than wide, and this many times the median area of the others, holds two dice.
+MERGED_ASPECT = 1.6
+MERGED_AREA = 1.5
+
+
+def looks_merged(xyxy: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """Which boxes look like two touching dice taken for one: elongated and larger than the rest.
+
+    A die seen from above fills a near-square box whatever its face; two side by side fill one
+    about twice as long as wide. Larger than the median of the other boxes, so that a frame of
+    one die, or of dice all seen at a slant, is not doubted.
+    """
+    boxes = np.asarray(xyxy, np.float64).reshape(-1, 4)
+    n = len(boxes)
+    if n < 2:
+        return np.zeros(n, bool)
+    w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    aspect = np.maximum(w, h) / np.maximum(np.minimum(w, h), 1e-6)
+    area = w * h
+    others = np.array([np.median(np.delete(area, i)) for i in range(n)])
+    return np.asarray((aspect >= MERGED_ASPECT) & (area >= MERGED_AREA * others), bool)
 
 
 @functools.lru_cache(maxsize=16)
@@ -375,6 +401,11 @@ class DiceReader:
             symbol[scored] = symbol_faces(frame, xyxy[scored])
         status[symbol] = DieStatus.UNCERTAIN.value
         data["symbol"] = symbol
+        # A flat die's box is near square; one twice as long as wide and larger than its fellows
+        # most likely holds two touching dice, which are never scored as one.
+        merged = (status == DieStatus.OK.value) & looks_merged(xyxy)
+        status[merged] = DieStatus.UNCERTAIN.value
+        data["merged"] = merged
         return face, face_conf.astype(np.float32), status, data
 
     def read_path(self, path: str | Path) -> Reading:

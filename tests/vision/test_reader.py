@@ -13,7 +13,14 @@ from farklecam.vision.faces.classifier import FaceScores
 from farklecam.vision.pose.cocked import CockedFusion
 from farklecam.vision.pose.upright import UprightView
 from farklecam.vision.pose.view_search import ViewSearchConfig
-from farklecam.vision.reader import DiceReader, ReaderConfig, as_bgr_frame, config_override, default_model_dir
+from farklecam.vision.reader import (
+    DiceReader,
+    ReaderConfig,
+    as_bgr_frame,
+    config_override,
+    default_model_dir,
+    looks_merged,
+)
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.outline import TrayOutline
 from tests.vision.conftest import draw_die
@@ -408,3 +415,22 @@ def test_with_straight_down_shares_the_models_and_changes_only_that_setting(fake
     assert overhead.config.straight_down and not reader.config.straight_down
     assert overhead.detector is reader.detector and overhead.classifier is reader.classifier
     assert dataclasses.replace(overhead.config, straight_down=False) == reader.config
+
+
+def test_a_box_twice_as_long_as_wide_and_larger_than_the_rest_looks_like_two_dice() -> None:
+    boxes = np.array([[0, 0, 30, 30], [50, 0, 80, 31], [100, 0, 160, 30], [200, 0, 226, 36]], np.float32)
+    assert looks_merged(boxes).tolist() == [False, False, True, False]  # a slanted single die (26 x 36) is not
+    assert looks_merged(boxes[2:3]).tolist() == [False]  # alone, nothing to compare with
+    assert looks_merged(np.array([[0, 0, 60, 30], [100, 0, 160, 30]], np.float32)).tolist() == [False, False]
+
+
+def test_two_touching_dice_read_as_one_box_are_never_scored_as_one_die() -> None:
+    frame, found = _pip_scene()
+    merged = dataclasses.replace(
+        found, xyxy=np.array([[20, 50, 80, 80], [90, 50, 120, 80], [130, 50, 160, 80]], np.float32)
+    )
+    probs = [[0, 0, 0, 0, 0.97, 0, 0.03], [0, 0.97, 0, 0, 0, 0, 0.03], [0.97, 0, 0, 0, 0, 0, 0.03]]
+    config = ReaderConfig(vertical_search=False, auto_tray=False)
+    r = DiceReader(detector=lambda _f: merged, classifier=ScriptedClassifier(probs), config=config).read(frame)
+    assert r.status.tolist() == ["uncertain", "ok", "ok"] and r.data["merged"].tolist() == [True, False, False]
+    assert r.faces == (1, 2) and r.unclear == 1
