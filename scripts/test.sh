@@ -3,7 +3,10 @@
 #   1. .venv with farklecam and its dev extra (about 1.2 GB; no torch);
 #   2. Debian's chromium and Xvfb for the page and live-window tests, with apt-get when run as
 #      root and they are missing (about 400 MB on the system; otherwise those tests skip, saying why);
-#   3. ruff, mypy and pytest.
+#   3. a throwaway PostgreSQL cluster in .pg/ (scripts/postgres.sh, which installs Debian's postgresql
+#      with apt-get when run as root and it is missing) for the storage tests' PostgreSQL half, its URL in
+#      FARKLECAM_TEST_POSTGRES unless that is set already (without a server those tests skip, saying why);
+#   4. ruff, mypy and pytest.
 # The training tooling's tests need the train extra: scripts/test-training.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +24,16 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
     echo "scripts/test.sh: installing ${missing[*]} with apt-get for the page and live-window tests" >&2
     (apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }) \
         || echo "scripts/test.sh: could not install ${missing[*]}; the tests that need them will be skipped" >&2
+fi
+
+if [ -z "${FARKLECAM_TEST_POSTGRES:-}" ]; then
+    if FARKLECAM_TEST_POSTGRES=$(bash scripts/postgres.sh); then
+        export FARKLECAM_TEST_POSTGRES
+        trap 'bash scripts/postgres.sh stop' EXIT
+    else
+        unset FARKLECAM_TEST_POSTGRES
+        echo "scripts/test.sh: no PostgreSQL server; the storage tests' PostgreSQL half will be skipped" >&2
+    fi
 fi
 
 .venv/bin/ruff check .

@@ -24,9 +24,10 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
+from farklecam.service.db.target import DatabaseTarget
 from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
-from farklecam.service.routes import games, health, readings, rules, scoring, session, tournament, ws
+from farklecam.service.routes import changes, games, health, readings, rules, scoring, session, tournament, ws
 from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
 from farklecam.service.serving import return_freed_memory
 from farklecam.service.settings import Settings, get_settings
@@ -34,7 +35,7 @@ from farklecam.service.storage import Games, GameStore
 from farklecam.service.tournament_store import TournamentStore
 from farklecam.service.win_solver import BackgroundWinSolver, install
 
-__all__ = ["STATIC_DIR", "build_reader", "create_app"]
+__all__ = ["STATIC_DIR", "build_reader", "check_database", "create_app"]
 
 #: The page's files (HTML, JS, CSS), shipped in the package.
 STATIC_DIR = Path(__file__).with_name("static")
@@ -45,6 +46,15 @@ def build_reader(settings: Settings) -> FrameReader:
     from farklecam.vision.reader import DiceReader, ReaderConfig
 
     return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down))
+
+
+def check_database(target: DatabaseTarget) -> None:
+    """Open the database once (creating it, migrating its schema) and close it, so a server never starts without it.
+
+    Raises:
+        StorageError: it cannot be opened or reached, or its schema is newer than this code.
+    """
+    GameStore(target).close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -79,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if solver is not None:
                 solver.close()
             tournaments.close()
+            games_.close()
             store.close()
 
     app = FastAPI(
@@ -99,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router, prefix="/api")
     app.include_router(tournament.router, prefix="/api")
     app.include_router(ws.router)
+    app.include_router(changes.router)
     app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="page")
     _declare_security(app, required=settings.table_code is not None)
     return app

@@ -415,7 +415,7 @@ def get_settings(conn: HTTPConnection) -> Settings:
 
 
 def get_games(conn: HTTPConnection) -> Games:
-    """The games (SQLite store plus replayed cache) opened by the lifespan."""
+    """The games (their store plus the replayed cache) opened by the lifespan."""
     games: Games = conn.app.state.games
     return games
 

@@ -2,10 +2,10 @@
 
 ``pydantic-settings`` is not a dependency, so :meth:`Settings.from_env` does the
 small part of it the service needs: every field can be set by an environment
-variable named ``FARKLECAM_<FIELD>`` (``FARKLECAM_DB_PATH=/tmp/games.sqlite3``;
+variable named ``FARKLECAM_<FIELD>`` (``FARKLECAM_DB=postgresql://farkle@db.lan/league``;
 a list as names separated by commas, ``FARKLECAM_ALLOW_HOSTS=table.lan,den.lan``),
 values are validated by pydantic, and nothing is read at import time. Tests
-build ``Settings(db_path=tmp)`` directly; ``farklecam serve`` builds it from
+build ``Settings(db=tmp)`` directly; ``farklecam serve`` builds it from
 its options on top of the environment.
 """
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from farklecam.errors import InvalidRulesError
 from farklecam.scoring.presets import get_preset
+from farklecam.service.db.target import DatabaseTarget, SqliteTarget, parse_target
 from farklecam.service.table_code import generate_code, validate_code
 
 __all__ = [
@@ -75,7 +76,11 @@ class Settings(BaseModel):
     Attributes:
         host: interface to listen on; loopback by default so a table's game is not on the network.
         port: TCP port.
-        db_path: SQLite file holding games and their event logs; None for :func:`default_db_path`.
+        db: where games, their event logs and tournaments are kept: an SQLite file's path, or a
+            ``postgresql://user@host/dbname`` URL for a server that several ``farklecam serve``
+            processes share (:func:`farklecam.service.db.target.parse_target`); None for ``db_path``.
+        db_path: the SQLite file, under its older name (``FARKLECAM_DB_PATH``); ``db`` wins where both are
+            given; None for :func:`default_db_path`.
         rules: preset used when a request or a new game names none.
         model_dir: folder with the ONNX models; None for the installed ``models/`` package.
         max_upload_bytes: largest image accepted by ``POST /api/read`` (larger: 413).
@@ -107,6 +112,7 @@ class Settings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
+    db: str | None = None
     db_path: Path | None = None
     rules: str = "boxed"
     model_dir: Path | None = None
@@ -161,6 +167,26 @@ class Settings(BaseModel):
             names.append(bare)
         return tuple(names)
 
+    @field_validator("db", mode="before")
+    @classmethod
+    def _db_as_text(cls, value: object) -> object:
+        """A path given as a :class:`~pathlib.Path` is kept as its text (``Settings(db=tmp_path / "g.sqlite3")``)."""
+        return str(value) if isinstance(value, Path) else value
+
+    @field_validator("db")
+    @classmethod
+    def _db_names_a_database(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_target(value)  # a URL that cannot be used is refused now, not at the first request
+        return value
+
+    @field_validator("db_path", mode="before")
+    @classmethod
+    def _db_path_is_a_path(cls, value: object) -> object:
+        if isinstance(value, str) and not isinstance(parse_target(value), SqliteTarget):
+            raise ValueError("takes an SQLite file's path; give a database URL as --db or FARKLECAM_DB")
+        return value
+
     @field_validator("table_code")
     @classmethod
     def _code(cls, value: str | None) -> str | None:
@@ -175,9 +201,11 @@ class Settings(BaseModel):
             raise ValueError(str(exc)) from None
 
     @property
-    def database(self) -> Path:
-        """The SQLite file actually used (``db_path`` or the default)."""
-        return self.db_path if self.db_path is not None else default_db_path()
+    def database(self) -> DatabaseTarget:
+        """The database actually used: ``db``, else the SQLite file ``db_path``, else the default file."""
+        if self.db is not None:
+            return parse_target(self.db)
+        return SqliteTarget(self.db_path if self.db_path is not None else default_db_path())
 
     @property
     def is_loopback(self) -> bool:

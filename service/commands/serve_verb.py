@@ -25,7 +25,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="interface to listen on (default 127.0.0.1: this machine only; 0.0.0.0: the network, with a table code)",
     )
     parser.add_argument("--port", type=int, default=None, help="TCP port (default 8000)")
-    parser.add_argument("--db", type=Path, default=None, metavar="PATH", help="game database file (default: user data)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        metavar="PATH|URL",
+        help="where games and tournaments are kept: an SQLite file (default: in the user data folder), or a "
+        "postgresql://user@host/dbname URL that several servers share (also FARKLECAM_DB)",
+    )
     parser.add_argument(
         "--rules", default=None, metavar="PRESET", help=f"default rule preset: {', '.join(preset_names())}"
     )
@@ -73,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from farklecam.errors import InvalidRulesError
-    from farklecam.service.app import create_app
+    from farklecam.service.app import check_database, create_app
     from farklecam.service.security import lan_addresses, served_names
     from farklecam.service.serving import server_options
     from farklecam.service.settings import Settings
@@ -82,7 +88,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings.from_env(
         host=args.host,
         port=args.port,
-        db_path=args.db,
+        db=args.db,
         rules=args.rules,
         model_dir=args.models,
         straight_down=args.straight_down,
@@ -100,6 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         settings = Settings.model_validate({**settings.model_dump(), "tls_cert": cert, "tls_key": key})
     if settings.tls_cert is not None and settings.tls_key is not None:
         check_pair(settings.tls_cert, settings.tls_key)
+    check_database(settings.database)  # unreachable or too new: one line and exit 2, before any socket opens
     app = create_app(settings)
 
     def url(host: str) -> str:

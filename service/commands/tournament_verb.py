@@ -1,10 +1,10 @@
 """``farklecam tournament``: run the house rules' tournament from the command line, or simulate one.
 
 ``new``, ``signup``, ``start``, ``standings`` and ``export`` work on the same
-database ``farklecam serve`` uses (``--db``, else ``FARKLECAM_DB_PATH``, else the
-user data folder), so an organiser can seat a round here and the tables play it
-on their camera pages. ``simulate`` plays a whole tournament with the advisor
-and stores nothing.
+database ``farklecam serve`` uses (``--db``, a file's path or a ``postgresql://`` URL, else
+``FARKLECAM_DB``, else ``FARKLECAM_DB_PATH``, else the user data folder), so an organiser
+can seat a round here and the tables play it on their camera pages. ``simulate`` plays a
+whole tournament with the advisor and stores nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ __all__ = ["TOURNAMENT"]
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", type=Path, default=None, metavar="PATH", help="game database (default as `serve`)")
+    parser.add_argument(
+        "--db", default=None, metavar="PATH|URL", help="game database: a file or postgresql:// URL (default as `serve`)"
+    )
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +61,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _store(args: argparse.Namespace) -> TournamentStore:
     from farklecam.service.settings import Settings
 
-    return open_store(Settings.from_env(db_path=args.db).database)
+    return open_store(Settings.from_env(db=args.db).database)
 
 
 def _render(view: dict[str, Any]) -> str:

@@ -1,1 +1,1 @@
-"""One router per resource: health, rules, scoring, readings, games, and the table WebSocket."""
+"""One router per resource: health, rules, scoring, readings, games, tournaments, the table WebSocket and changes."""

@@ -1,6 +1,6 @@
 """Games: create one, apply actions, read its state and its event log.
 
-Every accepted action is committed to SQLite before the answer is sent (see
+Every accepted action is committed to the database (SQLite or PostgreSQL) before the answer is sent (see
 :mod:`farklecam.service.storage`); an illegal one is a 409 carrying the game engine's
 own message (why, what is allowed now, where the game stands).
 """

@@ -19,7 +19,7 @@ def health(games: GamesDep, slot: ReaderSlotDep) -> HealthPublic:
     return HealthPublic(
         status="ok",
         version=__version__,
-        database=games.store.path,
+        database=games.store.location,
         reader_loaded=slot.loaded,
         games=games.store.count(),
     )

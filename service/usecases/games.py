@@ -18,7 +18,6 @@ from farklecam.errors import IllegalActionError
 from farklecam.scoring.actions import Action
 from farklecam.scoring.game import Game
 from farklecam.scoring.rules import Rules
-from farklecam.service.errors import StaleGameError
 from farklecam.service.storage import Games
 from farklecam.service.usecases.scoring import advice_for
 
@@ -104,13 +103,7 @@ def act(games: Games, game_id: str, action: Action, *, expected_events: int | No
         StorageError: the commit failed (the action is not in force).
     """
     with games.lock(game_id):
-        game = games.get(game_id)
-        if expected_events is not None and expected_events != len(game.events):
-            raise StaleGameError(
-                f"the game has moved on: it has {len(game.events)} events, this action expected {expected_events} "
-                f"(another device acted first); now: {game.state.describe()}"
-            )
-        game, _ = games.apply(game_id, action)
+        game, _ = games.apply(game_id, action, expected_events=expected_events)
         return game_public(game_id, game, games.store.row(game_id).created)
 
 

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
+
+from farklecam.service.db.target import DatabaseTarget
+from tests.service.databases import ENGINES, database_target
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -33,3 +38,16 @@ def clients_name_localhost(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(TestClient, "__init__", functools.partialmethod(TestClient.__init__, base_url=LOCAL))
     monkeypatch.setattr(TestClient, "websocket_connect", websocket_connect)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """Each storage contract test runs once per engine (the PostgreSQL run skips without a server)."""
+    return str(request.param)
+
+
+@pytest.fixture
+def target(engine: str, tmp_path: Path) -> Iterator[DatabaseTarget]:
+    """A fresh, empty database of the test's engine."""
+    with database_target(engine, tmp_path) as found:
+        yield found

@@ -11,6 +11,7 @@ import pytest
 from farklecam.errors import InvalidRulesError
 from farklecam.service.app import build_reader
 from farklecam.service.commands.serve_verb import SERVE
+from farklecam.service.db.target import SqliteTarget
 from farklecam.service.settings import Settings, default_db_path
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -20,7 +21,7 @@ def test_defaults_are_local_and_offline() -> None:
     settings = Settings()
     assert (settings.host, settings.port, settings.rules, settings.offline) == ("127.0.0.1", 8000, "boxed", True)
     assert settings.is_loopback
-    assert settings.database == default_db_path()
+    assert settings.database == SqliteTarget(default_db_path())
     assert default_db_path().name == "games.sqlite3" and "farklecam" in str(default_db_path())
 
 
@@ -28,7 +29,7 @@ def test_environment_variables_set_fields(tmp_path: Path) -> None:
     env = {"FARKLECAM_PORT": "9001", "FARKLECAM_DB_PATH": str(tmp_path / "g.db"), "FARKLECAM_RULES": "bar",
            "FARKLECAM_MAX_UPLOAD_BYTES": "2048", "FARKLECAM_HOST": " ", "OTHER": "x"}  # fmt: skip
     settings = Settings.from_env(env)
-    assert settings.port == 9001 and settings.database == tmp_path / "g.db"
+    assert settings.port == 9001 and settings.database == SqliteTarget(tmp_path / "g.db")
     assert settings.rules == "house"  # aliases resolve to the preset's name
     assert settings.max_upload_bytes == 2048 and settings.host == "127.0.0.1"  # blank values are ignored
     assert Settings.from_env(env, port=7000, host=None).port == 7000  # options win; None means "not given"
@@ -74,7 +75,7 @@ def test_serve_runs_uvicorn_with_the_options(
     assert SERVE.run(args) == 0
     assert (seen["host"], seen["port"]) == ("127.0.0.1", 8123)
     settings = seen["app"].state.settings
-    assert settings.database == tmp_path / "t.db" and settings.rules == "zilch"
+    assert settings.database == SqliteTarget(tmp_path / "t.db") and settings.rules == "zilch"
     assert "warning" not in capsys.readouterr().err
 
 

@@ -1,7 +1,12 @@
-"""The SQLite store: games replay identically, the log is append-only, failures are StorageErrors."""
+"""The SQLite engine's own duties: WAL, files from before numbered migrations, failures as StorageErrors.
+
+What every engine keeps (replay, undo, append-only records, migrations, racing writers) is
+tested on both engines in ``test_store_contract.py``.
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -9,11 +14,9 @@ from pathlib import Path
 import pytest
 
 from farklecam.errors import IllegalActionError, StorageError
-from farklecam.scoring.actions import Bank, Keep, Roll, parse_action
-from farklecam.scoring.events import Event
+from farklecam.scoring.actions import Keep, Roll
 from farklecam.scoring.game import Game
 from farklecam.scoring.presets import get_rules
-from farklecam.service.errors import GameNotFoundError
 from farklecam.service.storage import SCHEMA_VERSION, Games, GameStore
 
 ANN_BANKS_650 = ["roll 5,5,2,3,4,6", "keep 5,5", "roll 3,3,3,5", "keep 3,3,3,5", "roll 1,1,6,2,6,4", "keep 1,1", "bank"]
@@ -41,62 +44,62 @@ def store(tmp_path: Path) -> GameStore:
 
 
 def test_store_opens_in_wal_mode_with_the_schema(store: GameStore) -> None:
-    db = sqlite3.connect(store.path)
+    db = sqlite3.connect(store.location)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"games", "events"} <= tables
 
 
-@pytest.mark.parametrize("preset", ["boxed", "house", "zilch", "progressive"])
-def test_a_game_replays_identically(store: GameStore, preset: str) -> None:
-    game = played(ANN_BANKS_650[:2], preset)
-    store.add_game("g1", game)
-    for text in ANN_BANKS_650[2:]:
-        store.append("g1", game.apply(text))
-    game.apply("undo")
-    store.append("g1", game.events[-1])
-    loaded = store.load("g1")
-    assert loaded == game  # rules, players, state and every event (with its time stamp)
-    assert loaded.rules == get_rules(preset)
-    assert store.row("g1").events == len(game.events) == 8
-    assert store.events("g1") == list(game.events)
-
-
-def test_custom_rules_survive_the_round_trip(store: GameStore) -> None:
-    rules = get_rules("house").with_options({"target": 2000, "kind_scoring": "doubling", "piggyback": True})
-    game = Game(rules, ["Ann", "Bob"], first_player="Ann")
-    store.add_game("g", game)
-    assert store.load("g").rules == rules
-
-
-def test_the_event_log_is_append_only(store: GameStore) -> None:
-    store.add_game("g", played(ANN_BANKS_650[:3]))
-    db = sqlite3.connect(store.path, isolation_level=None)  # autocommit: hold no lock after a refusal
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        db.execute('UPDATE events SET action = \'{"type": "bank"}\' WHERE seq = 1')
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        db.execute("DELETE FROM events")
-    db.close()
-    with pytest.raises(StorageError, match="UNIQUE constraint"):  # a second event 3 cannot be written
-        store.append("g", Event(3, played(ANN_BANKS_650[:3]).events[2].action, None))
-
-
-def test_unknown_games_and_rows(store: GameStore) -> None:
-    with pytest.raises(GameNotFoundError, match="no game with id 'nope'"):
-        store.load("nope")
-    assert store.events("nope") == []
-    assert store.count() == 0 and store.rows() == []
-
-
 def test_a_log_that_no_longer_replays_is_a_storage_error(store: GameStore) -> None:
     store.add_game("g", played(ANN_BANKS_650[:2]))
-    db = sqlite3.connect(store.path)
+    db = sqlite3.connect(store.location)
     db.execute("DROP TRIGGER events_no_update")
     db.execute('UPDATE events SET action = \'{"type": "bank"}\' WHERE seq = 2')
     db.commit()
     with pytest.raises(StorageError, match="cannot be replayed"):
         store.load("g")
+
+
+#: The tables as files written before migrations were numbered hold them (``PRAGMA user_version`` 1).
+LEGACY_SCHEMA = """
+CREATE TABLE games (id TEXT PRIMARY KEY, players TEXT NOT NULL, rules TEXT NOT NULL, first_player TEXT,
+    auto_farkle INTEGER NOT NULL DEFAULT 1, created REAL NOT NULL, updated REAL NOT NULL);
+CREATE TABLE events (game_id TEXT NOT NULL REFERENCES games(id), seq INTEGER NOT NULL, action TEXT NOT NULL,
+    at REAL, PRIMARY KEY (game_id, seq)) WITHOUT ROWID;
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+PRAGMA user_version = 1;
+"""
+
+
+def test_a_file_from_before_numbered_migrations_is_migrated_and_keeps_its_games(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite3"
+    game = played(ANN_BANKS_650)
+    data = game.to_dict()
+    legacy = sqlite3.connect(path)
+    legacy.executescript(LEGACY_SCHEMA)
+    legacy.execute(
+        "INSERT INTO games VALUES ('g', ?, ?, 'Bob', 1, 1.0, 2.0)",
+        (json.dumps(data["players"]), json.dumps(data["rules"])),
+    )
+    for event in game.events:
+        legacy.execute(
+            "INSERT INTO events VALUES ('g', ?, ?, ?)", (event.seq, json.dumps(event.action.to_dict()), event.at)
+        )
+    legacy.commit()
+    legacy.close()
+    with GameStore(path) as store:
+        assert store.load("g") == game
+        versions = store.db.query("SELECT version FROM schema_version ORDER BY version")
+        assert versions == [(v,) for v in range(2, SCHEMA_VERSION + 1)]  # version 1 was there already
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION  # older code refuses it now
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"tournaments", "tournament_players", "tournament_tables", "schema_version"} <= tables
+    db.close()
 
 
 def test_a_file_that_is_not_a_database_is_a_storage_error(tmp_path: Path) -> None:
@@ -113,27 +116,10 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         GameStore(path)
 
 
-def test_games_apply_commits_before_returning(store: GameStore) -> None:
-    games = Games(store)
-    game_id = games.create(played([]))
-    for text in ANN_BANKS_650:
-        games.apply(game_id, parse_action(text))
-        assert GameStore(store.path).row(game_id).events == len(games.get(game_id).events)  # another connection sees it
-    assert GameStore(store.path).load(game_id).scores["Bob"] == 650
-
-
-def test_an_illegal_action_stores_nothing(store: GameStore) -> None:
-    games = Games(store)
-    game_id = games.create(played(ANN_BANKS_650[:2]))
-    with pytest.raises(IllegalActionError):
-        games.apply(game_id, Bank())
-    assert store.row(game_id).events == 2
-
-
 def test_a_failed_commit_drops_the_cached_game(store: GameStore) -> None:
     games = Games(store)
     game_id = games.create(played(ANN_BANKS_650[:1]))
-    db = sqlite3.connect(store.path)
+    db = sqlite3.connect(store.location)
     db.execute("CREATE TRIGGER no_more BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     db.commit()
     with pytest.raises(StorageError, match="disk full"):
