@@ -73,6 +73,7 @@ def tournament_view(store: TournamentStore, name: str) -> dict[str, Any]:
         "seed": tournament.seed,
         "players": list(tournament.players),
         "max_players": MAX_PLAYERS,
+        "min_players": MIN_PLAYERS,
         "started": tournament.started,
         "plan": [p.to_dict() for p in plan],
         "rounds": rounds,

@@ -3,12 +3,14 @@
 Kept apart from Tk so it can be tested headless: :class:`LiveController` turns a
 key into a :class:`~farklecam.service.table.TableSession` command (an illegal one becomes the
 on-screen message, never an exception in the Tk loop), :func:`panel_lines` writes
-the side panel, :func:`render_scene` draws the overlay and :func:`ppm_bytes` makes
+the side panel, :func:`farkle_news` says when a farkle just passed the turn,
+:func:`render_scene` draws the overlay and :func:`ppm_bytes` makes
 the bytes ``tk.PhotoImage(data=...)`` shows without PIL.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import cv2
@@ -16,16 +18,30 @@ import numpy as np
 import numpy.typing as npt
 
 from farklecam.errors import FarkleError
-from farklecam.scoring.gamestate import Phase
-from farklecam.service.overlay import annotate_reading
+from farklecam.scoring.gamestate import GameState, Phase, TurnEnd
+from farklecam.service.overlay import STATUS_COLORS, annotate_reading
+from farklecam.service.overlay.labels import draw_label, tag_size
 from farklecam.service.table import TableSession, TableView
-from farklecam.vision.reading import Reading
+from farklecam.vision.reading import DieStatus, Reading
 
-__all__ = ["KEY_HELP", "LiveController", "panel_lines", "ppm_bytes", "render_scene"]
+__all__ = [
+    "KEY_HELP",
+    "PANEL_COLUMNS",
+    "LiveController",
+    "farkle_news",
+    "named_dice",
+    "panel_lines",
+    "ppm_bytes",
+    "render_scene",
+]
 
-#: One line of key help for the panel.
+#: The panel's width in characters: longer lines are wrapped at spaces to fit it.
+PANEL_COLUMNS = 60
+
+#: The key help at the foot of the panel, in lines that fit :data:`PANEL_COLUMNS`.
 KEY_HELP = (
-    "Enter: take advice  1-6: pick dice  k: keep  b: bank  r: roll on  u: undo  q: quit\n"
+    "Enter: take advice  1-6: pick dice  k: keep  b: bank\n"
+    "r: roll on  u: undo  q: quit\n"
     "t: mark the tray's corners (click them)  T: forget them"
 )
 
@@ -100,6 +116,10 @@ class LiveController:
         flat = ",".join(f"{v:g}" for corner in corners for v in corner)
         self._use_tray(corners, f"tray marked: leaning dice are checked; next time start with --tray {flat}")
 
+    def news(self, detail: bool = True) -> str:
+        """The farkle that just passed the turn, while the next player has not thrown (:func:`farkle_news`)."""
+        return farkle_news(self.session.game.state, detail)  # one immutable state: safe from the frame thread too
+
     def _use_tray(self, corners: list[list[float]] | None, news: str) -> None:
         with_tray = getattr(self.session.reader, "with_tray", None)
         if with_tray is None:
@@ -117,9 +137,70 @@ def _faces(faces: tuple[int, ...] | list[int]) -> str:
     return " ".join(map(str, faces)) or "-"
 
 
-def panel_lines(view: TableView) -> list[str]:
-    """The side panel: whose turn, the roll, scoring options (best marked), advice, scoreboard."""
-    lines: list[str] = []
+def farkle_news(state: GameState, detail: bool = True) -> str:
+    """``"FARKLE - Ann scores nothing this turn (threw 2 2 3 4 6 6); Bob throws next"``, or ``""``.
+
+    A farkle ends the turn at once and the next player's turn looks like any other: without a
+    word the players miss that the points are gone. The news lasts until the next player's first
+    throw (or an undo), so it is read however long the table takes to look.
+
+    Args:
+        state: the game's state.
+        detail: with the throw and any penalty; without, short enough for a banner on the picture
+            (``"FARKLE - Ann scores nothing; Bob throws next"``).
+    """
+    waiting = state.phase is Phase.AWAITING_ROLL and state.turn_total == 0
+    if not state.turns or state.turns[-1].end is not TurnEnd.FARKLED:
+        return ""
+    if not waiting and state.phase is not Phase.GAME_OVER:
+        return ""
+    turn = state.turns[-1]
+    lost = f" and loses {turn.penalty}" if turn.penalty else ""
+    threw = f" (threw {_faces(turn.last_roll)})" if turn.last_roll else ""
+    after = "the game is over" if state.phase is Phase.GAME_OVER else f"{state.current} throws next"
+    if not detail:
+        return f"FARKLE - {turn.player} scores nothing; {after}"
+    return f"FARKLE - {turn.player} scores nothing this turn{lost}{threw}; {after}"
+
+
+def named_dice(reading: Reading | None) -> str:
+    """The dice of ``reading`` that are not scored, by number: ``"throw again: #2 leaning; check: #5 unclear"``.
+
+    The numbers are the dice's places in the reading, counted from 1, and the overlay tags the
+    same dice with the same numbers ("#2 LEAN"), so a die named here is found on the picture.
+    """
+    if reading is None:
+        return ""
+    why = {DieStatus.COCKED: "leaning", DieStatus.OFF_TRAY: "off the tray"}
+    again = [f"#{i + 1} {why[d.status]}" for i, d in enumerate(reading.dice()) if d.status in why]
+    check = [f"#{i + 1} unclear" for i, d in enumerate(reading.dice()) if d.status is DieStatus.UNCERTAIN]
+    parts = ([f"throw again: {', '.join(again)}"] if again else []) + ([f"check: {', '.join(check)}"] if check else [])
+    return "; ".join(parts)
+
+
+def _wrapped(lines: list[str]) -> list[str]:
+    """Each line cut at spaces to :data:`PANEL_COLUMNS`; a longer word (a file's path) is cut where it must be."""
+    out: list[str] = []
+    for line in lines:
+        for part in line.split("\n"):
+            if len(part) <= PANEL_COLUMNS:
+                out.append(part)
+                continue
+            indent = " " * (len(part) - len(part.lstrip()) + 2)
+            out += textwrap.wrap(part, PANEL_COLUMNS, subsequent_indent=indent, break_on_hyphens=False)
+    return out
+
+
+def panel_lines(view: TableView, news: str = "") -> list[str]:
+    """The side panel: news, whose turn, the roll, options (best marked), advice, scoreboard, key help.
+
+    Every line fits :data:`PANEL_COLUMNS`, the panel's width: the window never cuts one off.
+
+    Args:
+        view: the table's view.
+        news: a line to lead with (:func:`farkle_news`).
+    """
+    lines: list[str] = [news, ""] if news else []
     if view.game_phase is Phase.GAME_OVER:
         lines.append(f"GAME OVER - won by {' and '.join(view.winners)}")
     elif view.game_phase is Phase.ROLL_OFF and view.roll_off:
@@ -128,6 +209,8 @@ def panel_lines(view: TableView) -> list[str]:
         lines.append(f"{view.player}'s turn - turn total {view.turn_total}")
         if view.dice_to_throw:
             lines.append(f"throw {view.dice_to_throw} dice")
+    if named := named_dice(view.reading):
+        lines.append(named)
     if view.roll:
         lines.append(f"roll: {_faces(view.roll)}")
         best = view.advice.keep if view.advice is not None else ()
@@ -159,7 +242,7 @@ def panel_lines(view: TableView) -> list[str]:
     if view.message:
         lines.append(view.message)
     lines.append(KEY_HELP)
-    return lines
+    return _wrapped(lines)
 
 
 def render_scene(
@@ -167,10 +250,12 @@ def render_scene(
     view: TableView,
     max_width: int = 960,
     marks: Sequence[tuple[float, float]] = (),
+    news: str = "",
 ) -> npt.NDArray[np.uint8]:
     """The frame with the overlay: dice by status, faces, the keep highlighted, RETHROW, a status line.
 
-    ``marks`` are tray corners clicked so far (frame pixels), drawn as dots while marking.
+    ``marks`` are tray corners clicked so far (frame pixels), drawn as dots while marking;
+    ``news`` (a farkle, :func:`farkle_news`) is a banner across the foot of the picture.
     """
     reading = view.reading if view.reading is not None else Reading.empty((image.shape[1], image.shape[0]))
     status = view.settle.value.upper()
@@ -180,6 +265,11 @@ def render_scene(
     scene = annotate_reading(image, reading, keep_faces=view.keep_faces, text_lines=text)
     for x, y in marks:
         cv2.circle(scene, (round(x), round(y)), 6, (15, 196, 241), -1, cv2.LINE_AA)
+    if news:
+        banner = news.encode("ascii", "replace").decode()  # Hershey fonts draw ASCII only
+        width, _ = tag_size(banner, 1.0)
+        scale = min(max(0.5, scene.shape[1] / 1100), 0.98 * scene.shape[1] / width)  # as large as fits across
+        draw_label(scene, banner, (0, scene.shape[0]), STATUS_COLORS[DieStatus.OFF_TRAY], scale)
     if scene.shape[1] <= max_width:
         return scene
     height = max(1, round(scene.shape[0] * max_width / scene.shape[1]))

@@ -8,22 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from farklecam.service.overlay.base import STATUS_COLORS, Annotator, Color, Scene
+from farklecam.service.overlay.base import KEEP_COLOR, STATUS_COLORS, Annotator, Color, Scene
 from farklecam.service.overlay.box import BoxAnnotator
 from farklecam.service.overlay.keep import KeepAnnotator, keep_indices
-from farklecam.service.overlay.labels import FaceLabelAnnotator, draw_label
+from farklecam.service.overlay.labels import FaceLabelAnnotator, draw_label, place_labels
+from farklecam.service.overlay.legend import LEGEND, LegendEntry
 from farklecam.service.overlay.panel import TextPanelAnnotator
 from farklecam.service.overlay.rethrow import RethrowAnnotator
 from farklecam.service.overlay.tray import TrayAnnotator
 from farklecam.vision.reading import Reading
 
 __all__ = [
+    "KEEP_COLOR",
+    "LEGEND",
     "STATUS_COLORS",
     "Annotator",
     "BoxAnnotator",
     "Color",
     "FaceLabelAnnotator",
     "KeepAnnotator",
+    "LegendEntry",
     "RethrowAnnotator",
     "Scene",
     "TextPanelAnnotator",
@@ -31,13 +35,17 @@ __all__ = [
     "annotate_reading",
     "draw_label",
     "keep_indices",
+    "place_labels",
 ]
 
 
 def annotate_reading(
     frame: Scene, reading: Reading, keep_faces: Iterable[int] = (), text_lines: Iterable[str] = ()
 ) -> Scene:
-    """A copy of ``frame`` with everything drawn: tray, boxes, faces, keep, rethrow banner, text panel.
+    """A copy of ``frame`` with everything drawn: tray, boxes, keep, the dice's tags, text panel, rethrow banner.
+
+    The tags (face, why a die is not scored, its number, KEEP) are laid out so that none covers
+    another die or tag (:func:`place_labels`); :data:`LEGEND` says what each means.
 
     Args:
         frame: BGR uint8 frame (not modified).
@@ -49,11 +57,12 @@ def annotate_reading(
         The annotated copy.
     """
     scene = frame.copy()
+    keep = tuple(keep_faces)
     annotators: list[Annotator] = [
         TrayAnnotator(),
         BoxAnnotator(),
-        KeepAnnotator(keep_faces),
-        FaceLabelAnnotator(),
+        KeepAnnotator(keep),
+        FaceLabelAnnotator(keep_faces=keep),
         TextPanelAnnotator(text_lines),
         RethrowAnnotator(),
     ]

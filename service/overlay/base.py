@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from farklecam.vision.reading import DieStatus, Reading
 
-__all__ = ["STATUS_COLORS", "Annotator", "Color", "Scene"]
+__all__ = ["KEEP_COLOR", "STATUS_COLORS", "Annotator", "Color", "Scene", "ink_for"]
 
 #: A BGR colour, as OpenCV draws it.
 Color = tuple[int, int, int]
@@ -23,6 +23,15 @@ STATUS_COLORS: dict[DieStatus, Color] = {
     DieStatus.OFF_TRAY: (40, 40, 230),
     DieStatus.UNCERTAIN: (0, 220, 240),
 }
+
+#: Outline and tag colour of the dice of the advised keep (light blue, apart from every status colour).
+KEEP_COLOR: Color = (255, 200, 0)
+
+
+def ink_for(color: Color) -> Color:
+    """Black or white, whichever reads better on a tag of ``color`` (BGR)."""
+    luminance = 0.114 * color[0] + 0.587 * color[1] + 0.299 * color[2]
+    return (0, 0, 0) if luminance > 128 else (255, 255, 255)
 
 
 class Annotator(ABC):

@@ -8,6 +8,12 @@ const FRAME_MAX_WIDTH = 1280;
 const FRAME_INTERVAL_MS = 150;    // at most ~6.7 frames per second, one frame in flight
 const JPEG_QUALITY = 0.92;
 const STATUS_COLOURS = { ok: "#2ecc71", cocked: "#f39c12", off_tray: "#3498db", uncertain: "#e74c3c" };
+const KEEP_COLOUR = "#f1c40f";      // the ring around each die of the advised keep
+const NUMBER_COLOUR = "#95a5a6";    // the legend's example of a die's number
+const TAG_FONT = "bold 18px sans-serif";
+const TAG_HEIGHT = 22;
+const TAG_GAP = 3;                  // pixels between a tag and its die
+const KEEP_RING = 7;                // how far the keep's ring reaches outside a die's box
 const TRAY_KEY = "farklecam.tray";  // the marked tray corners, as fractions of the frame (kept across reloads)
 const DOWN_KEY = "farklecam.straightDown";  // "true"/"false" once this browser's camera was said to look straight down or not
 const CODE_KEY = "farklecam.tableCode";  // the table code, where the server asks for one (kept until refused)
@@ -48,8 +54,12 @@ async function api(method, path, body) {
     banner("The farklecam server cannot be reached. Is `farklecam serve` still running?");
     throw new Error("server unreachable");
   }
-  pill("server-status", "server ok", "ok");
   const data = await response.json().catch(() => ({}));
+  if (response.status === 429 && data.error === "TooManyWrongCodes") {  // wait the lockout out, then send it again
+    await lockedOut(Number(response.headers.get("Retry-After")) || 10);
+    return api(method, path, body);
+  }
+  pill("server-status", "server ok", "ok");
   if (response.status === 401) {  // no code, or a wrong one: ask again, then send the same request with it
     forgetCode();
     await askCode(data.detail);
@@ -76,6 +86,29 @@ async function checkSession() {
 }
 
 function forgetCode() { state.code = null; localStorage.removeItem(CODE_KEY); }
+
+// Ten wrong table codes from this address shut it out for a minute (429, even with the right code). Everything
+// refused meanwhile waits on this one promise and is then sent again, so the page loads whole once the minute
+// is over instead of staying without its rules and saved games until reloaded.
+function lockedOut(seconds) {
+  if (state.lockout) { return state.lockout; }
+  const until = performance.now() + seconds * 1000;
+  pill("server-status", "locked out", "bad");
+  state.lockout = new Promise((resolve) => {
+    const tick = () => {
+      const left = Math.ceil((until - performance.now()) / 1000);
+      if (left <= 0) {
+        state.lockout = null; banner(""); pill("server-status", "server…", "pending");
+        resolve(); return;
+      }
+      banner(`Too many wrong table codes from this address: the server refuses it for ${left} s more; `
+        + "the page goes on by itself then.");
+      setTimeout(tick, 1000);
+    };
+    tick();
+  });
+  return state.lockout;
+}
 
 // One dialog however many requests were refused at once; resolves when a code is given.
 function askCode(why) {
@@ -146,6 +179,7 @@ function connect() {
   socket.onopen = () => {
     state.retry = 0; banner("");
     pill("stream-status", state.cameraOk ? "reading" : "connected", "ok"); pill("server-status", "server ok", "ok");
+    if (!state.rules) { loadRules(); }  // the server was out of reach when the page loaded: load what it missed
   };
   socket.onmessage = (event) => {
     const msg = JSON.parse(event.data);
@@ -159,6 +193,12 @@ function connect() {
       forgetCode();
       pill("stream-status", "table code needed", "warn");
       askCode(state.codeWhy).then(connect);
+      return;
+    }
+    if (event.code === 4429) {  // shut out for too many wrong codes: connect again once that is over
+      pill("stream-status", "locked out", "bad");
+      const seconds = Number(((state.codeWhy || "").match(/(\d+) s/) || [])[1]) || 10;
+      lockedOut(seconds).then(connect);
       return;
     }
     pill("stream-status", "disconnected", "bad");
@@ -233,10 +273,21 @@ function showReading(reading, settle) {
   $("faces").textContent = faces.join(" ") || "–"; $("faces").dataset.faces = faces.join(",");
   $("rethrow").textContent = reading ? reading.rethrow : 0;
   const el = $("throw-status");
-  if (reading && reading.rethrow > 0) { el.textContent = `RETHROW ${reading.rethrow}`; el.dataset.state = "rethrow"; }
+  if (reading && reading.rethrow > 0) {
+    el.textContent = `RETHROW ${reading.rethrow}: ${namedDice(reading, ["cocked", "off_tray"])}`;
+    el.dataset.state = "rethrow";
+  }
   else if (settle) { el.textContent = settle.label; el.dataset.state = settle.phase; }
   else if (reading && reading.dice.length) { el.textContent = "Dice read"; el.dataset.state = "ok"; }
   else { el.textContent = "Waiting for dice"; el.dataset.state = "none"; }
+}
+
+// The dice of `reading` with one of `statuses`, by number as their tags on the picture name them:
+// "#2 leaning, #4 off the tray".
+function namedDice(reading, statuses) {
+  const words = { cocked: "leaning", off_tray: "off the tray", uncertain: "unclear" };
+  return reading.dice.map((d, i) => (statuses.includes(d.status) ? `#${i + 1} ${words[d.status]}` : ""))
+    .filter(Boolean).join(", ");
 }
 
 // The one-click fix: each die of the settled throw the camera could not tell, with a button per face
@@ -253,7 +304,7 @@ function showUnclear(settle) {
     const seen = (die.faces_seen || "").split(" ").filter(Boolean).map((part) => Number(part.split(":")[0]));
     const faces = [...new Set([...(die.face ? [die.face] : []), ...seen, 1, 2, 3, 4, 5, 6])];
     const line = document.createElement("div");
-    line.append(`Die ${die.index + 1} is unclear${die.face ? ` (looks like a ${die.face})` : ""}: it shows `);
+    line.append(`Die #${die.index + 1} is unclear${die.face ? ` (looks like a ${die.face})` : ""}: it shows `);
     for (const face of faces) {
       const button = document.createElement("button");
       button.type = "button"; button.className = "small"; button.textContent = face;
@@ -410,31 +461,106 @@ function drawOverlay() {
   const dice = (state.reading && state.imageSize) ? state.reading.dice : [];
   const best = highlightKeep(dice), drawn = [];
   canvas.dataset.statuses = dice.map((d) => d.status).sort().join(",");
-  canvas.setAttribute("aria-label", dice.length
-    ? `dice in view: ${dice.map((d) => (d.status === "ok" ? d.face : d.status.replace("_", " "))).join(", ")}`
-    : "no dice in view");
-  canvas.dataset.highlight = "";
+  canvas.setAttribute("aria-label", dice.length ? `dice in view: ${dice.map(dieTag).join(", ")}` : "no dice in view");
+  canvas.dataset.highlight = ""; canvas.dataset.tags = "[]";
   if (!dice.length) { return; }
-  ctx.lineWidth = 3; ctx.font = "bold 18px sans-serif"; ctx.textBaseline = "bottom";
-  for (const die of state.reading.dice) {
-    const [x1, y1, x2, y2] = die.box.map((v, i) => (i % 2 ? v * s + oy : v * s + ox));
-    const colour = STATUS_COLOURS[die.status] || "#fff";
+  const boxes = dice.map((die) => die.box.map((v, i) => (i % 2 ? v * s + oy : v * s + ox)));
+  const kept = dice.map((die) => {
     const k = die.status === "ok" ? best.indexOf(die.face) : -1;
-    if (k >= 0) {
-      drawn.push(...best.splice(k, 1));
-      ctx.strokeStyle = "#f1c40f"; ctx.lineWidth = 7; ctx.strokeRect(x1 - 3, y1 - 3, x2 - x1 + 6, y2 - y1 + 6);
+    if (k >= 0) { drawn.push(...best.splice(k, 1)); }
+    return k >= 0;
+  });
+  ctx.lineWidth = 3;
+  dice.forEach((die, i) => {
+    const [x1, y1, x2, y2] = boxes[i];
+    if (kept[i]) {
+      ctx.strokeStyle = KEEP_COLOUR; ctx.lineWidth = 7; ctx.strokeRect(x1 - 3, y1 - 3, x2 - x1 + 6, y2 - y1 + 6);
       ctx.lineWidth = 3;
     }
-    ctx.strokeStyle = colour; ctx.strokeRect(x1, y1, x2 - x1, y2 - y1);
-    const label = die.status === "ok" ? String(die.face) : `${die.face ?? "?"} ${die.status.replace("_", " ")}`;
-    ctx.fillStyle = colour; ctx.fillRect(x1, y1 - 22, ctx.measureText(label).width + 8, 22);
-    ctx.fillStyle = "#000"; ctx.fillText(label, x1 + 4, y1 - 2);
-  }
+    ctx.strokeStyle = STATUS_COLOURS[die.status] || "#fff"; ctx.strokeRect(x1, y1, x2 - x1, y2 - y1);
+  });
+  // Each die's tag beside it, covering no die (nor a kept die's ring) and no other tag; the dice to act on first.
+  ctx.font = TAG_FONT; ctx.textBaseline = "bottom";
+  const texts = dice.map(dieTag);
+  const sizes = texts.map((text) => [ctx.measureText(text).width + 8, TAG_HEIGHT]);
+  const obstacles = boxes.map((b, i) => (kept[i] ? [b[0] - KEEP_RING, b[1] - KEEP_RING, b[2] + KEEP_RING, b[3] + KEEP_RING] : b));
+  const order = dice.map((_, i) => i).sort((a, b) => (dice[a].status === "ok") - (dice[b].status === "ok") || a - b);
+  const tags = placeLabels(obstacles, sizes, w, h, order);
+  dice.forEach((die, i) => {
+    const colour = STATUS_COLOURS[die.status] || "#fff", [tx1, ty1, tx2, ty2] = tags[i];
+    const line = leaderLine(obstacles[i], tags[i]);
+    if (line) {
+      ctx.strokeStyle = colour; ctx.lineWidth = 2;
+      ctx.beginPath(); ctx.moveTo(...line[0]); ctx.lineTo(...line[1]); ctx.stroke();
+    }
+    ctx.fillStyle = colour; ctx.fillRect(tx1, ty1, tx2 - tx1, ty2 - ty1);
+    ctx.fillStyle = "#000"; ctx.fillText(texts[i], tx1 + 4, ty2 - 2);
+  });
+  // What was drawn where, in canvas pixels, for scripts and tests: each die's tag and the box it keeps clear of.
+  canvas.dataset.tags = JSON.stringify(dice.map((die, i) => ({
+    die: i + 1, text: texts[i], status: die.status, tag: tags[i].map(Math.round), box: obstacles[i].map(Math.round),
+  })));
   canvas.dataset.highlight = drawn.sort().join(",");
   if (state.reading.rethrow > 0) {
     ctx.font = "bold 40px sans-serif"; ctx.fillStyle = "#e74c3c"; ctx.textBaseline = "top";
     ctx.fillText(`RETHROW ${state.reading.rethrow}`, 12, 12);
   }
+}
+
+// A die's tag on the picture, as the legend explains it: the face read, or for a die that is not scored
+// "leaning", "off tray" or "?" (with the face it looks like, if any) after its number, "#2", which is how the
+// text names it (the second die of the reading).
+function dieTag(die, index) {
+  if (die.status === "ok") { return String(die.face); }
+  const mark = {
+    cocked: "leaning",
+    off_tray: `${die.face ? `${die.face} ` : ""}off tray`,
+    uncertain: `${die.face || ""}?`,
+  }[die.status] || die.status.replace("_", " ");
+  return `#${index + 1} ${mark}`;
+}
+
+// Where each die's tag goes, as [x1, y1, x2, y2]: beside its die, covering no die's box and no tag placed before
+// it. Each tag tries the spots beside its die nearest first (above, below, at the sides), then the same a step
+// further out, up to six steps; the first spot inside the w x h canvas that covers nothing wins, and where every
+// spot covers something, the one that covers least. `order` says whose tag is placed first. The same rule as
+// the live window's (farklecam.service.overlay.labels.place_labels).
+function placeLabels(boxes, sizes, w, h, order) {
+  const overlap = (a, b) => {
+    const ow = Math.min(a[2], b[2]) - Math.max(a[0], b[0]), oh = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
+    return ow > 0 && oh > 0 ? ow * oh : 0;
+  };
+  const placed = new Array(boxes.length);
+  for (const i of order || boxes.map((_, k) => k)) {
+    const [x1, y1, x2, y2] = boxes[i], [tw, th] = sizes[i];
+    const obstacles = [...boxes, ...placed.filter(Boolean)];
+    let best = null;
+    for (let ring = 0; ring <= 6 && !(best && best.cost === 0); ring += 1) {
+      const step = ring * (th + TAG_GAP), centre = (x1 + x2 - tw) / 2;
+      const up = y1 - th - TAG_GAP - step, down = y2 + TAG_GAP + step;
+      const right = x2 + TAG_GAP + step, left = x1 - tw - TAG_GAP - step;
+      const spots = [[x1, up], [x2 - tw, up], [centre, up], [x1, down], [x2 - tw, down], [centre, down],
+        [right, y1], [left, y1], [right, y2 - th], [left, y2 - th]];
+      for (const [sx, sy] of spots) {
+        const x = Math.min(Math.max(0, sx), Math.max(0, w - tw)), y = Math.min(Math.max(0, sy), Math.max(0, h - th));
+        const rect = [x, y, x + tw, y + th];
+        const cost = obstacles.reduce((sum, other) => sum + overlap(rect, other), 0);
+        if (!best || cost < best.cost) { best = { cost, rect }; }
+        if (cost === 0) { break; }
+      }
+    }
+    placed[i] = best.rect;
+  }
+  return placed;
+}
+
+// A line from a tag that had to move away from its die back to that die; null when it lies beside it.
+function leaderLine(box, tag) {
+  const dx = Math.max(box[0] - tag[2], tag[0] - box[2], 0), dy = Math.max(box[1] - tag[3], tag[1] - box[3], 0);
+  if (Math.max(dx, dy) <= 2 * TAG_GAP + 1) { return null; }
+  const nearest = (r, x, y) => [Math.min(Math.max(x, r[0]), r[2]), Math.min(Math.max(y, r[1]), r[3])];
+  const start = nearest(tag, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+  return [start, nearest(box, ...start)];
 }
 
 // The faces to ring as the advised keep. Without a game: the advice for the dice in view. With one: the
@@ -771,6 +897,7 @@ function setGame(game) {
   $("farkle").disabled = !kinds.has("farkle");
   $("undo").disabled = !kinds.has("undo");
   showPassed(st);
+  showTurnNews(st);
   $("turns").replaceChildren(...st.turns.map((t) => {
     const li = document.createElement("li");
     li.textContent = `${t.player}: ${t.end} ${t.points}${t.penalty ? ` (−${t.penalty})` : ""}`;
@@ -795,6 +922,24 @@ function setGame(game) {
   connect();
 }
 
+// A farkle passes the turn at once, and the next turn looks like any other: without a word the table misses
+// that the points are gone. So it is announced, from the farkle until the next player's first throw (or an undo):
+// "FARKLE — Ann scores nothing this turn (threw 2 2 3 4 6 6); Bob throws next".
+function farkleNews(st) {
+  const last = st.turns[st.turns.length - 1];
+  const waiting = st.phase === "awaiting_roll" && st.turn_total === 0;
+  if (!last || last.end !== "farkled" || !(waiting || st.phase === "game_over")) { return ""; }
+  const lost = last.penalty ? ` and loses ${last.penalty}` : "";
+  const threw = last.last_roll && last.last_roll.length ? ` (threw ${last.last_roll.join(" ")})` : "";
+  const next = st.phase === "game_over" ? "the game is over" : `${st.current} throws next`;
+  return `FARKLE — ${last.player} scores nothing this turn${lost}${threw}; ${next}`;
+}
+
+function showTurnNews(st) {
+  const news = st ? farkleNews(st) : "";
+  $("turn-news").textContent = news; $("turn-news").hidden = !news;
+}
+
 // Progressive play: the dice the last banker passed, their total, and a button to throw them.
 function showPassed(st) {
   const passed = st.legal.kinds.includes("passed-roll") ? st.passed : null;
@@ -810,6 +955,7 @@ function leaveGame() {
   state.game = null; state.gameId = null; state.gameAdvice = null; state.afterKeep = null; state.frameChoice = null;
   localStorage.removeItem("farklecam.game");
   history.replaceState(null, "", location.pathname);
+  showTurnNews(null);
   $("new-game").hidden = false; $("play").hidden = true;
   setAdvice("No advice yet");
   connect(); loadRules();
@@ -873,7 +1019,17 @@ function bindKeys() {
   });
 }
 
+// The legend's tags in the overlay's own colours, so that the two can never disagree.
+function fillLegend() {
+  for (const item of $("legend").querySelectorAll("[data-mark]")) {
+    const tag = item.querySelector(".tag"), mark = item.dataset.mark;
+    if (mark === "keep") { tag.style.borderColor = KEEP_COLOUR; continue; }
+    tag.style.background = STATUS_COLOURS[mark] || NUMBER_COLOUR;
+  }
+}
+
 async function init() {
+  fillLegend();
   $("new-game").addEventListener("submit", createGame);
   $("preset").onchange = fillOptions;
   $("record-roll").onclick = recordThrow;

@@ -1,6 +1,8 @@
 // The organiser's page: every table of a tournament live, the standings, who goes on, the next round's
 // seating, CSV export, and the final's switch to progressive. Everything comes from GET /api/tournaments/NAME
 // (the same view `farklecam tournament standings --json` prints), polled every two seconds.
+// A refused action's reason stays on the page until dismissed (the next poll must not wipe it before it is read),
+// and a button that cannot act now is disabled and says why, beside the buttons and in its tooltip.
 "use strict";
 
 const CODE_KEY = "farklecam.tableCode";  // the same table code the table page keeps, where the server wants one
@@ -8,7 +10,31 @@ const POLL_MS = 2000;
 const $ = (id) => document.getElementById(id);
 const state = { name: null, timer: null, code: localStorage.getItem(CODE_KEY) };
 
+// The server's state as the polls find it (unreachable, say): cleared by the next poll that gets through.
 function banner(text) { const el = $("banner"); el.textContent = text || ""; el.hidden = !text; }
+
+// Why an action of the organiser's was refused: kept until dismissed; the same reason twice is shown once.
+function showError(text) {
+  const box = $("errors");
+  if ([...box.children].some((item) => item.dataset.text === text)) { return; }
+  const item = document.createElement("p");
+  item.dataset.text = text;
+  const words = document.createElement("span");
+  words.textContent = text;
+  const dismiss = document.createElement("button");
+  dismiss.type = "button"; dismiss.className = "small dismiss"; dismiss.textContent = "Dismiss";
+  dismiss.onclick = () => item.remove();
+  item.append(words, dismiss);
+  box.append(item);
+}
+
+// Enable `button`, or disable it saying why (its tooltip; the reasons are also listed under the buttons).
+function allow(button, why, title) {
+  button.disabled = !!why;
+  button.title = why || title;
+  button.dataset.why = why || "";
+  return why;
+}
 function pill(text, kind) { const el = $("server-status"); el.textContent = text; el.dataset.state = kind; }
 
 async function api(method, path, body, raw) {
@@ -98,8 +124,21 @@ function render(view) {
   $("summary").textContent =
     `${view.players.length} of ${view.max_players} signed up · seed ${view.seed}` + (plan ? ` · ${plan}` : "");
   $("signup-form").hidden = view.started;
-  $("progressive").hidden = !(view.rounds.length && view.rounds.length === view.plan.length && !view.champion);
+  const final = view.rounds.length && view.rounds.length === view.plan.length && !view.champion
+    ? view.rounds[view.rounds.length - 1] : null;
+  $("progressive").hidden = !final;
   $("champion").textContent = view.champion ? `Winner: ${view.champion}` : "";
+  const full = view.players.length >= view.max_players ? `The sign-up is full (${view.max_players} players).` : "";
+  const reasons = [
+    !view.started && allow($("signup"), full, "sign these players up"),
+    allow($("start"), whyNotStart(view), view.next_round ? `seat ${view.next_round.name} (the seating is below)` : ""),
+    final && allow($("progressive"),
+      final.tables.every((t) => t.rules === "progressive") ? "The final already plays progressive rules." : "",
+      "the house text: management may institute progressive rules during the final"),
+    allow($("export"), view.rounds.length ? "" : "Nothing to export until round 1 is seated.",
+      "download every round's standings as CSV"),
+  ];
+  $("buttons-why").textContent = reasons.filter(Boolean).join(" ");
   const rounds = $("rounds");
   rounds.replaceChildren(...view.rounds.slice().reverse().map(renderRound));
   if (!view.started && view.players.length) {
@@ -119,31 +158,50 @@ function render(view) {
   }
 }
 
-async function refresh() {
-  if (!state.name) { return; }
+// Why "Start next round" cannot seat a round now, or "" when it can.
+function whyNotStart(view) {
+  const last = view.rounds[view.rounds.length - 1];
+  if (view.champion) { return `The tournament is over: ${view.champion} won.`; }
+  if (!view.started && view.players.length < view.min_players) {
+    return `Sign up at least ${view.min_players} players first (${view.players.length} so far).`;
+  }
+  if (last && !last.complete) {
+    const done = last.tables.filter((t) => t.phase === "game_over").length;
+    return `${last.name} is still being played: ${done} of ${last.tables.length} tables finished.`;
+  }
+  return view.next_round ? "" : "No round can be seated now.";
+}
+
+// The poll: its failures are the server's state (the banner, cleared by the next poll that gets through);
+// `byHand`: the organiser opened it, and its failure is an error to keep.
+async function refresh(byHand) {
+  if (!state.name) { return false; }
   try {
     render(await api("GET", `/api/tournaments/${encodeURIComponent(state.name)}`));
     banner("");
-  } catch (err) { banner(err.message); }
+    return true;
+  } catch (err) {
+    if (byHand) { showError(err.message); } else { banner(err.message); }
+    return false;
+  }
 }
 
-function open(name) {
+async function open(name) {
   state.name = name;
   history.replaceState(null, "", `?t=${encodeURIComponent(name)}`);
   clearInterval(state.timer);
-  refresh();
-  state.timer = setInterval(refresh, POLL_MS);
+  if (await refresh(true)) { state.timer = setInterval(() => refresh(false), POLL_MS); }
 }
 
 async function act(method, path, body) {
-  try { render(await api(method, path, body)); banner(""); return true; } catch (err) { banner(err.message); return false; }
+  try { render(await api(method, path, body)); return true; } catch (err) { showError(err.message); return false; }
 }
 
 async function listKnown() {
   try {
     const known = await api("GET", "/api/tournaments");
     $("known").replaceChildren(...known.data.map((n) => Object.assign(document.createElement("option"), { value: n })));
-  } catch (err) { banner(err.message); }
+  } catch (err) { showError(err.message); }
 }
 
 async function exportCsv() {
@@ -153,7 +211,7 @@ async function exportCsv() {
     const a = Object.assign(document.createElement("a"), { href: url, download: `${state.name}-standings.csv` });
     a.click();
     URL.revokeObjectURL(url);
-  } catch (err) { banner(err.message); }
+  } catch (err) { showError(err.message); }
 }
 
 $("open-form").onsubmit = (e) => { e.preventDefault(); open($("name").value.trim()); };
@@ -161,7 +219,7 @@ $("new-form").onsubmit = async (e) => {
   e.preventDefault();
   const name = $("new-name").value.trim();
   const seed = $("new-seed").value === "" ? null : Number($("new-seed").value);
-  try { await api("POST", "/api/tournaments", { name, seed }); open(name); listKnown(); } catch (err) { banner(err.message); }
+  try { await api("POST", "/api/tournaments", { name, seed }); open(name); listKnown(); } catch (err) { showError(err.message); }
 };
 $("signup-form").onsubmit = (e) => {
   e.preventDefault();

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import os
 import select
@@ -23,11 +24,21 @@ from farklecam.scoring.presets import get_rules
 from farklecam.service.commands.base import tray_from_args
 from farklecam.service.commands.live_verb import LIVE, parse_players
 from farklecam.service.live.app import LiveOptions, open_session
-from farklecam.service.live.controller import KEY_HELP, LiveController, panel_lines, ppm_bytes, render_scene
+from farklecam.service.live.controller import (
+    KEY_HELP,
+    PANEL_COLUMNS,
+    LiveController,
+    farkle_news,
+    named_dice,
+    panel_lines,
+    ppm_bytes,
+    render_scene,
+)
 from farklecam.service.live.demo import DemoTable, DemoThrow
 from farklecam.service.live.gamefile import GameFile, default_game_path
+from farklecam.service.overlay.labels import label_text
 from farklecam.service.table import TableSession
-from farklecam.vision.reading import Reading
+from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.outline import TrayOutline
 
 BOXED = get_rules("boxed")
@@ -120,7 +131,72 @@ def test_panel_shows_options_advice_and_scores() -> None:
     best = [line for line in lines if line.startswith(" * keep")]
     assert best == [f" * keep {'1 2 3 4 5 6':<11}  1500 hot dice"]
     assert any(line.startswith("advice: keep 1 2 3 4 5 6, then ") for line in lines)
-    assert " > Ann               0  (not on the board)" in lines and lines[-1] == KEY_HELP
+    assert " > Ann               0  (not on the board)" in lines
+    assert lines[-len(KEY_HELP.splitlines()) :] == KEY_HELP.splitlines()
+
+
+def test_a_farkle_is_news_until_the_next_player_throws() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    keys = LiveController(session)
+    assert keys.news() == ""
+    session.throw(reading([2, 2, 3, 4, 6, 6]))  # nothing scores
+    news = "FARKLE - Ann scores nothing this turn (threw 2 2 3 4 6 6); Bob throws next"
+    assert farkle_news(session.game.state) == keys.news() == news
+    assert keys.news(detail=False) == "FARKLE - Ann scores nothing; Bob throws next"
+    lines = panel_lines(session.view(), keys.news())
+    assert lines[0].startswith("FARKLE - Ann scores nothing") and "Bob's turn - turn total 0" in lines
+    session.throw(reading([1, 5, 2, 3, 4, 6]))  # Bob throws: the farkle is old news
+    assert keys.news() == ""
+    assert keys.handle_key("u") and keys.news() == news  # undone: Bob has not thrown yet
+
+
+def test_a_farkle_penalty_is_named() -> None:
+    session = TableSession(BOXED.with_options({"farkle_penalty": 500, "farkle_penalty_streak": 1}), ["Ann", "Bob"])
+    session.throw(reading([2, 2, 3, 4, 6, 6]))
+    assert farkle_news(session.game.state).startswith("FARKLE - Ann scores nothing this turn and loses 500 (threw")
+
+
+def flagged() -> Reading:
+    return Reading(
+        xyxy=[[10.0 + 40 * i, 40.0, 45.0 + 40 * i, 75.0] for i in range(4)],
+        confidence=[0.9] * 4,
+        face=[5, 0, 4, 3],
+        face_confidence=[0.95] * 4,
+        status=["ok", "cocked", "off_tray", "uncertain"],
+        image_size=(320, 240),
+    )
+
+
+def test_the_panel_names_the_dice_the_overlay_numbers() -> None:
+    assert named_dice(flagged()) == "throw again: #2 leaning, #3 off the tray; check: #4 unclear"
+    assert named_dice(reading([1, 5])) == "" and named_dice(None) == ""
+    view = dataclasses.replace(TableSession(BOXED, ["Ann", "Bob"]).view(), reading=flagged())
+    assert named_dice(flagged()) in panel_lines(view)
+    dice = flagged().dice()
+    tags = [label_text(die, number=None if die.status is DieStatus.OK else i + 1) for i, die in enumerate(dice)]
+    assert tags == ["5", "#2 LEAN", "#3 4 OUT", "#4 3?"]  # as FaceLabelAnnotator draws them
+
+
+def test_every_panel_line_fits_the_panel() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    session.throw(flagged())
+    session.notify("tray marked: leaning dice are checked; next time start with --tray 10,20,300,25,310,230,5,220")
+    news = "FARKLE - Ann scores nothing this turn (threw 2 2 3 4 6 6); Bob throws next"
+    lines = panel_lines(session.view(), news)
+    assert all(len(line) <= PANEL_COLUMNS for line in lines), [line for line in lines if len(line) > PANEL_COLUMNS]
+    assert any("--tray 10,20,300,25,310,230,5,220" in line for line in lines)  # wrapped at spaces, not inside it
+    path = "new game, saved in /home/someone/.local/share/farklecam/live/tables/evening/game.json"
+    assert all(len(line) <= PANEL_COLUMNS for line in panel_lines(session.notify(path)))  # even a long path
+
+
+def test_a_farkle_is_a_banner_on_the_picture() -> None:
+    image = np.full((240, 320, 3), 40, np.uint8)
+    view = TableSession(BOXED, ["Ann", "Bob"]).view()
+    plain = render_scene(image, view)
+    banner = render_scene(image, view, news="FARKLE - Ann scores nothing; Bob throws next")
+    changed = np.flatnonzero((banner != plain).any(axis=(1, 2)))
+    assert changed.size and changed.min() > 200  # across the foot of the picture
+    assert (banner[-10:, :, 2] > 200).any()  # on the red of a die to throw again
 
 
 def test_pictures_for_tk() -> None:
@@ -334,3 +410,60 @@ def test_the_window_takes_tray_corners_by_clicks(display: str, tmp_path: Path, m
     window.root.after(50, drive)
     window.run()
     assert trays == [[[float(x), float(y)] for x, y in corners]]  # shown at full size: pixels are frame pixels
+
+
+def test_the_window_announces_a_farkle_and_its_panel_and_legend_fit(
+    display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("tkinter")
+    import tkinter.font
+
+    from farklecam.service.live.window import LiveWindow
+    from farklecam.service.overlay.legend import LEGEND, hex_color
+
+    monkeypatch.setenv("DISPLAY", display)
+    # A camera as wide as the screen: the picture is shown smaller so that the panel fits beside it.
+    demo = DemoTable([DemoThrow((2, 2, 3, 4, 6, 6))], size=(1280, 720), settled_frames=200, seed=3)
+    session = open_session(LiveOptions(rules=BOXED, players=("Ann", "Bob"), game_file=tmp_path / "g.json"), demo)
+    window = LiveWindow(LiveController(session), iter(demo), title="test")
+    panels: list[str] = []
+    cut: list[str] = []
+    legend: set[tuple[str, str]] = set()
+    edges: list[tuple[int, int]] = []
+    deadline = time.monotonic() + 30
+    tray = "tray marked: leaning dice are checked; next time start with --tray 10,20,300,25,310,230,5,220"
+
+    def look() -> None:
+        """The panel's text, its lines cut off at its right edge, and the window's right edge on the screen."""
+        window.root.update_idletasks()
+        font = tkinter.font.nametofont(str(window.panel.cget("font")))
+        room = window.panel.winfo_width() - 2 * int(window.panel.cget("padx"))
+        text = str(window.panel.cget("text"))
+        panels.append(text)
+        cut.extend(line for line in text.splitlines() if font.measure(line) > room)
+        edges.append((window.root.winfo_rootx() + window.root.winfo_width(), window.root.winfo_screenwidth()))
+
+    def drive() -> None:
+        if time.monotonic() > deadline:
+            window.close()
+            return
+        if "FARKLE" in str(window.panel.cget("text")):  # the farkle was recorded and shown
+            look()
+            session.notify(tray)  # the longest message the window writes
+            window.refresh()
+            look()
+            legend.update((str(w.cget("text")), str(w.cget("background"))) for w in window.legend.grid_slaves())
+            window.close()
+            return
+        window.root.after(20, drive)
+
+    window.root.after(50, drive)
+    window.run()
+    assert panels, "the farkle was never shown"
+    assert panels[0].startswith("FARKLE - Ann scores nothing this turn") and "Bob throws next" in panels[0]
+    assert cut == [], "the panel cuts these lines off"
+    assert all(right <= screen for right, screen in edges), edges
+    assert "--tray 10,20,300,25,310,230,5,220" in panels[1]
+    for entry in LEGEND:  # every mark, in its colour, with what it means
+        assert (entry.tag, hex_color(entry.color)) in legend
+        assert any(text == entry.meaning for text, _ in legend)

@@ -260,8 +260,13 @@ def test_page_reads_the_webcam_and_keeps_score(browser_kit: Any, served: Threade
             # Keep score: Ann throws 1,2,3,4,6,6 by hand, keeps the 1, throws the 5 dice in the camera's view.
             game_id = start_and_keep_the_1(page)
             page.wait_for_selector('#turn[data-phase="can_bank_or_roll"], #turn[data-phase="awaiting_keep"]')
-            # The camera records the throw itself if it settles now; if it settled earlier (latched), record it.
-            page.evaluate("() => { const b = document.querySelector('#record-roll'); if (!b.disabled) b.click(); }")
+            # The five dice lay still in the camera's view all along: shown, never scored by themselves
+            # (a throw needs the dice to move), so the player records them with the button.
+            page.wait_for_function(
+                "document.querySelector('#game-message').textContent.includes('lay in the tray before')",
+                timeout=60_000,
+            )
+            page.click("#record-roll")
             page.wait_for_function(
                 "document.querySelector('#turn').dataset.phase === 'awaiting_keep'"
                 " && document.querySelector('#turn').dataset.turnTotal === '100'"
@@ -336,15 +341,15 @@ def eventually(condition: Any, timeout: float = 30.0) -> None:
 
 
 @contextlib.contextmanager
-def example_page(browser_kit: Any, reader: Any, tmp_path: Path) -> Iterator[Any]:
-    """The page on a server that reads through ``reader``, its camera the 640 x 480 example, once its dice show."""
+def example_page(browser_kit: Any, reader: Any, tmp_path: Path, faces: str = "3,4,5,5,5") -> Iterator[Any]:
+    """The page on a server that reads through ``reader``, its camera the 640 x 480 example, once ``faces`` show."""
     y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)))  # frames are sent at that size
     with serve_with(lambda: reader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
         browser = launch(browser_kit, p, y4m)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(server.url)
-            page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
+            page.wait_for_selector(f'#faces[data-faces="{faces}"]', timeout=90_000)
             yield page
         finally:
             browser.close()
@@ -750,9 +755,232 @@ def test_page_offers_a_face_for_an_unclear_die_and_scores_the_throw_told(browser
             events = httpx.get(f"{server.url}/api/games/{game_id}/events").json()["data"]
             assert [e["text"] for e in events] == ["roll 1,2,3,4,6,6", "keep 1"]
             assert "unclear" in page.inner_text("#tell-dice")
+            # The text names the die by number, and the picture tags that die with the same number.
+            number = int(page.get_attribute('#tell-dice button[data-face="3"]', "data-die")) + 1
+            assert f"Die #{number} is unclear" in page.inner_text("#tell-dice")
+            tags = json.loads(page.get_attribute("#overlay", "data-tags"))
+            assert [re.sub(r"\d\?$", "?", t["text"]) for t in tags if t["status"] == "uncertain"] == [f"#{number} ?"]
+            assert [t["die"] for t in tags if t["status"] == "uncertain"] == [number]
             page.click('#tell-dice button[data-face="3"]')
             page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
             assert httpx.get(f"{server.url}/api/games/{game_id}").json()["state"]["roll"] == [3, 4, 5, 5, 5]
             page.wait_for_selector("#tell-dice[hidden]", state="attached")  # told: the question is gone
+        finally:
+            browser.close()
+
+
+# ----------------------------------------------------------------------------- what the page says it sees
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_page_announces_a_farkle_until_the_next_player_throws(browser_kit: Any, served: ThreadedServer) -> None:
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page()
+            page.goto(served.url)
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            assert page.is_hidden("#turn-news")
+            for action, shown in (("roll 2,2,3,4,6,6", True), ("roll 1,2,3,4,6,6", False), ("undo", True)):
+                page.fill("#manual-action", action)
+                page.press("#manual-action", "Enter")
+                page.wait_for_function("document.querySelector('#manual-action').value === ''")
+                page.wait_for_selector("#turn-news", state="visible" if shown else "hidden")
+            news = page.inner_text("#turn-news")
+            assert news == "FARKLE — Ann scores nothing this turn (threw 2 2 3 4 6 6); Bob throws next"
+            assert page.get_attribute("#turn-news", "role") == "alert"  # read out as well as shown
+            assert page.get_attribute("#turn", "data-phase") == "awaiting_roll"
+        finally:
+            browser.close()
+
+
+class CrowdedReader(ExampleReader):
+    """Six dice packed 4 px apart (640 x 480 frame pixels): one leaning, one unclear, one off the tray."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        row = [[200 + 44 * k, 200, 240 + 44 * k, 240] for k in range(5)]
+        faces = [5, 1, 0, 0, 4, 2]
+        statuses = ["ok", "ok", "cocked", "uncertain", "off_tray", "ok"]
+        boxes = [*row, [200, 244, 240, 284]]
+        self.dice = [{"box": b, "face": f, "status": s} for b, f, s in zip(boxes, faces, statuses, strict=True)]
+
+
+def overlaps(a: list[float], b: list[float]) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
+
+
+def covered(tags: list[dict[str, Any]]) -> list[str]:
+    """Each tag that covers a die (its own included) or another die's tag."""
+    bad = []
+    for tag in tags:
+        dice = [t["die"] for t in tags if overlaps(tag["tag"], t["box"])]
+        others = [t["die"] for t in tags if t is not tag and overlaps(tag["tag"], t["tag"])]
+        if dice or others:
+            bad.append(f"{tag['text']!r} covers dice {dice} and the tags of {others}")
+    return bad
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_page_tags_every_die_clear_of_its_neighbours_numbers_those_it_names_and_explains_the_marks(
+    browser_kit: Any, tmp_path: Path
+) -> None:
+    with example_page(browser_kit, CrowdedReader(), tmp_path, faces="1,2,5") as page:
+        page.wait_for_function("JSON.parse(document.querySelector('#overlay').dataset.tags || '[]').length === 6")
+        tags = json.loads(page.get_attribute("#overlay", "data-tags"))
+        texts = [t["text"] for t in tags]
+        assert texts[:3] + texts[4:] == ["5", "1", "#3 leaning", "#5 4 off tray", "2"]
+        assert re.fullmatch(r"#4 \d?\?", texts[3]), texts[3]  # with the face it looks like, once votes settle
+        assert covered(tags) == []
+        width, height = page.evaluate("(({width, height}) => [width, height])(document.querySelector('#overlay'))")
+        for t in tags:  # inside the picture
+            assert t["tag"][0] >= 0 and t["tag"][1] >= 0 and t["tag"][2] <= width and t["tag"][3] <= height, t
+        # The text names the dice to throw again by the numbers on the picture.
+        assert page.inner_text("#throw-status") == "RETHROW 2: #3 leaning, #5 off the tray"
+        # A legend for every mark, its tags in the colours the picture draws them in.
+        legend = page.evaluate(
+            """() => Object.fromEntries([...document.querySelectorAll('#legend [data-mark]')].map((li) => {
+                 const tag = getComputedStyle(li.querySelector('.tag'));
+                 return [li.dataset.mark, {text: li.textContent.trim(), fill: tag.backgroundColor,
+                                           ring: tag.borderTopColor, visible: li.checkVisibility()}];
+               }))"""
+        )
+        assert set(legend) == {"ok", "cocked", "off_tray", "uncertain", "keep", "number"}
+        assert all(entry["visible"] for entry in legend.values())
+        assert "leaning" in legend["cocked"]["text"] and "off tray" in legend["off_tray"]["text"]
+        assert "check this die" in legend["uncertain"]["text"] and "keep" in legend["keep"]["text"]
+        drawn = page.evaluate(
+            """(tags) => { const ctx = document.querySelector('#overlay').getContext('2d');
+                 return tags.map((t) => { const [r, g, b] = ctx.getImageData(t.tag[0] + 1, t.tag[1] + 1, 1, 1).data;
+                                          return [t.status, `rgb(${r}, ${g}, ${b})`]; }); }""",
+            tags,
+        )
+        for status, colour in drawn:
+            assert legend[status]["fill"] == colour, (status, colour, legend[status])
+        # The layout itself: dice edge to edge in two rows, tags wider than a die, placed in any order.
+        boxes = [[100 + 44 * k, 200 + 44 * r, 140 + 44 * k, 240 + 44 * r] for r in range(2) for k in range(5)]
+        for order in (None, list(range(9, -1, -1))):
+            placed = page.evaluate(
+                "([boxes, order]) => placeLabels(boxes, boxes.map(() => [80, 22]), 640, 480, order)", [boxes, order]
+            )
+            laid = [{"die": i + 1, "text": str(i), "tag": placed[i], "box": box} for i, box in enumerate(boxes)]
+            assert covered(laid) == [], order
+
+
+def wrong_code_limit(server: ThreadedServer, window: float) -> None:
+    """Give the server a shorter lockout than a minute (a test waits it out)."""
+    from farklecam.service.code_attempts import WrongCodeLimit
+    from farklecam.service.security import SiteGuard
+
+    app = server.server.config.app
+    guards = [m.kwargs["policy"] for m in app.user_middleware if m.cls is SiteGuard]
+    assert len(guards) == 1
+    guards[0].limit = WrongCodeLimit(attempts=10, window=window)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_page_waits_out_a_lockout_for_wrong_codes_then_loads_whole(browser_kit: Any, tmp_path: Path) -> None:
+    code = "TBL-4821"
+    with (
+        serve_with(ExampleReader, tmp_path / "games.sqlite3", table_code=code) as server,
+        browser_kit.sync_playwright() as p,
+    ):
+        wrong_code_limit(server, window=10.0)
+        created = httpx.post(
+            f"{server.url}/api/games", json={"players": ["Ann", "Bob"]}, headers={"X-Table-Code": code}
+        )
+        assert created.status_code == 201, created.text
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page()
+            page.add_init_script(f"localStorage.setItem('farklecam.tableCode', {json.dumps(code)})")  # known here
+            for _ in range(10):  # someone on this address guessed ten times: even the right code is refused
+                httpx.get(f"{server.url}/api/health", headers={"X-Table-Code": "GUESS-1"})
+            assert httpx.get(f"{server.url}/api/health", headers={"X-Table-Code": code}).status_code == 429
+            page.goto(server.url)
+            page.wait_for_function("document.querySelector('#banner').textContent.includes('wrong table codes')")
+            assert page.get_attribute("#server-status", "data-state") == "bad"  # no green pill while shut out
+            assert page.locator("#preset option").count() == 0
+            # Once the lockout is over, everything refused is sent again: rules, saved games, the stream.
+            page.wait_for_selector("#saved-games button", timeout=30_000)
+            assert page.locator("#preset option").count() > 0
+            page.wait_for_selector('#stream-status[data-state="ok"]', timeout=30_000)
+            page.wait_for_selector("#banner", state="hidden")
+            assert page.get_attribute("#server-status", "data-state") == "ok"
+            assert "Resume Ann, Bob" in page.inner_text("#saved-games")
+        finally:
+            browser.close()
+
+
+def relative_luminance(rgb: list[float]) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(fg: list[float], bg: list[float]) -> float:
+    light, dark = sorted((relative_luminance(fg), relative_luminance(bg)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+# Each visible link's colour and the colour behind it (the nearest element with an opaque background).
+LINK_COLOURS = r"""() => [...document.querySelectorAll('a')].filter((a) => a.checkVisibility()).map((a) => {
+  const rgb = (text) => text.match(/[\d.]+/g).map(Number);
+  let el = a, bg = null;
+  for (; el && !bg; el = el.parentElement) {
+    const c = rgb(getComputedStyle(el).backgroundColor);
+    if (c.length < 4 || c[3] > 0) { bg = c; }
+  }
+  return {text: a.textContent, fg: rgb(getComputedStyle(a).color), bg: bg || [255, 255, 255]};
+})"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_organiser_page_keeps_errors_says_why_a_button_cannot_act_and_has_readable_links(
+    browser_kit: Any, served: ThreadedServer
+) -> None:
+    players = ["Ann", "Bob", "Cy", "Di", "Ed", "Flo"]
+    assert httpx.post(f"{served.url}/api/tournaments", json={"name": "tiny", "seed": 1}).status_code == 201
+    assert httpx.post(f"{served.url}/api/tournaments/tiny/players", json={"players": players[:2]}).status_code == 200
+    assert httpx.post(f"{served.url}/api/tournaments", json={"name": "cup", "seed": 1}).status_code == 201
+    assert httpx.post(f"{served.url}/api/tournaments/cup/players", json={"players": players}).status_code == 200
+    assert httpx.post(f"{served.url}/api/tournaments/cup/start").status_code == 200  # round 1 is being played
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page()
+            # Too few players: nothing to start or export, and the page says why.
+            page.goto(f"{served.url}/organiser.html?t=tiny")
+            page.wait_for_selector("#start:disabled")
+            assert "at least 6 players" in page.get_attribute("#start", "title")
+            assert page.is_disabled("#export") and "Nothing to export" in page.get_attribute("#export", "title")
+            assert "at least 6 players first (2 so far)" in page.inner_text("#buttons-why")
+            # A round being played: "Start next round" cannot act, and says so beside the buttons.
+            page.goto(f"{served.url}/organiser.html?t=cup")
+            page.wait_for_selector("#start:disabled")
+            why = page.inner_text("#buttons-why")
+            assert "Round 1 is still being played: 0 of 2 tables finished" in why, why
+            assert page.get_attribute("#start", "title") in why and page.is_enabled("#export")
+            # An error stays past the next polls, until dismissed.
+            page.fill("#new-name", "cup")
+            page.click("#new-form button[type=submit]")
+            page.wait_for_selector("#errors p")
+            assert "cup" in page.inner_text("#errors")
+            page.wait_for_timeout(5000)  # two polls of the tournament
+            assert page.is_visible("#errors p") and page.is_hidden("#banner")
+            page.click("#errors p .dismiss")
+            assert page.locator("#errors p").count() == 0
+            # Links readable on the dark page: the header's, and each table's camera page.
+            links = page.evaluate(LINK_COLOURS)
+            assert {link["text"] for link in links} >= {"table page", "camera page"}
+            for link in links:
+                assert contrast(link["fg"], link["bg"]) >= 4.5, link
         finally:
             browser.close()

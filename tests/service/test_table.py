@@ -290,7 +290,8 @@ def test_the_player_tells_an_unread_die_and_the_throw_is_scored(table: TableSess
         table.confirm_face(0, 5)  # a die the camera read is not the player's to tell
     with pytest.raises(IllegalActionError, match="a face is 1-6"):
         table.confirm_face(2, 7)
-    assert table.confirm_face(2, 5).message.startswith("CHECK: say what the 1 unclear die shows")  # one die still unread: nothing scored
+    told = table.confirm_face(2, 5)  # one die still unread: nothing scored
+    assert told.message.startswith("CHECK: say what the 1 unclear die shows")
     assert table.game.actions_in_force == ()
     table.confirm_face(3, 2)
     assert table.game.actions_in_force == (Roll((1, 1, 2, 3, 4, 5)),)
