@@ -66,7 +66,7 @@ __all__ = [
 WIN_VERSION = 2
 #: The presets' tables, solved ahead and shipped (a farkle penalty's takes minutes):
 # :mod:`farklecam.scoring.bundle_tables`.
-BUNDLED_DIR = Path(__file__).with_name("tables")
+BUNDLED_DIR = Path(__file__).resolve().with_name("tables")  # resolved: an editable install links each file
 
 STEP = winprob_dp.STEP
 _MEMORY: dict[str, WinTable] = {}

@@ -38,7 +38,8 @@ from farklecam.service.win_solver import BackgroundWinSolver, install
 __all__ = ["STATIC_DIR", "build_reader", "check_database", "create_app"]
 
 #: The page's files (HTML, JS, CSS), shipped in the package.
-STATIC_DIR = Path(__file__).with_name("static")
+# Resolved: an editable install links each file, and the static files are served from where they really are.
+STATIC_DIR = Path(__file__).resolve().with_name("static")
 
 
 def build_reader(settings: Settings) -> FrameReader:
