@@ -23,6 +23,7 @@ __all__ = [
     "COCKED_CLASS",
     "HIDDEN_BELOW",
     "IMAGE_SUFFIXES",
+    "LINE_STATUSES",
     "OCCLUDED_BELOW",
     "DieLabel",
     "YoloBox",
@@ -111,11 +112,18 @@ def read_sidecar(image_path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text())) if path.exists() else {}
 
 
+#: Statuses a label line may end with (a profile's export, ``farklecam profiles export``); the class alone trains.
+LINE_STATUSES = ("ok", "cocked", "off_tray")
+
+
 def read_labels(path: Path) -> list[YoloBox]:
     """Read a YOLO label file; a missing file means an image with no objects.
 
+    A line may end with a die's status (:data:`LINE_STATUSES`), which is read past: a leaning
+    die's class is already 6, and a die off the tray shows its face like any other.
+
     Raises:
-        ValueError: a line that is not ``class cx cy w h`` (the message names file and line).
+        ValueError: a line that is not ``class cx cy w h [status]`` (the message names file and line).
     """
     if not path.exists():
         return []
@@ -124,8 +132,10 @@ def read_labels(path: Path) -> list[YoloBox]:
         fields = line.split()
         if not fields:
             continue
+        if len(fields) == 6 and fields[5] in LINE_STATUSES:
+            fields = fields[:5]
         if len(fields) != 5:
-            raise ValueError(f"{path}:{n}: expected 'class cx cy w h', got {line!r}")
+            raise ValueError(f"{path}:{n}: expected 'class cx cy w h [ok|cocked|off_tray]', got {line!r}")
         boxes.append(YoloBox(int(float(fields[0])), *(float(f) for f in fields[1:])))
     return boxes
 

@@ -15,7 +15,9 @@ traceback. Each class also subclasses the builtin it refines, so
     ├── VisionError
     │   ├── CameraError(OSError)               no camera, unplugged, unreadable video
     │   ├── ModelLoadError(RuntimeError)       missing or broken ONNX model
-    │   └── ImageError(ValueError)             not an image, truncated, empty, too large
+    │   ├── ImageError(ValueError)             not an image, truncated, empty, too large
+    │   ├── TrayError(ValueError)              tray corners that outline no tray
+    │   └── ProfileError(ValueError)           a profile name that is invalid or unknown, or a profile unreadable
     └── StorageError(OSError)                  the game database cannot be read or written
 """
 
@@ -31,6 +33,7 @@ __all__ = [
     "InvalidDiceError",
     "InvalidRulesError",
     "ModelLoadError",
+    "ProfileError",
     "RulesError",
     "StorageError",
     "VisionError",
@@ -83,6 +86,10 @@ class ImageError(VisionError, ValueError):
 
 class TrayError(VisionError, ValueError):
     """Tray corners that outline no tray: not four points, not finite, or enclosing no area."""
+
+
+class ProfileError(VisionError, ValueError):
+    """A table's profile that cannot be used: a name that is not valid or not known, or a folder that is unreadable."""
 
 
 class StorageError(FarkleError, OSError):

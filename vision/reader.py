@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from farklecam.errors import ImageError, VisionError
+from farklecam.errors import ImageError, ProfileError, VisionError
 from farklecam.vision.detection.detector import CloserLook, DieDetector
 from farklecam.vision.faces.classifier import VIEWS_SURE, FaceClassifier, FaceScores
 from farklecam.vision.faces.symbols import symbol_faces
@@ -31,6 +31,8 @@ from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 from farklecam.vision.pose.cocked import CockedFusion, CockedJudge, CockedTest
 from farklecam.vision.pose.upright import UprightView, straight_down_view, upright_view
 from farklecam.vision.pose.view_search import VerticalMemory, ViewSearchConfig
+from farklecam.vision.profiles.adapter import ProfileAdapter
+from farklecam.vision.profiles.profile import Profile
 from farklecam.vision.reading import DieStatus, Reading
 from farklecam.vision.tray.detect import detect_tray, tray_from_aruco
 from farklecam.vision.tray.memory import MarkedTrays
@@ -186,10 +188,12 @@ class DiceReader:
 
     ``model_dir`` holds the models (None: the installed ones); ``tray`` is a calibrated outline
     (or its corners) for every frame, None to find one per frame. ``detector``, ``classifier``
-    and ``cocked_test`` replace the folder's models.
+    and ``cocked_test`` replace the folder's models. ``profile`` is a table's profile: its
+    taught dice vote on every face and leaning call (:meth:`with_profile`).
 
     Raises:
         ModelLoadError: a model file is missing, corrupt or breaks the model contract.
+        ProfileError: a profile with a classifier that gives no features.
     """
 
     def __init__(
@@ -201,6 +205,7 @@ class DiceReader:
         detector: Callable[[npt.NDArray[np.uint8]], Reading] | None = None,
         classifier: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.float32]], FaceScores] | None = None,
         cocked_test: CockedTest | None = None,
+        profile: Profile | None = None,
     ) -> None:
         self.config = config or ReaderConfig()
         root = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -233,6 +238,32 @@ class DiceReader:
         #: Whether the last read set the calibrated tray aside because the picture moved since its first frame.
         self.tray_moved = False
         self.vertical_memory: VerticalMemory | None = None
+        #: The table's profile bound to this reader's classifier (None: the classifier's own calls).
+        self.profile: ProfileAdapter | None = None
+        if profile is not None:
+            self.profile = self.bind_profile(profile)
+
+    def bind_profile(self, profile: Profile) -> ProfileAdapter:
+        """``profile`` bound to this reader's classifier: what corrections go through and reads consult.
+
+        Raises:
+            ProfileError: the classifier is a stand-in, or its model gives no features.
+        """
+        if not isinstance(self.classifier, FaceClassifier):
+            raise ProfileError("a profile needs the reader's own ONNX face classifier, not a stand-in")
+        return ProfileAdapter(profile, self.classifier)
+
+    def with_profile(self, profile: Profile | ProfileAdapter | None) -> DiceReader:
+        """The same reader (same loaded models) whose face and leaning calls heed a table's profile (None: none).
+
+        Raises:
+            ProfileError: the classifier gives no features to compare.
+        """
+        other = copy.copy(self)
+        other.profile = (
+            profile if isinstance(profile, ProfileAdapter) or profile is None else self.bind_profile(profile)
+        )
+        return other
 
     def with_vertical_memory(self, memory: VerticalMemory | None) -> DiceReader:
         """The same reader, learning one fixed camera's vertical in ``memory`` (one memory per camera)."""
@@ -311,6 +342,8 @@ class DiceReader:
         else:
             found = self.detector(frame)
         scores = self.classifier(frame, found.xyxy)
+        if self.profile is not None:
+            scores = self.profile.adapt(scores)
         keep = ~scores.not_die
         if not keep.all():
             found, scores = found[keep], scores[keep]

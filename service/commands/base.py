@@ -9,21 +9,26 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from farklecam.errors import InvalidDiceError, TrayError
 from farklecam.scoring.presets import get_rules, preset_names, rules_from_file
 from farklecam.scoring.rules import Rules
 
+if TYPE_CHECKING:  # the vision stack loads only when a verb reads pictures
+    from farklecam.vision.profiles.profile import Profile
+
 __all__ = [
     "Command",
     "add_json_flag",
+    "add_profile_option",
     "add_rules_options",
     "add_tray_option",
     "add_turn_options",
     "emit",
     "format_table",
     "parse_dice",
+    "profile_from_args",
     "rules_from_args",
     "tray_from_args",
 ]
@@ -54,6 +59,28 @@ def add_tray_option(parser: argparse.ArgumentParser) -> None:
         "the cocked test its vertical without --tray; where the dice clearly lie under a vertical more than 10 "
         "degrees off, they are read under theirs and a notice says so",
     )
+
+
+def add_profile_option(parser: argparse.ArgumentParser) -> None:
+    """``--profile NAME``: read with a table's profile (see ``farklecam profiles``)."""
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="read with this table's profile: the dice it was taught (`farklecam teach NAME --labels DIR`) vote "
+        "on every face and leaning call",
+    )
+
+
+def profile_from_args(args: argparse.Namespace) -> Profile | None:
+    """The profile named with ``--profile``, or None.
+
+    Raises:
+        ProfileError: an invalid or unknown name, or a profile that cannot be read.
+    """
+    from farklecam.vision.profiles.store import ProfileStore
+
+    name: str | None = args.profile
+    return None if name is None else ProfileStore().open(name)
 
 
 def tray_from_args(args: argparse.Namespace) -> list[list[float]] | None:

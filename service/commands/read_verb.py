@@ -21,9 +21,11 @@ from farklecam.scoring.rules import Rules
 from farklecam.service.commands.base import (
     Command,
     add_json_flag,
+    add_profile_option,
     add_rules_options,
     add_tray_option,
     add_turn_options,
+    profile_from_args,
     rules_from_args,
     tray_from_args,
 )
@@ -74,6 +76,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "(leaning dice are then judged in photos of one or two dice too; a video always counts as one camera)",
     )
     add_turn_options(parser)
+    add_profile_option(parser)
 
 
 CSV_FIELDS = ("image", "throw", "frame", "time", "faces", "rethrow", "keep", "points", "action", "expected", "error")
@@ -151,7 +154,10 @@ def _run(args: argparse.Namespace) -> int:
     from farklecam.vision.reader import DiceReader, ReaderConfig
 
     rules = rules_from_args(args)
+    profile = profile_from_args(args)
     reader = DiceReader(args.models, tray=tray_from_args(args), config=ReaderConfig(straight_down=args.straight_down))
+    if profile is not None:
+        reader = reader.with_profile(profile)
     if args.fixed_camera:
         from farklecam.vision.pose.view_search import VerticalMemory
 

@@ -4,6 +4,10 @@ Class names, crop size and context come from the model's metadata, with an optio
 ``logit_bias`` added to the logits: the logit adjustment for a class training over-sampled
 (Menon et al., "Long-tail learning via logit adjustment", 2021). The reader drops a box the
 classifier calls ``not_die``: the second stage's veto on the detector.
+
+A model with a second output, ``embedding`` (the pooled features its linear head reads; added by
+``python -m farklecam.models.training.embedding_output``), also gives each crop's features, which a
+table's profile (:mod:`farklecam.vision.profiles`) compares with the dice it was taught.
 """
 
 from __future__ import annotations
@@ -20,7 +24,17 @@ from farklecam.errors import ModelLoadError
 from farklecam.vision.crops import CROP_CONTEXT, CROP_SIZE, crops_to_tensor, extract_crops
 from farklecam.vision.onnx_runtime import OnnxModel, load_onnx
 
-__all__ = ["COCKED_NAME", "NOT_DIE_NAME", "VIEWS_SURE", "FaceClassifier", "FaceScores", "softmax"]
+__all__ = [
+    "CLASSES",
+    "COCKED_NAME",
+    "EMBEDDING_OUTPUT",
+    "LOGITS_OUTPUT",
+    "NOT_DIE_NAME",
+    "VIEWS_SURE",
+    "FaceClassifier",
+    "FaceScores",
+    "softmax",
+]
 
 #: Class name of a die with no face flat up.
 COCKED_NAME = "cocked"
@@ -29,6 +43,10 @@ COCKED_NAME = "cocked"
 VIEWS_SURE = 0.9
 #: Class name of a detection that is not a die at all (optional in a model).
 NOT_DIE_NAME = "not_die"
+#: Every class a die's crop can be, in the order of :meth:`FaceScores.class_probs`.
+CLASSES: tuple[str, ...] = ("1", "2", "3", "4", "5", "6", COCKED_NAME, NOT_DIE_NAME)
+#: Output names of the classifier: its class logits, and the optional pooled features.
+LOGITS_OUTPUT, EMBEDDING_OUTPUT = "logits", "embedding"
 #: Face value given to the classes that are not a face.
 _COCKED_FACE, _NOT_DIE_FACE = 0, -1
 
@@ -50,6 +68,35 @@ class FaceScores:
     face_probs: npt.NDArray[np.float32]  #: probability of faces 1-6 (n, 6)
     cocked_prob: npt.NDArray[np.float32]  #: probability of "cocked" (n,)
     not_die_prob: npt.NDArray[np.float32] | None = None  #: probability of no die (n,); None without that class
+    #: pooled features of each crop as cut, first view (n, d); None for a model without an ``embedding`` output
+    embedding: npt.NDArray[np.float32] | None = None
+
+    @classmethod
+    def from_class_probs(
+        cls, probs: npt.ArrayLike, *, has_not_die: bool, embedding: npt.NDArray[np.float32] | None = None
+    ) -> FaceScores:
+        """Scores from probabilities (n, 8) over faces 1-6, ``cocked`` and ``not_die`` (the order of :attr:`CLASSES`).
+
+        The inverse of :meth:`class_probs`: the best *die* class and its own probability, as the
+        classifier reads them (``has_not_die`` False: the model had no such class).
+        """
+        p = np.asarray(probs, np.float32).reshape(-1, len(CLASSES))
+        best = p[:, :7].argmax(axis=1)
+        face = np.where(best == 6, _COCKED_FACE, best + 1).astype(np.int64)
+        return cls(
+            face=face,
+            cocked=best == 6,
+            confidence=p[np.arange(len(p)), best].astype(np.float32),
+            face_probs=np.ascontiguousarray(p[:, :6]),
+            cocked_prob=np.ascontiguousarray(p[:, 6]),
+            not_die_prob=np.ascontiguousarray(p[:, 7]) if has_not_die else None,
+            embedding=embedding,
+        )
+
+    def class_probs(self) -> npt.NDArray[np.float32]:
+        """Probabilities (n, 8) over faces 1-6, ``cocked`` and ``not_die`` (0 without that class): :attr:`CLASSES`."""
+        not_die = self.not_die_prob if self.not_die_prob is not None else np.zeros(len(self.face), np.float32)
+        return np.column_stack([self.face_probs, self.cocked_prob, not_die]).astype(np.float32)
 
     @property
     def not_die(self) -> npt.NDArray[np.bool_]:
@@ -88,6 +135,7 @@ class FaceScores:
             face_probs=self.face_probs[index],
             cocked_prob=self.cocked_prob[index],
             not_die_prob=None if self.not_die_prob is None else self.not_die_prob[index],
+            embedding=None if self.embedding is None else self.embedding[index],
         )
 
 
@@ -163,26 +211,57 @@ class FaceClassifier:
         self.contexts = tuple(max(0.0, self.crop_context + float(o)) for o in context_offsets)
         # A model exported with a fixed batch of one is run crop by crop.
         self.batch = self.model.fixed_dim(0)
+        outputs = self.model.output_names
+        self._logits_at = outputs.index(LOGITS_OUTPUT) if LOGITS_OUTPUT in outputs else 0
+        self._embedding_at = outputs.index(EMBEDDING_OUTPUT) if EMBEDDING_OUTPUT in outputs else None
+
+    @property
+    def has_embedding(self) -> bool:
+        """Whether the model gives each crop's pooled features (its ``embedding`` output)."""
+        return self._embedding_at is not None
 
     def crops(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> npt.NDArray[np.uint8]:
         """The classifier's crops of each box, (k * n, s, s, 3) BGR uint8: all n dice at each of the k contexts."""
         return np.concatenate([extract_crops(frame, xyxy, self.crop_size, c) for c in self.contexts])
 
-    def _logits(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def _run(self, tensor: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
+        """Logits (n, k) of a tensor of crops, and their embeddings (n, d) where the model has them."""
         n = len(tensor)
         if n == 0:
-            logits = np.empty((0, len(self.names)), np.float32)
-        elif self.batch is None:
-            logits = self.model.run(tensor)[0]
-        else:
-            step = self.batch
-            logits = np.concatenate([self.model.run(tensor[i : i + step])[0] for i in range(0, n, step)])
+            return np.empty((0, len(self.names)), np.float32), None
+        step = self.batch or n
+        runs = [self.model.run(tensor[i : i + step]) for i in range(0, n, step)]
+        logits = np.concatenate([r[self._logits_at] for r in runs])
         if logits.ndim != 2 or logits.shape != (n, len(self.names)):
             raise ModelLoadError(
                 f"ONNX model {self.model.path} returned logits of shape {logits.shape}; "
                 f"expected ({n}, {len(self.names)})"
             )
-        return np.asarray(logits, np.float32)
+        embedding = None
+        if self._embedding_at is not None:
+            embedding = np.concatenate([r[self._embedding_at] for r in runs]).reshape(n, -1).astype(np.float32)
+        return np.asarray(logits, np.float32), embedding
+
+    def embed_crops(self, crops: npt.NDArray[np.uint8], turns: int = 4) -> npt.NDArray[np.float32]:
+        """Each crop's features at ``turns`` quarter turns, (n, turns, d): a taught die as every way up.
+
+        Raises:
+            ModelLoadError: the model has no ``embedding`` output.
+        """
+        if not self.has_embedding:
+            raise ModelLoadError(
+                f"ONNX model {self.model.path} has no {EMBEDDING_OUTPUT!r} output; add it with "
+                "`python -m farklecam.models.training.embedding_output`"
+            )
+        if not 1 <= turns <= 4:
+            raise ValueError(f"turns must be 1-4, but got {turns!r}")
+        n = len(crops)
+        tensor = crops_to_tensor(crops)
+        views = np.concatenate([_quarter_turns(tensor, k) for k in range(turns)]) if n else tensor
+        embedding = self._run(views)[1]
+        if embedding is None:
+            return np.empty((0, turns, 0), np.float32)
+        return np.ascontiguousarray(embedding.reshape(turns, n, -1).transpose(1, 0, 2))
 
     def classify_crops(self, crops: npt.NDArray[np.uint8], copies: int = 1) -> FaceScores:
         """Classify ready-cut crops of shape (copies * n, s, s, 3), BGR uint8.
@@ -195,12 +274,16 @@ class FaceClassifier:
             raise ValueError(f"{len(crops)} crops cannot be {copies} copies of the same dice")
         n = len(crops) // copies
         tensor = crops_to_tensor(crops)
+        embedding: npt.NDArray[np.float32] | None
         if self.sure is not None and self.views > 1 and copies == 1 and n:
-            probs = self._sure_first(tensor)
+            probs, embedding = self._sure_first(tensor)
         else:
             views = [_VIEWS[self.views](tensor, k) for k in range(self.views)] if n else [tensor]
-            probs = softmax(self._logits(np.concatenate(views)) + self.logit_bias)
+            logits, embedding = self._run(np.concatenate(views))
+            probs = softmax(logits + self.logit_bias)
             probs = probs.reshape(len(views) * copies, n, len(self.names)).mean(axis=0)
+        if embedding is not None:
+            embedding = embedding[:n]  # the first view of the first context: every die's crop as cut
         is_die = self.class_faces != _NOT_DIE_FACE
         # The best *die* class: a crop the reader keeps is read as a die even when "not_die"
         # came close; its confidence stays the unrenormalised probability, so a crop that
@@ -220,23 +303,28 @@ class FaceClassifier:
             face_probs=face_probs,
             cocked_prob=cocked_prob,
             not_die_prob=not_die_prob,
+            embedding=embedding,
         )
 
-    def _sure_first(self, tensor: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def _sure_first(
+        self, tensor: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
         """Class probabilities (n, k): the first view alone where it reads a face at ``sure`` or more.
 
-        The other dice get every view averaged; only they are run through the other views.
+        The other dice get every view averaged; only they are run through the other views. The
+        first view's embeddings come along.
         """
-        first = softmax(self._logits(tensor) + self.logit_bias)
+        logits, embedding = self._run(tensor)
+        first = softmax(logits + self.logit_bias)
         best = first.argmax(axis=1)
         unsure = np.flatnonzero((first.max(axis=1) < (self.sure or 1.0)) | (self.class_faces[best] <= 0))
         if len(unsure) == 0:
-            return first
+            return first, embedding
         rest = np.concatenate([_VIEWS[self.views](tensor[unsure], k) for k in range(1, self.views)])
-        others = softmax(self._logits(rest) + self.logit_bias).reshape(self.views - 1, len(unsure), -1)
+        others = softmax(self._run(rest)[0] + self.logit_bias).reshape(self.views - 1, len(unsure), -1)
         probs = first.copy()
         probs[unsure] = (first[unsure] + others.sum(axis=0)) / self.views
-        return probs
+        return probs, embedding
 
     def __call__(self, frame: npt.NDArray[np.uint8], xyxy: npt.ArrayLike) -> FaceScores:
         """Classify the die in each box of a BGR frame."""
