@@ -6,7 +6,15 @@ import argparse
 from pathlib import Path
 
 from farklecam.errors import CameraError, InvalidRulesError
-from farklecam.service.commands.base import Command, add_rules_options, add_tray_option, rules_from_args, tray_from_args
+from farklecam.service.commands.base import (
+    Command,
+    add_profile_option,
+    add_rules_options,
+    add_tray_option,
+    profile_from_args,
+    rules_from_args,
+    tray_from_args,
+)
 
 __all__ = ["LIVE", "parse_players"]
 
@@ -51,6 +59,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
     add_tray_option(parser)
+    add_profile_option(parser)
     parser.add_argument(
         "--read-every", type=_positive, default=1, metavar="K", help="read one still frame in K (slow machines: 2-3)"
     )
@@ -74,6 +83,7 @@ def _run(args: argparse.Namespace) -> int:
         model_dir=args.models,
         tray=tray_from_args(args),
         straight_down=args.straight_down,
+        profile=profile_from_args(args),
         settle=SettleConfig(read_every=args.read_every),
     )
     try:

@@ -27,6 +27,7 @@ from farklecam.vision.settle.detector import FrameReader, SettleConfig
 
 if TYPE_CHECKING:
     from farklecam.service.live.demo import DemoThrow
+    from farklecam.vision.profiles.profile import Profile
 
 __all__ = ["DEFAULT_PLAYERS", "LiveOptions", "open_session", "run_live"]
 
@@ -54,6 +55,7 @@ class LiveOptions:
             learned from the dice).
         straight_down: the camera looks straight down, which gives the cocked test its
             vertical without a tray (:attr:`farklecam.vision.reader.ReaderConfig.straight_down`).
+        profile: the table's profile, whose taught dice vote on every face and leaning call; None for none.
         settle: settle-layer thresholds.
     """
 
@@ -68,6 +70,7 @@ class LiveOptions:
     model_dir: Path | None = None
     tray: list[list[float]] | None = None
     straight_down: bool = False
+    profile: Profile | None = None
     settle: SettleConfig = field(default_factory=SettleConfig)
 
 
@@ -159,7 +162,8 @@ def run_live(options: LiveOptions) -> int:
 
     with _camera_or_video(options) as frames:  # the camera first: a missing one fails before models load
         config = ReaderConfig(straight_down=options.straight_down)
-        reader = DiceReader(options.model_dir, tray=options.tray, config=config).with_vertical_memory(VerticalMemory())
+        reader = DiceReader(options.model_dir, tray=options.tray, config=config, profile=options.profile)
+        reader = reader.with_vertical_memory(VerticalMemory())
         session = open_session(options, reader)
         title = f"farklecam - {options.video or f'camera {options.camera}'}"
         LiveWindow(LiveController(session), frames, title=title, pace=options.video is not None).run()
