@@ -16,7 +16,8 @@ so two reads of the same throw are the same action.
 Text forms: ``rolloff "NAME" FACE`` (the quotes are optional for a name without
 spaces), ``roll F,F,...``, ``passed-roll F,...`` (piggyback: throw the dice the
 last banker passed), ``keep F,...``, ``bank``, ``farkle``, ``undo``, ``rules PRESET`` (the
-organiser switches the game to a preset's rules from this turn on, as a tournament's final may).
+organiser switches the game to a preset's rules from this turn on, as a tournament's final may), and
+``correct ...`` (a player corrects one die of the throw the camera just read; see :class:`Correct`).
 
 Whether an action is *legal* is the game's business (:mod:`farklecam.scoring.game`); this
 module only checks that an action is well formed. A malformed action raises
@@ -36,9 +37,11 @@ from farklecam.errors import InvalidActionError, InvalidDiceError
 
 __all__ = [
     "ACTION_TYPES",
+    "CORRECTION_FIXES",
     "Action",
     "Bank",
     "ChangeRules",
+    "Correct",
     "Farkle",
     "InvalidActionError",
     "Keep",
@@ -185,13 +188,94 @@ class ChangeRules:
         return {"type": self.kind, "preset": self.preset}
 
 
-Action: TypeAlias = RollOff | Roll | PassedRoll | Keep | Bank | Farkle | Undo | ChangeRules
+#: What a player may say about one die of a throw the camera read (:attr:`Correct.fix`): it shows a face, it
+#: leans (cocked), it lies off the tray, it is not a die at all; or ``add``: a die the camera missed.
+CORRECTION_FIXES: tuple[str, ...] = ("face", "cocked", "off-tray", "not-a-die", "add")
+_FIXES_WITH_FACE = frozenset({"face", "add"})
+_FIXES_WITHOUT_ROLL = frozenset({"cocked", "off-tray"})  # the die is thrown again: the throw is no roll
+#: The highest die number a correction may name: a tray holds six dice, a reading a few false ones more.
+_MAX_DIE_NUMBER = 99
+
+
+@dataclass(frozen=True, slots=True)
+class Correct:
+    """A player corrects one die of the throw the camera just read; the throw counts as corrected.
+
+    The camera only proposes throws, and a misread die must cost one click, not the turn. A
+    correction replaces the faces of the latest throw in force (a roll, a throw of passed dice or a
+    roll-off die) as long as nothing but corrections followed it: ``roll`` holds the throw's faces
+    as corrected, and the game re-scores it (a farkle the misread caused is taken back). Without
+    ``roll`` the corrected throw is no throw (a die leans or lies off the tray, or the camera saw
+    too many or too few dice): the throw is taken back and the table waits for it again.
+    :class:`~farklecam.scoring.game.Game` applies it, as it applies an undo, from the state before
+    that throw, so a replayed log gives the same game.
+
+    ``die`` and ``fix`` say what the player said, for the log: the die's number as the page and the
+    live window tag it (``#3``), counted from 1 in the camera's reading (None for ``add``).
+
+    Text forms: ``correct 3 face 5 roll 1,2,3,4,5,5``, ``correct 2 cocked``, ``correct 4 off-tray``,
+    ``correct 6 not-a-die roll 1,2,3,4,5,5``, ``correct add 4 roll 1,1,2,3,4,5``.
+    """
+
+    die: int | None
+    fix: str
+    face: int | None = None
+    roll: tuple[int, ...] | None = None
+    kind: ClassVar[str] = "correct"
+
+    def __post_init__(self) -> None:
+        if self.fix not in CORRECTION_FIXES:
+            raise InvalidActionError(f"correct: the fix must be one of {', '.join(CORRECTION_FIXES)}, got {self.fix!r}")
+        die = self.die
+        if self.fix == "add":
+            if die is not None:
+                raise InvalidActionError("correct add names no die: it adds one the camera missed")
+        elif isinstance(die, bool) or not isinstance(die, int) or not 1 <= die <= _MAX_DIE_NUMBER:
+            raise InvalidActionError(f"correct {self.fix} needs the die's number (#1, #2, ...), got {die!r}")
+        if self.fix in _FIXES_WITH_FACE:
+            if self.face is None:
+                raise InvalidActionError(f"correct {self.fix} needs the face (1-6) the die shows")
+            _faces((self.face,), f"correct {self.fix}")
+        elif self.face is not None:
+            raise InvalidActionError(f"correct {self.fix} takes no face, got {self.face!r}")
+        if self.roll is not None:
+            if self.fix in _FIXES_WITHOUT_ROLL:
+                raise InvalidActionError(f"correct {self.fix} takes no roll: that die is thrown again")
+            object.__setattr__(self, "roll", _faces(self.roll, "correct"))
+
+    def __str__(self) -> str:
+        said = f"add {self.face}" if self.fix == "add" else f"{self.die} {self.fix}"
+        if self.fix == "face":
+            said += f" {self.face}"
+        roll = "" if self.roll is None else f" roll {','.join(map(str, self.roll))}"
+        return f"{self.kind} {said}{roll}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"type": "correct", "die": 3, "fix": "face", "face": 5, "roll": [1, 2, 3, 4, 5, 5]}``."""
+        roll = None if self.roll is None else list(self.roll)
+        return {"type": self.kind, "die": self.die, "fix": self.fix, "face": self.face, "roll": roll}
+
+
+Action: TypeAlias = RollOff | Roll | PassedRoll | Keep | Bank | Farkle | Undo | ChangeRules | Correct
 #: Every action class, for ``isinstance`` checks.
-ACTION_TYPES: tuple[type[Action], ...] = (RollOff, Roll, PassedRoll, Keep, Bank, Farkle, Undo, ChangeRules)
+ACTION_TYPES: tuple[type[Action], ...] = (RollOff, Roll, PassedRoll, Keep, Bank, Farkle, Undo, ChangeRules, Correct)
 _DICE_TYPES: dict[str, type[Roll | PassedRoll | Keep]] = {c.kind: c for c in (Roll, PassedRoll, Keep)}
 _BARE_TYPES: dict[str, type[Bank | Farkle | Undo]] = {c.kind: c for c in (Bank, Farkle, Undo)}
-_FORMS = 'rolloff "NAME" FACE | roll F,F,... | passed-roll F,... | keep F,... | bank | farkle | undo | rules PRESET'
+_FORMS = (
+    'rolloff "NAME" FACE | roll F,F,... | passed-roll F,... | keep F,... | bank | farkle | undo | rules PRESET | '
+    "correct N face F [roll F,...] | correct N cocked | correct N off-tray | correct N not-a-die [roll F,...] | "
+    "correct add F [roll F,...]"
+)
 _FACE_TOKEN = re.compile(r"[\s,]+")
+_CORRECT_FORMS = (
+    "correct N face F [roll F,...], correct N cocked, correct N off-tray, correct N not-a-die [roll F,...] or "
+    "correct add F [roll F,...], N being the die's number"
+)
+_CORRECT_TEXT = re.compile(
+    r"^(?:(?P<add>add)\s+(?P<added>[1-6])|#?(?P<die>[0-9]{1,2})\s+(?:(?P<face>face)\s+(?P<told>[1-6])|"
+    r"(?P<fix>cocked|off-tray|not-a-die)))(?:\s+roll\s+(?P<roll>[1-6](?:[\s,]+[1-6])*))?$",
+    re.IGNORECASE | re.ASCII,
+)
 
 
 def parse_action(text: str) -> Action:
@@ -220,7 +304,22 @@ def parse_action(text: str) -> Action:
         return _parse_roll_off(rest, text)
     if verb == ChangeRules.kind:
         return ChangeRules(rest.lower())
+    if verb == Correct.kind:
+        return _parse_correct(rest, text)
     raise InvalidActionError(f"unknown action {text!r}; expected one of: {_FORMS}")
+
+
+def _parse_correct(rest: str, text: str) -> Correct:
+    """``correct 3 face 5 roll 1,2,3,4,5,5`` and its kin (the die's number may be written ``#3``)."""
+    match = _CORRECT_TEXT.match(rest)
+    if match is None:
+        raise InvalidActionError(f"cannot read {text!r}: write {_CORRECT_FORMS}")
+    roll = None if match["roll"] is None else tuple(int(t) for t in _FACE_TOKEN.split(match["roll"]))
+    if match["add"] is not None:
+        return Correct(None, "add", int(match["added"]), roll)
+    if match["face"] is not None:
+        return Correct(int(match["die"]), "face", int(match["told"]), roll)
+    return Correct(int(match["die"]), match["fix"].lower(), None, roll)
 
 
 def _parse_roll_off(rest: str, text: str) -> RollOff:
@@ -258,4 +357,14 @@ def action_from_dict(data: Mapping[str, Any]) -> Action:
         return RollOff(data["player"], data["face"])
     if kind == ChangeRules.kind and keys == {"preset"}:
         return ChangeRules(data["preset"])
+    if kind == Correct.kind and {"fix"} <= keys <= {"die", "fix", "face", "roll"}:
+        return _correct_from(data)
     raise InvalidActionError(f"not an action: {dict(data)!r}; expected one of: {_FORMS}")
+
+
+def _correct_from(data: Mapping[str, Any]) -> Correct:
+    """A :class:`Correct` from its JSON form (``die``, ``face`` and ``roll`` may be left out where they are null)."""
+    roll = data.get("roll")
+    if roll is not None and not isinstance(roll, list):
+        raise InvalidActionError(f"correct: 'roll' must be a list of faces or null, got {roll!r}")
+    return Correct(data.get("die"), data["fix"], data.get("face"), None if roll is None else tuple(roll))

@@ -15,7 +15,7 @@ from typing import Any
 from farklecam.errors import IllegalActionError
 from farklecam.scoring.actions import Action, InvalidActionError, Undo, action_from_dict
 
-__all__ = ["Event", "effective_actions"]
+__all__ = ["Event", "effective_actions", "seqs_in_force"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +71,23 @@ def effective_actions(events: Iterable[Event]) -> list[Action]:
         else:
             actions.append(event.action)
     return actions
+
+
+def seqs_in_force(events: Iterable[Event]) -> list[int]:
+    """The numbers (``seq``) of the events whose actions are in force, oldest first.
+
+    What :func:`effective_actions` keeps, by number: a camera table that changed its picture of a
+    throw with a correction learns from it whether an undo has taken that correction back.
+
+    Raises:
+        IllegalActionError: an ``Undo`` with nothing left to undo.
+    """
+    seqs: list[int] = []
+    for event in events:
+        if isinstance(event.action, Undo):
+            if not seqs:
+                raise IllegalActionError(f"event {event.seq}: nothing to undo")
+            seqs.pop()
+        else:
+            seqs.append(event.seq)
+    return seqs

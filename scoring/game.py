@@ -19,6 +19,11 @@ allowed now and the game's state, and leaves the state and log unchanged.
 Every accepted action (``Undo`` included) is appended to :attr:`Game.events`;
 :meth:`Game.replay` and :meth:`Game.from_json` rebuild the identical game.
 
+A :class:`~farklecam.scoring.actions.Correct` is, like an undo, the log's business rather than a rule of
+play: it replays the latest throw in force (:attr:`Game.open_throw`) with the corrected faces from the
+state before it, or takes that throw back, so the game after a misread die is the game the true
+throw would have made.
+
 Setup errors (fewer than two players, duplicate names) raise
 :class:`~farklecam.errors.InvalidRulesError`. The rule readings are listed in
 :mod:`farklecam.scoring.play`.
@@ -29,19 +34,72 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from farklecam.errors import IllegalActionError, InvalidRulesError, RulesError
-from farklecam.scoring.actions import ACTION_TYPES, Action, ChangeRules, InvalidActionError, Undo, parse_action
+from farklecam.scoring.actions import (
+    ACTION_TYPES,
+    Action,
+    ChangeRules,
+    Correct,
+    InvalidActionError,
+    PassedRoll,
+    Roll,
+    RollOff,
+    Undo,
+    parse_action,
+)
 from farklecam.scoring.events import Event
 from farklecam.scoring.gamestate import GameState, LastRound, LegalActions, PassedDice, Phase, TurnRecord, legal_actions
 from farklecam.scoring.play import changed_rules, initial_state, step
 from farklecam.scoring.rules import Rules
 
-__all__ = ["FORMAT", "Game"]
+__all__ = ["FORMAT", "Game", "OpenThrow", "Throw"]
 
 #: ``format`` field of the JSON form.
 FORMAT = "farklecam.game/1"
+
+#: The actions that record dice a player threw: what a :class:`~farklecam.scoring.actions.Correct` corrects.
+Throw: TypeAlias = Roll | PassedRoll | RollOff
+_THROWS = (Roll, PassedRoll, RollOff)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenThrow:
+    """The latest throw in force while nothing but corrections followed it: a correction may still change it.
+
+    Attributes:
+        throw: the throw as first recorded (a correction keeps its kind and replaces its faces).
+        before: the game's state just before it, from which a correction plays it again.
+        rules: the rules in force then.
+    """
+
+    throw: Throw
+    before: GameState
+    rules: Rules
+
+    @property
+    def player(self) -> str | None:
+        """Who threw it."""
+        return self.throw.player if isinstance(self.throw, RollOff) else self.before.current
+
+    @property
+    def dice(self) -> int:
+        """How many dice it had (and a corrected throw must have)."""
+        return 1 if isinstance(self.throw, RollOff) else len(self.throw.faces)
+
+    def corrected(self, faces: tuple[int, ...]) -> Throw:
+        """The same throw with ``faces``.
+
+        Raises:
+            IllegalActionError: a roll-off throw of more than one die.
+        """
+        if isinstance(self.throw, RollOff):
+            if len(faces) != 1:
+                raise IllegalActionError(f"a roll-off throw is one die, not {len(faces)}")
+            return RollOff(self.throw.player, faces[0])
+        return type(self.throw)(faces)
 
 
 class Game:
@@ -78,6 +136,7 @@ class Game:
         self._first_player, self._auto_farkle, self._clock = first_player, bool(auto_farkle), clock
         self._initial = initial_state(names, rules, first_player)
         self._state = self._initial
+        self._open: OpenThrow | None = None
         self._events: list[Event] = []
         self._in_force: list[Action] = []
 
@@ -90,7 +149,8 @@ class Game:
 
         Raises:
             IllegalActionError: the rules forbid it now; nothing changes.
-            GameOverError: the game has ended (only ``Undo`` is still accepted).
+            GameOverError: the game has ended (only ``Undo``, and a ``Correct`` of the throw that ended it,
+                are still accepted).
             InvalidActionError: text that is not an action.
         """
         if isinstance(action, str):
@@ -108,7 +168,7 @@ class Game:
         if isinstance(action, Undo):
             return bool(self._in_force)
         try:
-            step(self._state, action, self._rules, auto_farkle=self._auto_farkle)
+            self._advance(self._state, self._rules, self._open, action)
         except RulesError:
             return False
         return True
@@ -122,26 +182,44 @@ class Game:
         if isinstance(action, Undo):
             if not self._in_force:
                 raise IllegalActionError(f"nothing to undo: no action is in force. Game: {self._state.describe()}")
-            state, rules = self._rebuild(self._in_force[:-1])
+            state, rules, opened = self._rebuild(self._in_force[:-1])
             self._in_force.pop()
         else:
-            state, rules = self._step(self._state, self._rules, action)
+            state, rules, opened = self._advance(self._state, self._rules, self._open, action)
             self._in_force.append(action)
         event = Event(len(self._events) + 1, action, at)
-        self._state, self._rules = state, rules
+        self._state, self._rules, self._open = state, rules, opened
         self._events.append(event)
         return event
 
-    def _step(self, state: GameState, rules: Rules, action: Action) -> tuple[GameState, Rules]:
-        """One action's state, and the rules in force after it (only ``ChangeRules`` changes them)."""
-        state = step(state, action, rules, auto_farkle=self._auto_farkle)
-        return state, changed_rules(rules, action) if isinstance(action, ChangeRules) else rules
+    def _advance(
+        self, state: GameState, rules: Rules, opened: OpenThrow | None, action: Action
+    ) -> tuple[GameState, Rules, OpenThrow | None]:
+        """One action's state, the rules in force after it and the throw a correction would change then.
 
-    def _rebuild(self, actions: Iterable[Action]) -> tuple[GameState, Rules]:
-        state, rules = self._initial, self._initial_rules
+        Only ``ChangeRules`` changes the rules. A throw opens itself to correction; a correction plays
+        the open throw again from the state before it (or leaves it taken back) and keeps it open, so
+        a second correction of the same throw builds on the first; any other action closes it.
+        """
+        if isinstance(action, Correct):
+            if opened is None:
+                raise IllegalActionError(
+                    "there is no throw to correct: a correction changes the latest throw until dice are set aside "
+                    f"from it (undo the keep first). Game: {state.describe()}"
+                )
+            if action.roll is None:  # no throw as corrected: the table waits for it again
+                return opened.before, opened.rules, opened
+            again = step(opened.before, opened.corrected(action.roll), opened.rules, auto_farkle=self._auto_farkle)
+            return again, opened.rules, opened
+        after = step(state, action, rules, auto_farkle=self._auto_farkle)
+        rules_after = changed_rules(rules, action) if isinstance(action, ChangeRules) else rules
+        return after, rules_after, OpenThrow(action, state, rules) if isinstance(action, _THROWS) else None
+
+    def _rebuild(self, actions: Iterable[Action]) -> tuple[GameState, Rules, OpenThrow | None]:
+        state, rules, opened = self._initial, self._initial_rules, None
         for action in actions:
-            state, rules = self._step(state, rules, action)
-        return state, rules
+            state, rules, opened = self._advance(state, rules, opened, action)
+        return state, rules, opened
 
     # ------------------------------------------------------------------ replay and JSON
     @classmethod
@@ -249,6 +327,15 @@ class Game:
     def state(self) -> GameState:
         """The whole current state (an immutable value)."""
         return self._state
+
+    @property
+    def open_throw(self) -> OpenThrow | None:
+        """The throw a :class:`~farklecam.scoring.actions.Correct` would change now, or None.
+
+        The latest throw in force, until something other than a correction follows it (a keep, a
+        bank): the camera's misread is fixed before anyone acts on it, or undone like any action.
+        """
+        return self._open
 
     @property
     def phase(self) -> Phase:

@@ -328,11 +328,15 @@ class GameCreate(RulesIn):
         return rules if rules.key() == preset.key() else replace(rules, name=f"{preset.name} (customised)")
 
 
-ActionKind = Literal["rolloff", "roll", "passed-roll", "keep", "bank", "farkle", "undo", "rules"]
+ActionKind = Literal["rolloff", "roll", "passed-roll", "keep", "bank", "farkle", "undo", "rules", "correct"]
 
 
 class ActionIn(_In):
-    """One action, structured (``{"type": "keep", "faces": [1, 5]}``) or as text (``{"text": "keep 1,5"}``)."""
+    """One action, structured (``{"type": "keep", "faces": [1, 5]}``) or as text (``{"text": "keep 1,5"}``).
+
+    A correction of the throw just read: ``{"type": "correct", "die": 4, "fix": "face", "face": 5, "roll":
+    [3, 4, 5, 5, 5]}``, or ``{"text": "correct 4 face 5 roll 3,4,5,5,5"}``.
+    """
 
     type: ActionKind | None = None
     faces: Faces | None = None
@@ -340,6 +344,19 @@ class ActionIn(_In):
     face: StrictInt | None = None
     preset: Annotated[str, StringConstraints(max_length=40)] | None = Field(
         default=None, description="for type 'rules': the preset the game switches to from this turn on"
+    )
+    die: StrictInt | None = Field(
+        default=None, description="for type 'correct': the die's number as the page tags it (#1 is 1); none for 'add'"
+    )
+    fix: Literal["face", "cocked", "off-tray", "not-a-die", "add"] | None = Field(
+        default=None,
+        description="for type 'correct': the die shows 'face', leans ('cocked'), lies off the tray, is no die, or "
+        "is one the camera missed ('add', with its face)",
+    )
+    roll: Faces | None = Field(
+        default=None,
+        description="for type 'correct': the throw's faces as corrected, which replace the latest throw's; none "
+        "when the throw is taken back (a die to throw again, or too many or too few dice)",
     )
     text: Annotated[str, StringConstraints(max_length=200)] | None = None
     expected_events: StrictInt | None = Field(
@@ -354,8 +371,9 @@ class ActionIn(_In):
     def _one_form(self) -> ActionIn:
         if (self.text is None) == (self.type is None):
             raise ValueError("give either 'type' (with its fields) or 'text', not both or neither")
-        if self.text is not None and (self.faces, self.player, self.face, self.preset) != (None, None, None, None):
-            raise ValueError("'text' stands alone: no 'faces', 'player', 'face' or 'preset' beside it")
+        given = (self.faces, self.player, self.face, self.preset, self.die, self.fix, self.roll)
+        if self.text is not None and any(v is not None for v in given):
+            raise ValueError("'text' stands alone: no other field of an action (faces, face, player, ...) beside it")
         return self
 
     def to_action(self) -> Action:
@@ -367,7 +385,10 @@ class ActionIn(_In):
         """
         if self.text is not None:
             return parse_action(self.text)
-        fields = (("faces", self.faces), ("player", self.player), ("face", self.face), ("preset", self.preset))
+        fields = (
+            ("faces", self.faces), ("player", self.player), ("face", self.face), ("preset", self.preset),
+            ("die", self.die), ("fix", self.fix), ("roll", self.roll),
+        )  # fmt: skip
         return action_from_dict({"type": self.type, **{k: v for k, v in fields if v is not None}})
 
 

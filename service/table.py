@@ -12,6 +12,14 @@ the game waits for a throw, every die is readable (else "RETHROW n" until the ba
 dice are thrown again) and the count matches the dice to throw. Keeping and banking
 stay with the players, so a misread costs one ``undo``, never a score.
 
+A misread die costs one correction instead (:meth:`TableSession.correct`,
+:meth:`TableSession.add_die`): the players say what a die of the settled throw really is
+(a face, leaning, off the tray, no die at all, or a die the camera missed) and the throw is
+scored again. A throw the game already took is changed through its log (a
+:class:`~farklecam.scoring.actions.Correct` event, which undo takes back and a replay
+repeats); a throw held back (a die to throw again or to tell, too many or too few dice)
+is offered to the game again as corrected.
+
 Every accepted action calls ``saver(game_json)`` (a SQLite writer for the service, a
 file for the live window), so a crash or an unplugged camera never loses the game.
 """
@@ -24,14 +32,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from farklecam.errors import FarkleError, IllegalActionError
-from farklecam.scoring.actions import Action, Bank, Keep, PassedRoll, Roll, RollOff, Undo
+from farklecam.scoring.actions import Action, Bank, Correct, Keep, PassedRoll, Roll, RollOff, Undo
 from farklecam.scoring.advisor import Advice, advise
+from farklecam.scoring.events import seqs_in_force
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase, TurnEnd
 from farklecam.scoring.pass_advice import PassAdvice, advise_pass, expected_gift
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import SetAside, legal_set_asides
 from farklecam.scoring.solver import solve
+from farklecam.service.corrections import CorrectionHook, DieCorrection, add_die, describe, fix_die
 from farklecam.service.usecases.scoring import win_block
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import Reading
@@ -46,6 +56,14 @@ GameSaver = Callable[[str], None]
 def _dice(n: int) -> str:
     """``die shows`` or ``dice show``: the end of a sentence about ``n`` unclear dice."""
     return "die shows" if n == 1 else "dice show"
+
+
+def _faces_text(faces: Sequence[int]) -> str:
+    return " ".join(map(str, faces))
+
+
+#: The game's phases in which a settled throw may still become a throw of the game.
+_THROWING = (Phase.AWAITING_ROLL, Phase.CAN_BANK_OR_ROLL, Phase.ROLL_OFF)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +110,7 @@ class TableView:
             choice passes on to the next player (:func:`farklecam.scoring.pass_advice.advise_pass`).
         win: for ``roll``, the keep and bank/roll that maximise the chance to win from the game's scores
             (:func:`farklecam.service.usecases.scoring.win_block`; ``available: false`` until the rules are solved).
+        corrected: ``reading`` is the settled throw as the players corrected it, no longer the camera's word.
     """
 
     frame_index: int
@@ -118,6 +137,7 @@ class TableView:
     pass_advice: PassAdvice | None = None
     roll_off: tuple[str, ...] = ()
     win: dict[str, Any] | None = None
+    corrected: bool = False
 
     @property
     def keep_faces(self) -> tuple[int, ...]:
@@ -153,6 +173,7 @@ class TableView:
             "pass_advice": None if self.pass_advice is None else self.pass_advice.to_dict(),
             "roll_off": list(self.roll_off),
             "win": self.win,
+            "corrected": self.corrected,
         }
 
 
@@ -169,6 +190,13 @@ class TableSession:
         first_player: who starts (default the first of ``players``). A ``game`` still in its roll-off (a
             tournament table's, or the live window's with ``--roll-off``) takes each settled single die as
             the next contender's roll-off throw, as the page's "Record throw" does.
+        on_correct: called with every correction the table takes (:attr:`on_correct`).
+
+    Attributes:
+        on_correct: called with each correction once the table (and the game) took it, so that a
+            misread die can be learnt from (the die's place in the camera's reading and the truth,
+            :class:`~farklecam.service.corrections.DieCorrection`). A failure there is reported in the
+            message; the correction stands.
     """
 
     def __init__(
@@ -181,6 +209,7 @@ class TableSession:
         game: Game | None = None,
         saver: GameSaver | None = None,
         first_player: str | None = None,
+        on_correct: CorrectionHook | None = None,
     ) -> None:
         if game is None:
             names = tuple(players)
@@ -189,9 +218,14 @@ class TableSession:
         self.reader = reader
         self.detector = SettleDetector(settle)
         self.saver = saver
+        self.on_correct = on_correct
         self._lock = threading.RLock()
         self._state = SettleState(SettlePhase.IDLE, frame_index=-1)
-        self._throw: Reading | None = None
+        self._source: Reading | None = None  # the settle layer's reading of the held throw (its dice still lie so)
+        self._throw: Reading | None = None  # the held throw: that reading, as the players corrected it since
+        self._thrown: int | None = None  # the event that made the held throw the game's (None: held back)
+        self._fixes: list[tuple[int, Reading]] = []  # each correction's event, and the held throw before it
+        self._force: tuple[int, tuple[int, ...]] = (-1, ())  # the events in force, for a log of so many events
         self._selected: list[int] = []
         self._message = self._roll_off_turn() if game.phase is Phase.ROLL_OFF else "throw the dice"
         self._rolling = False  # roll_again() was pressed: the players said they throw on
@@ -224,11 +258,14 @@ class TableSession:
             state = self.detector.step(frame, self.reader)
             self._state = state
             self._moved = self._moved or (state.moving and seen_before)
-            if state.wrong_count:  # the settle layer holds it back: say why nothing is scored
+            if state.wrong_count and state.reading is not self._source:  # held back: say why nothing is scored
                 self._message = self._wrong_count(state.dice_seen)
+                if self._moved and state.reading is not None:  # thrown: a correction may make it the throw
+                    self._hold(state.reading)
             if state.is_new and state.reading is not None and not self._moved:
                 self._message = "these dice lay in the tray before: throw them to score"
             elif state.is_new and state.reading is not None:
+                self._hold(state.reading)
                 self._offer(state.reading)
                 if state.reading.tray_set_aside:  # the camera moved since the tray was marked
                     self._message += "; the camera moved since the tray was marked: mark its corners again"
@@ -259,11 +296,36 @@ class TableSession:
     def throw(self, reading: Reading) -> TableView:
         """Offer a settled reading to the game directly (as :meth:`on_frame` does when a throw settles)."""
         with self._lock:
+            self._hold(reading)
             self._offer(reading)
             return self.view()
 
+    def _hold(self, reading: Reading) -> None:
+        """A new settled throw: the one corrections now apply to (the last one's are over)."""
+        self._source = self._throw = reading
+        self._thrown, self._fixes = None, []
+
     def _offer(self, reading: Reading) -> None:
         self._throw = reading
+        events = len(self.game.events)
+        self._score(reading)
+        if len(self.game.events) > events:  # the game took it: corrections now go through its log
+            self._thrown = self.game.events[-1].seq
+
+    @staticmethod
+    def _unreadable(reading: Reading) -> str:
+        """Why ``reading`` cannot be scored as it lies (dice to throw again or to tell), or ``""``."""
+        if reading.rethrow:
+            why = f"RETHROW {reading.rethrow}: throw the leaning or off-tray dice again"
+            if reading.unclear:
+                why += f", and say what the {reading.unclear} unclear {_dice(reading.unclear)}"
+            return why
+        if reading.unclear:
+            return f"CHECK: say what the {reading.unclear} unclear {_dice(reading.unclear)}"
+        return ""
+
+    def _score(self, reading: Reading) -> None:
+        """Make ``reading`` the game's throw where it may be one; else say why not."""
         game = self.game
         if game.is_over:
             self._message = "the game is over: undo or start a new game"
@@ -271,13 +333,8 @@ class TableSession:
         if game.phase is Phase.AWAITING_KEEP:
             self._message = "keep dice from the last roll first (Enter takes the suggestion)"
             return
-        if reading.rethrow:
-            self._message = f"RETHROW {reading.rethrow}: throw the leaning or off-tray dice again"
-            if reading.unclear:
-                self._message += f", and say what the {reading.unclear} unclear {_dice(reading.unclear)}"
-            return
-        if reading.unclear:
-            self._message = f"CHECK: say what the {reading.unclear} unclear {_dice(reading.unclear)}"
+        if why := self._unreadable(reading):
+            self._message = why
             return
         faces = reading.faces
         if game.phase is Phase.ROLL_OFF:
@@ -285,7 +342,7 @@ class TableSession:
             return
         passed = game.passed
         action: Action
-        news = f"{game.current_player} threw {' '.join(map(str, faces))}"
+        news = f"{game.current_player} threw {_faces_text(faces)}"
         if passed is not None and len(faces) == passed.dice:
             # The passed dice, built on (six after hot dice too: the same throw as a fresh one, with their total).
             action = PassedRoll(faces)
@@ -371,17 +428,156 @@ class TableSession:
             IllegalActionError: no settled throw waiting, or a die or face it does not have.
         """
         with self._lock:
-            held = self._throw
-            waiting = self.game.phase in (Phase.AWAITING_ROLL, Phase.CAN_BANK_OR_ROLL, Phase.ROLL_OFF)
-            moved = self.reader is not None and self._state.reading is not held  # the camera's dice moved on since
-            if held is None or not waiting or moved:
+            held = self.settled_throw
+            if held is None or self.game.phase not in _THROWING:
                 raise IllegalActionError("no settled throw is waiting for its dice to be told")
             try:
                 told = held.with_face(index, face)
             except ValueError as exc:
                 raise IllegalActionError(str(exc)) from exc
-            self._offer(told)
+            self._take(told, DieCorrection("face", index, face, _box(held, index), held), say=False)
             return self.view()
+
+    def correct(self, index: int, fix: str, face: int | None = None) -> TableView:
+        """The players correct die ``index`` of the settled throw; the throw is scored again as corrected.
+
+        Any die may be wrong, not only one the camera could not tell: it shows ``face``
+        (``fix="face"``), it leans (``"cocked"``), it lies off the tray (``"off-tray"``), or it is no
+        die at all (``"not-a-die"``: it leaves the throw, and the dice after it are numbered one less).
+        A throw the game took is corrected through the game's log; a throw held back is offered again.
+
+        Args:
+            index: the die, counted from 0 in the throw as drawn (its tag says ``#index+1``).
+            fix: ``"face"``, ``"cocked"``, ``"off-tray"`` or ``"not-a-die"``.
+            face: with ``"face"``, what the die shows.
+
+        Raises:
+            IllegalActionError: no settled throw to correct, a die or face it does not have, a correction
+                that changes nothing, or one the game refuses (dice were set aside from the throw since).
+        """
+        with self._lock:
+            held = self._correctable()
+            try:
+                told = fix_die(held, index, fix, face)
+            except ValueError as exc:
+                raise IllegalActionError(str(exc)) from exc
+            self._take(told, DieCorrection(fix, index, face, _box(held, index), held))
+            return self.view()
+
+    def add_die(self, x: float, y: float, face: int) -> TableView:
+        """The players add a die the camera missed, at ``(x, y)`` in frame pixels, showing ``face``.
+
+        The die comes last in the throw (its number is one more than the last); the throw is scored
+        again as :meth:`correct` scores it.
+
+        Raises:
+            IllegalActionError: no settled throw to correct, a face outside 1-6, a point outside the
+                picture or on a die already there, or a correction the game refuses.
+        """
+        with self._lock:
+            held = self._correctable()
+            try:
+                told = add_die(held, x, y, face)
+            except ValueError as exc:
+                raise IllegalActionError(str(exc)) from exc
+            self._take(told, DieCorrection("add", None, face, _box(told, len(told) - 1), held))
+            return self.view()
+
+    @property
+    def settled_throw(self) -> Reading | None:
+        """The settled throw a correction applies to now, as corrected so far; None while there is none."""
+        with self._lock:
+            self._follow_log()
+            if self._throw is None or (self.reader is not None and self._state.reading is not self._source):
+                return None
+            return self._throw
+
+    def _correctable(self) -> Reading:
+        """The held throw, while its dice still lie as the camera settled on them.
+
+        Raises:
+            IllegalActionError: no settled throw (none yet, the dice moved since, or they lay in the tray
+                before the game was ready for them: those are no throw to correct).
+        """
+        held = self.settled_throw
+        if held is None:
+            raise IllegalActionError(
+                "no settled throw to correct: a die is corrected once a throw has come to rest (dice that lay in "
+                "the tray before the last action are no throw)"
+            )
+        return held
+
+    def _take(self, told: Reading, correction: DieCorrection, *, say: bool = True) -> None:
+        """Score the throw again as ``told``: through the game's log if it took the throw, else by offering it.
+
+        ``say``: lead the message with the correction ("die #3 is a 5: ..."); a die only told needs no word.
+        """
+        said = describe(correction.fix, correction.index, correction.face)
+        opened = self.game.open_throw
+        taken = self._thrown is not None and self._thrown in self._seqs_in_force()  # the game took this throw
+        if taken and opened is not None and self._recorded():
+            ready = not self._unreadable(told) and len(told.faces) == opened.dice
+            roll = told.faces if ready else None
+            number = None if correction.index is None else correction.index + 1
+            if roll is not None:
+                news = f"{said}: {opened.player} threw {_faces_text(roll)}"
+            else:
+                news = f"{said}: the throw is taken back; {self._unreadable(told) or self._miscount(told, opened.dice)}"
+            before = self._throw
+            assert before is not None
+            self._apply(Correct(number, correction.fix, correction.face, roll), news, turns=len(opened.before.turns))
+            self._fixes.append((self.game.events[-1].seq, before))
+            self._throw, self._rolling = told, roll is None  # taken back: the table waits for the throw again
+        elif taken:
+            raise IllegalActionError(
+                "the game has moved on from this throw (dice were set aside from it): undo back to it to correct it"
+            )
+        elif self.game.phase in _THROWING:
+            self._offer(told)
+            if say:
+                self._message = f"{said}: {self._message}"
+        else:
+            raise IllegalActionError(f"this throw is not the game's to correct now: {self.game.state.describe()}")
+        self._hand_on(correction)
+
+    @staticmethod
+    def _miscount(reading: Reading, dice: int) -> str:
+        """Why a corrected throw of the wrong number of dice is no throw, and what to do."""
+        seen, were = len(reading), "was" if dice == 1 else "were"
+        todo = "add the die the camera missed" if seen < dice else "mark what is not a die"
+        return f"{seen} dice but {dice} {were} thrown: {todo}, or throw again"
+
+    def _recorded(self) -> bool:
+        """Whether the held throw is the game's open throw: recorded from it, and only corrected since."""
+        events = self.game.events
+        for seq in reversed(self._seqs_in_force()):
+            if not isinstance(events[seq - 1].action, Correct):
+                return seq == self._thrown
+        return False
+
+    def _seqs_in_force(self) -> tuple[int, ...]:
+        """The events in force (their numbers), worked out again only when the log has grown."""
+        events = self.game.events
+        if self._force[0] != len(events):
+            self._force = (len(events), tuple(seqs_in_force(events)))
+        return self._force[1]
+
+    def _follow_log(self) -> None:
+        """Take back here the corrections an undo took back from the game: the throw shows as it was then."""
+        if not self._fixes:
+            return
+        live = set(self._seqs_in_force())
+        while self._fixes and self._fixes[-1][0] not in live:
+            self._throw = self._fixes.pop()[1]
+
+    def _hand_on(self, correction: DieCorrection) -> None:
+        """Give a correction the table took to :attr:`on_correct`; its failure must not undo the correction."""
+        if self.on_correct is None:
+            return
+        try:
+            self.on_correct(correction)
+        except Exception as exc:  # whatever a learner raises, the players' correction stands and is saved
+            self._message += f"; the correction was not handed on: {exc}"
 
     def roll_again(self) -> TableView:
         """Throw on: nothing changes in the game until the dice settle; this only says how many to throw.
@@ -405,7 +601,7 @@ class TableSession:
             IllegalActionError: not the time to throw, or the wrong number of dice.
         """
         with self._lock:
-            self._apply(Roll(tuple(faces)), f"{self.game.current_player} threw {' '.join(map(str, sorted(faces)))}")
+            self._apply(Roll(tuple(faces)), f"{self.game.current_player} threw {_faces_text(sorted(faces))}")
             return self.view()
 
     def undo(self) -> TableView:
@@ -424,12 +620,17 @@ class TableSession:
             self._message = text
             return self.view()
 
-    def _apply(self, action: Action, news: str) -> None:
-        turns = len(self.game.turns)
+    def _apply(self, action: Action, news: str, *, turns: int | None = None) -> None:
+        """Apply ``action`` to the game, say ``news`` and save the game.
+
+        ``turns``: the turns finished before the throw the action makes (a correction plays an earlier
+        throw again), so that a farkle it causes is announced.
+        """
+        turns = len(self.game.turns) if turns is None else turns
         self.game.apply(action)
         self._selected, self._rolling, self._moved = [], False, False
         ended = self.game.turns[turns:]
-        if isinstance(action, Roll | PassedRoll) and ended and ended[-1].end is TurnEnd.FARKLED:
+        if isinstance(action, Roll | PassedRoll | Correct) and ended and ended[-1].end is TurnEnd.FARKLED:
             news = f"FARKLE! {news}; {self.game.current_player or 'nobody'} is next"
         self._message = news
         if self.saver is not None:
@@ -442,6 +643,7 @@ class TableSession:
     def view(self) -> TableView:
         """The current view (what :meth:`on_frame` returns), without a new frame."""
         with self._lock:
+            self._follow_log()
             game, state = self.game, self.game.state
             roll = game.current_roll if game.phase is Phase.AWAITING_KEEP else None
             options = legal_set_asides(roll, self.rules) if roll else ()
@@ -456,6 +658,9 @@ class TableSession:
             settle = self._state
             held = (SettlePhase.SETTLED, SettlePhase.LATCHED, SettlePhase.WRONG_COUNT)
             shown = settle.reading if settle.phase in held else settle.latest
+            corrected = shown is not None and shown is self._source and self._throw is not shown
+            if corrected:
+                shown = self._throw  # the settled throw as the players corrected it
             return TableView(
                 frame_index=settle.frame_index,
                 settle=settle.phase,
@@ -481,6 +686,7 @@ class TableSession:
                 pass_advice=self._pass_advice(),
                 roll_off=game.legal_actions().roll_off if game.phase is Phase.ROLL_OFF else (),
                 win=self._win(roll),
+                corrected=corrected,
             )
 
     def _win(self, roll: tuple[int, ...] | None) -> dict[str, Any] | None:
@@ -539,3 +745,8 @@ class TableSession:
         except FarkleError:  # a state the solver does not model: no advice rather than no table
             return None, None, None
         return None, None, None
+
+
+def _box(reading: Reading, index: int) -> tuple[float, float, float, float]:
+    x1, y1, x2, y2 = (float(v) for v in reading.xyxy[index])
+    return (x1, y1, x2, y2)

@@ -1,8 +1,8 @@
 """What the live window does, without the window: keys to commands, views to pixels and text.
 
 Kept apart from Tk so it can be tested headless: :class:`LiveController` turns a
-key into a :class:`~farklecam.service.table.TableSession` command (an illegal one becomes the
-on-screen message, never an exception in the Tk loop), :func:`panel_lines` writes
+key (or a click on the picture) into a :class:`~farklecam.service.table.TableSession` command (an
+illegal one becomes the on-screen message, never an exception in the Tk loop), :func:`panel_lines` writes
 the side panel, :func:`farkle_news` says when a farkle just passed the turn,
 :func:`render_scene` draws the overlay and :func:`ppm_bytes` makes
 the bytes ``tk.PhotoImage(data=...)`` shows without PIL.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -19,6 +20,7 @@ import numpy.typing as npt
 
 from farklecam.errors import FarkleError
 from farklecam.scoring.gamestate import GameState, Phase, TurnEnd
+from farklecam.service.corrections import added_box, die_at
 from farklecam.service.overlay import STATUS_COLORS, annotate_reading
 from farklecam.service.overlay.labels import draw_label, tag_size
 from farklecam.service.table import TableSession, TableView
@@ -27,6 +29,7 @@ from farklecam.vision.reading import DieStatus, Reading
 __all__ = [
     "KEY_HELP",
     "PANEL_COLUMNS",
+    "Correcting",
     "LiveController",
     "farkle_news",
     "named_dice",
@@ -42,11 +45,35 @@ PANEL_COLUMNS = 60
 KEY_HELP = (
     "Enter: take advice  1-6: pick dice  k: keep  b: bank\n"
     "r: roll on  u: undo  q: quit\n"
-    "t: mark the tray's corners (click them)  T: forget them"
+    "t: mark the tray's corners (click them)  T: forget them\n"
+    "c: correct a die: its number (or click the die), then\n"
+    "   1-6 its face, l leaning, o off the tray, x no die;\n"
+    "   after c, a click where no die is adds a missed one"
 )
 
 _ENTER = frozenset({"Return", "KP_Enter", "Enter", "\r", "\n"})
 _QUIT = frozenset({"q", "Q", "Escape"})
+#: The keys that say what a picked die is, besides its face 1-6.
+_FIX_KEYS = {"l": "cocked", "L": "cocked", "o": "off-tray", "O": "off-tray", "x": "not-a-die", "X": "not-a-die"}
+_FACE_KEYS = frozenset("123456")
+
+
+@dataclass(frozen=True, slots=True)
+class Correcting:
+    """A correction under way: ``c`` was pressed (or a die clicked), and the die or its fix is awaited.
+
+    Attributes:
+        index: the die picked, counted from 0 (its tag says ``#index+1``); None while none is.
+        at: where a die the camera missed lies (frame pixels), once clicked; None otherwise.
+    """
+
+    index: int | None = None
+    at: tuple[float, float] | None = None
+
+    @property
+    def picked(self) -> bool:
+        """Whether a die (or a missed die's spot) is picked, so that the next key says what it is."""
+        return self.index is not None or self.at is not None
 
 
 class LiveController:
@@ -59,6 +86,7 @@ class LiveController:
     def __init__(self, session: TableSession) -> None:
         self.session = session
         self.marks: list[tuple[float, float]] | None = None  # tray corners clicked so far, while marking
+        self.correcting: Correcting | None = None  # a die being corrected, from c (or a click) to its fix
 
     def handle_key(self, key: str) -> bool:
         """Run the command bound to ``key`` (a Tk keysym or a character); False means quit.
@@ -66,16 +94,23 @@ class LiveController:
         Keys: Enter takes the advice (keep its dice, or bank / roll on), 1-6 pick dice of
         that face for the keep, k keeps the picked dice, b banks, r rolls on, u undoes,
         t marks the tray's corners (then clicks, see :meth:`mark`), T forgets them, q quits.
-        Escape cancels marking, else quits.
+        c corrects a die of the settled throw: its number (the overlay then numbers every
+        die) or a click on it picks it, then 1-6 say its face, l that it leans, o that it
+        lies off the tray, x that it is no die (:meth:`click` adds a die the camera missed).
+        Escape cancels marking or correcting, else quits.
         """
         session = self.session
         if self.marks is not None and key == "Escape":
             self.marks = None
             session.notify("tray marking cancelled")
             return True
+        if self.correcting is not None:
+            return self._correcting_key(key)
         if key in _QUIT:
             return False
-        if key == "t":
+        if key in {"c", "C"}:
+            self.start_correcting()
+        elif key == "t":
             self.start_marking()
         elif key == "T":
             self._use_tray(None, "tray corners forgotten: the tray is found in each frame")
@@ -96,6 +131,94 @@ class LiveController:
             session.notify(str(exc))
         return True
 
+    # ------------------------------------------------------------------ correcting a die
+    def start_correcting(self) -> None:
+        """Wait for the number of the die to correct (or a click on it, or where a die was missed)."""
+        throw = self.session.settled_throw
+        if throw is None:
+            self.session.notify("no settled throw to correct: press c once the dice rest")
+            return
+        self.correcting = Correcting()
+        ask = f"correct which die? press its number (1-{len(throw)}) or click it; or " if len(throw) else ""
+        self.session.notify(f"{ask}click where the camera missed a die (Esc cancels)")
+
+    def click(self, x: float, y: float) -> None:
+        """A click on the picture, in frame pixels: a tray corner while marking, else a die to correct.
+
+        A click on a die picks it for correcting (then a key says what it is); after ``c``, a click
+        where no die lies marks a die the camera missed (then 1-6 say its face).
+        """
+        if self.marks is not None:
+            self.mark(x, y)
+            return
+        throw = self.session.settled_throw
+        hit = None if throw is None else die_at(throw, x, y)
+        if hit is not None:
+            self._pick(hit)
+        elif self.correcting is not None and throw is not None:
+            self.correcting = Correcting(at=(x, y))
+            self.session.notify("a die the camera missed, here: press its face 1-6 (Esc cancels)")
+
+    def _pick(self, index: int) -> None:
+        """Die ``index`` (from 0) is the one to correct: ask what it is."""
+        throw = self.session.settled_throw
+        if throw is None:
+            self.correcting = None
+            self.session.notify("the dice moved: correction cancelled")
+            return
+        if not 0 <= index < len(throw):
+            which = f"press 1-{len(throw)}" if len(throw) else "click where the camera missed one"
+            self.session.notify(f"no die #{index + 1}: {which} (Esc cancels)")
+            return
+        self.correcting = Correcting(index=index)
+        die = throw.dice()[index]
+        read = "leaning" if die.status is DieStatus.COCKED else str(die.face or "?")
+        what = "press its face 1-6, l leaning, o off the tray, x not a die (Esc cancels)"
+        self.session.notify(f"die #{index + 1} (read {read}): {what}")
+
+    def _correcting_key(self, key: str) -> bool:
+        """A key while correcting: Escape cancels, a number picks a die, then a key says what it is."""
+        correcting, session = self.correcting, self.session
+        assert correcting is not None
+        if key == "Escape":
+            self.correcting = None
+            session.notify("correction cancelled")
+            return True
+        if not correcting.picked:
+            if key.isdigit() and key != "0" and len(key) == 1:
+                self._pick(int(key) - 1)
+            elif key in _QUIT:  # q still quits, whatever is under way
+                return False
+            return True
+        if key not in _FACE_KEYS and key not in _FIX_KEYS:
+            return key not in _QUIT  # anything else leaves the die picked; q still quits
+        self.correcting = None
+        try:
+            if correcting.at is not None:
+                if key not in _FACE_KEYS:
+                    session.notify("a missed die is added with its face: c, click it, then 1-6")
+                    return True
+                session.add_die(correcting.at[0], correcting.at[1], int(key))
+            elif correcting.index is not None:
+                fix, face = ("face", int(key)) if key in _FACE_KEYS else (_FIX_KEYS[key], None)
+                session.correct(correcting.index, fix, face)
+        except FarkleError as exc:
+            session.notify(str(exc))
+        return True
+
+    def picked_box(self) -> tuple[float, float, float, float] | None:
+        """Where the die being corrected lies (frame pixels), to outline it; None while none is picked."""
+        correcting, throw = self.correcting, self.session.settled_throw
+        if correcting is None or throw is None:
+            return None
+        if correcting.at is not None:
+            return added_box(throw, *correcting.at)
+        if correcting.index is not None and correcting.index < len(throw):
+            x1, y1, x2, y2 = (float(v) for v in throw.xyxy[correcting.index])
+            return (x1, y1, x2, y2)
+        return None
+
+    # ------------------------------------------------------------------ tray
     def start_marking(self) -> None:
         """Wait for four clicks on the tray floor's corners (:meth:`mark`)."""
         if getattr(self.session.reader, "with_tray", None) is None:
@@ -251,20 +374,28 @@ def render_scene(
     max_width: int = 960,
     marks: Sequence[tuple[float, float]] = (),
     news: str = "",
+    *,
+    numbered: bool = False,
+    picked: tuple[float, float, float, float] | None = None,
 ) -> npt.NDArray[np.uint8]:
     """The frame with the overlay: dice by status, faces, the keep highlighted, RETHROW, a status line.
 
     ``marks`` are tray corners clicked so far (frame pixels), drawn as dots while marking;
     ``news`` (a farkle, :func:`farkle_news`) is a banner across the foot of the picture.
+    ``numbered`` tags every die with its number (while a die to correct is picked by it), and
+    ``picked`` (frame pixels) outlines the die being corrected.
     """
     reading = view.reading if view.reading is not None else Reading.empty((image.shape[1], image.shape[0]))
-    status = view.settle.value.upper()
+    status = "SETTLED, CORRECTED" if view.corrected else view.settle.value.upper()
     if view.settle.value == "settling":
         status += f" {view.progress:.0%}"
     text = [status] + ([view.message] if view.message else [])
-    scene = annotate_reading(image, reading, keep_faces=view.keep_faces, text_lines=text)
+    scene = annotate_reading(image, reading, keep_faces=view.keep_faces, text_lines=text, number_all=numbered)
     for x, y in marks:
         cv2.circle(scene, (round(x), round(y)), 6, (15, 196, 241), -1, cv2.LINE_AA)
+    if picked is not None:
+        x1, y1, x2, y2 = (round(v) for v in picked)
+        cv2.rectangle(scene, (x1 - 4, y1 - 4), (x2 + 4, y2 + 4), (255, 255, 255), 2, cv2.LINE_AA)
     if news:
         banner = news.encode("ascii", "replace").decode()  # Hershey fonts draw ASCII only
         width, _ = tag_size(banner, 1.0)

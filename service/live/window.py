@@ -162,7 +162,8 @@ class LiveWindow:
                 view = session.on_frame(frame)
                 marks = tuple(self.controller.marks or ())
                 news = self.controller.news(detail=False)
-                scene = render_scene(frame.image, view, max_width=self._max_width, marks=marks, news=news)
+                numbered, picked = self.controller.correcting is not None, self.controller.picked_box()
+                scene = render_scene(frame.image, view, self._max_width, marks, news, numbered=numbered, picked=picked)
                 picture = ppm_bytes(scene)
                 with self._lock:
                     self._latest = (picture, view)
@@ -201,10 +202,10 @@ class LiveWindow:
         self._show_panel(panel_lines(self.controller.session.view(), self.controller.news()))
 
     def _on_click(self, event: object) -> None:
-        """A click on the picture: a tray corner while marking (``t``), in frame pixels."""
+        """A click on the picture, in frame pixels: a tray corner while marking (``t``), else a die to correct."""
         with self._lock:
             scale = self._scale
-        self.controller.mark(float(getattr(event, "x", 0)) * scale, float(getattr(event, "y", 0)) * scale)
+        self.controller.click(float(getattr(event, "x", 0)) * scale, float(getattr(event, "y", 0)) * scale)
         self.refresh()
 
     def _on_key(self, event: object) -> None:

@@ -40,7 +40,12 @@ __all__ = [
 
 
 def annotate_reading(
-    frame: Scene, reading: Reading, keep_faces: Iterable[int] = (), text_lines: Iterable[str] = ()
+    frame: Scene,
+    reading: Reading,
+    keep_faces: Iterable[int] = (),
+    text_lines: Iterable[str] = (),
+    *,
+    number_all: bool = False,
 ) -> Scene:
     """A copy of ``frame`` with everything drawn: tray, boxes, keep, the dice's tags, text panel, rethrow banner.
 
@@ -52,6 +57,7 @@ def annotate_reading(
         reading: the reading of that frame.
         keep_faces: faces of the advised keep, highlighted on the dice (e.g. ``[1, 5, 5]``).
         text_lines: lines for the panel in the top-left corner (options, advice, scores).
+        number_all: number every die, not only those the text names (to pick a die by its number).
 
     Returns:
         The annotated copy.
@@ -62,7 +68,7 @@ def annotate_reading(
         TrayAnnotator(),
         BoxAnnotator(),
         KeepAnnotator(keep),
-        FaceLabelAnnotator(keep_faces=keep),
+        FaceLabelAnnotator(keep_faces=keep, number_all=number_all),
         TextPanelAnnotator(text_lines),
         RethrowAnnotator(),
     ]

@@ -164,6 +164,7 @@ class FaceLabelAnnotator(Annotator):
         show_confidence: append the face confidence ("5 0.97").
         keep_faces: faces of the advised keep: those dice's tags say KEEP (the keep's colour).
         number_flagged: number every die that is not read as scoring ("#2 LEAN"), as the text names it.
+        number_all: number every die ("#3 5"), while the players pick one by its number to correct it.
     """
 
     def __init__(
@@ -172,11 +173,13 @@ class FaceLabelAnnotator(Annotator):
         show_confidence: bool = False,
         keep_faces: Iterable[int] = (),
         number_flagged: bool = True,
+        number_all: bool = False,
     ) -> None:
         self.scale = scale
         self.show_confidence = show_confidence
         self.keep_faces = tuple(int(f) for f in keep_faces)
         self.number_flagged = number_flagged
+        self.number_all = number_all
 
     def annotate(self, scene: Scene, reading: Reading) -> Scene:
         """Draw each die's tag where it covers no other die and no other tag."""
@@ -187,7 +190,7 @@ class FaceLabelAnnotator(Annotator):
             label_text(
                 die,
                 self.show_confidence,
-                number=i + 1 if self.number_flagged and die.status is not DieStatus.OK else None,
+                number=i + 1 if self.number_all or (self.number_flagged and die.status is not DieStatus.OK) else None,
                 keep=i in kept,
             )
             for i, die in enumerate(dice)

@@ -9,7 +9,13 @@ flight and never floods a slow server). A server with a table code wants it as
 * page -> server, text: ``{"type": "ping"}`` (answered ``{"type": "pong"}``),
   ``{"type": "roll_again"}`` (the players throw on: the table says how many dice),
   ``{"type": "face", "index", "face"}`` (the player tells an unclear die of the settled throw:
-  ``settle.uncertain`` lists them; answered like ``roll_again``), or
+  ``settle.uncertain`` lists them; answered like ``roll_again``),
+  ``{"type": "correct", "index", "fix", "face"}`` (the players correct die ``index``, counted from 0 in the
+  frames' ``reading``, of the settled throw: ``fix`` is ``"face"`` with the ``face`` it shows, ``"cocked"``,
+  ``"off-tray"`` or ``"not-a-die"``) or ``{"type": "correct", "fix": "add", "face", "at": [x, y]}`` (a die
+  the camera missed, at ``at`` in frame pixels), answered ``{"type": "message", "message", "events"}``
+  (:meth:`~farklecam.service.table.TableSession.correct`; a throw the game took is corrected through its log);
+  a refused ``face`` or ``correct`` is ``{"type": "error", "detail", "command"}``, or
   ``{"type": "tray", "corners": [[x, y] x 4] | null}``: the tray floor's corners in
   the pixels of the frames sent (the page's calibration), or null to find the tray
   in each frame again; answered ``{"type": "tray", "corners", "message"}``. With
@@ -20,7 +26,8 @@ flight and never floods a slow server). A server with a table code wants it as
   whether this table's camera looks straight down (a server started with
   ``--straight-down`` starts every table on); answered ``{"type": "straight_down", "on", "message"}``.
 * server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "straight_down", "reading",
-  "settle", "throw", "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events"}``, or
+  "settle", "throw", "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events",
+  "corrected"}`` (``corrected``: ``reading`` is the settled throw as the players corrected it), or
   ``{"type": "error", "detail"}`` for a frame or message it could not use; the
   connection stays open after an error (except for an unknown game).
 
@@ -37,7 +44,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 import numpy as np
@@ -50,6 +57,7 @@ from farklecam.scoring.rules import Rules
 from farklecam.service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
 from farklecam.service.errors import GameNotFoundError, UnsupportedMediaError, printable
 from farklecam.service.storage import Games
+from farklecam.service.table import TableSession, TableView
 from farklecam.service.usecases.games import state_public
 from farklecam.service.usecases.inputs import tray_corners
 from farklecam.service.usecases.report import build_report
@@ -80,14 +88,18 @@ _LABELS = {
 }
 
 
-def _settle(state: SettleState) -> dict[str, Any]:
+def _settle(state: SettleState, corrected: Reading | None = None) -> dict[str, Any]:
     """The settle part of a frame's answer: phase, label, dice seen and expected, dice to confirm.
 
     ``uncertain`` lists the settled throw's dice a player should confirm (index, box,
-    likeliest face, the faces read), for the page's one-click fix.
+    likeliest face, the faces read), for the page's one-click fix. ``corrected`` is the
+    settled throw as the players corrected it: its dice are the ones to confirm then, and the
+    camera's count no longer speaks for it.
     """
     phase, label = state.phase, _LABELS[state.phase]
-    if phase is SettlePhase.SETTLING:
+    if corrected is not None and phase in _SETTLED:
+        label = "Settled, corrected by the players"
+    elif phase is SettlePhase.SETTLING:
         label += f" {state.progress:.0%}"
     elif phase is SettlePhase.WRONG_COUNT:
         wanted = " or ".join(map(str, state.dice_expected))
@@ -97,9 +109,9 @@ def _settle(state: SettleState) -> dict[str, Any]:
         "state": phase.value,
         "progress": round(state.progress, 3),
         "label": label,
-        "dice_seen": state.dice_seen,
+        "dice_seen": state.dice_seen if corrected is None else len(corrected),
         "dice_expected": list(state.dice_expected),
-        "uncertain": _uncertain(state.reading) if phase in _SETTLED else [],
+        "uncertain": _uncertain(corrected or state.reading) if phase in _SETTLED else [],
     }
 
 
@@ -123,9 +135,25 @@ def _uncertain(reading: Reading | None) -> list[dict[str, Any]]:
     ]
 
 
-def _small_int(value: object) -> bool:
+def _small_int(value: object) -> TypeGuard[int]:
     """A JSON integer of sensible size (a die's index or a face; the callee checks the range)."""
     return isinstance(value, int) and not isinstance(value, bool) and -1000 <= value <= 1000
+
+
+def _point(value: object) -> tuple[float, float] | None:
+    """``[x, y]``: two finite JSON numbers of sensible size (a point in frame pixels), else None."""
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, int | float) or not abs(v) <= 1e6 for v in value):
+        return None  # "not <=" also refuses NaN
+    return float(value[0]), float(value[1])
+
+
+#: How each correction is written on the socket, for the error that names them.
+_CORRECT_FORMS = (
+    'correct a die as {"type": "correct", "index": 2, "fix": "face", "face": 5} (fix "face", "cocked", "off-tray" '
+    'or "not-a-die"), or add a missed one as {"type": "correct", "fix": "add", "face": 4, "at": [x, y]}'
+)
 
 
 class TableStream:
@@ -224,10 +252,10 @@ class TableStream:
                     "options": [o.to_dict() for o in view.options],
                 }
                 result["advice"] = None if view.advice is None else view.advice.to_dict()
-            settled = view.settle in (SettlePhase.SETTLED, SettlePhase.LATCHED)
+            settled = view.settle in (SettlePhase.SETTLED, SettlePhase.LATCHED) or view.corrected
             return {
                 **result,
-                "settle": _settle(session.settle_state),
+                "settle": _settle(session.settle_state, shown if view.corrected else None),
                 "throw": shown.to_dict() if settled and shown is not None else None,
                 "next_action": view.next_action,
                 "expected": view.expected,
@@ -237,6 +265,7 @@ class TableStream:
                 "events": view.events,
                 "pass_advice": None if view.pass_advice is None else view.pass_advice.to_dict(),
                 "win": view.win,
+                "corrected": view.corrected,
             }
 
     def command(self, text: str) -> dict[str, Any]:
@@ -263,14 +292,41 @@ class TableStream:
             index, face = message.get("index"), message.get("face")
             if not (_small_int(index) and _small_int(face)):
                 return {"type": "error", "detail": 'tell a die as {"type": "face", "index": 0, "face": 5}'}
-            with self.games.lock(self.game_id):
-                view = self.tables.session(self.game_id, self.reader).confirm_face(index, face)
-            return {"type": "message", "message": view.message}
+            return self._tell(kind, lambda session: session.confirm_face(index, face))
+        if kind == "correct":
+            return self.correct(message)
         return {
             "type": "error",
-            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again, face, tray or "
-            "straight_down",
+            "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again, face, correct, "
+            "tray or straight_down",
         }
+
+    def correct(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The players correct a die of the settled throw, or add one the camera missed (see the module docstring)."""
+        if self.game_id is None:
+            return {"type": "error", "detail": "a die is corrected in a game: start or open one", "command": "correct"}
+        fix, face = message.get("fix"), message.get("face")
+        if fix == "add":
+            at = _point(message.get("at"))
+            if at is None or not _small_int(face):
+                return {"type": "error", "detail": _CORRECT_FORMS, "command": "correct"}
+            return self._tell("correct", lambda session: session.add_die(at[0], at[1], face))
+        index = message.get("index")
+        if fix not in ("face", "cocked", "off-tray", "not-a-die") or not _small_int(index):
+            return {"type": "error", "detail": _CORRECT_FORMS, "command": "correct"}
+        if not (face is None or _small_int(face)):
+            return {"type": "error", "detail": _CORRECT_FORMS, "command": "correct"}
+        return self._tell("correct", lambda session: session.correct(index, fix, face))
+
+    def _tell(self, command: str, act: Callable[[TableSession], TableView]) -> dict[str, Any]:
+        """Run a player's word on the settled throw under the game's lock; a refusal names the command."""
+        assert self.game_id is not None
+        try:
+            with self.games.lock(self.game_id):
+                view = act(self.tables.session(self.game_id, self.reader))
+        except FarkleError as exc:
+            return {"type": "error", "detail": str(exc), "error": type(exc).__name__, "command": command}
+        return {"type": "message", "message": view.message, "events": view.events}
 
     def set_tray(self, corners: object) -> dict[str, Any]:
         """Calibrate this table's tray (four corners in frame pixels), or forget it with None.

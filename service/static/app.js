@@ -25,7 +25,7 @@ const state = {
   afterKeep: null, frameChoice: null, passAdvice: null, rules: null,
   cameraOk: false, retry: 0, code: localStorage.getItem(CODE_KEY), codeAsk: null,
   tray: loadTray(), marks: null, markEdges: false, socketSerial: 0, traySent: null, announceTray: false,
-  straightDown: loadStraightDown(), downSent: null,
+  straightDown: loadStraightDown(), downSent: null, settle: null, fixing: null,
 };
 const grab = document.createElement("canvas");
 
@@ -228,7 +228,13 @@ function sendFrame(now) {
 }
 
 function onAnswer(msg) {
-  if (msg.type === "message") { gameMessage(msg.message); return; }
+  if (msg.type === "message") {
+    gameMessage(msg.message);
+    // A correction the game took moved it on: show the throw as corrected now, not at the next frame.
+    if (state.game && msg.events !== undefined && msg.events !== state.game.events) { refreshGame(); }
+    return;
+  }
+  if (msg.type === "error" && msg.command) { gameMessage(msg.detail, true); return; }  // a word on a die, refused
   if (msg.type === "tray") {
     showTrayState(msg.corners);
     if (state.announceTray) { $("tray-hint").textContent = msg.message; state.announceTray = false; }
@@ -243,6 +249,10 @@ function onAnswer(msg) {
   if (msg.type !== "frame") { return; }
   pill("stream-status", "reading", "ok"); pill("server-status", "server ok", "ok");
   state.reading = msg.reading; state.imageSize = msg.image_size; state.frameAdvice = msg.advice;
+  state.settle = msg.settle;
+  const picked = state.fixing && state.fixing.index;
+  const gone = picked !== undefined && picked !== null && !(state.reading && state.reading.dice[picked]);
+  if (state.fixing && (!diceRest() || gone)) { closeFix(); }  // the dice moved: the die picked is gone
   if (msg.throw) { state.throwFaces = msg.throw.faces; } else if (msg.reading) { state.throwFaces = msg.reading.faces; }
   $("frame-ms").textContent = `${msg.ms} ms`;
   showTrayState(msg.tray, msg.vertical);
@@ -501,6 +511,7 @@ function drawOverlay() {
     die: i + 1, text: texts[i], status: die.status, tag: tags[i].map(Math.round), box: obstacles[i].map(Math.round),
   })));
   canvas.dataset.highlight = drawn.sort().join(",");
+  drawPicked(ctx, (x, y) => [x * s + ox, y * s + oy]);
   if (state.reading.rethrow > 0) {
     ctx.font = "bold 40px sans-serif"; ctx.fillStyle = "#e74c3c"; ctx.textBaseline = "top";
     ctx.fillText(`RETHROW ${state.reading.rethrow}`, 12, 12);
@@ -589,6 +600,156 @@ function drawTray(ctx, at) {
   ctx.stroke();
   for (const [x, y] of state.marks ? points : []) { ctx.beginPath(); ctx.arc(x, y, 5, 0, 2 * Math.PI); ctx.fill(); }
   ctx.restore();
+}
+
+// ------------------------------------------------------------------ correcting a die
+// The reader is good, not perfect. In a game, a click on a die of the settled throw asks what it really is: a
+// face, leaning, off the tray, or no die at all; a click where no die lies adds one the camera missed. The
+// server corrects the throw (through the game's log when the game took it) and the throw is scored again.
+const FIX_WORDS = { cocked: "leaning", "off-tray": "off the tray", "not-a-die": "not a die" };
+const FIX_STATUS = { cocked: "cocked", "off-tray": "off_tray" };  // the fix that marks a die as it reads now
+
+function diceRest() {
+  return !!(state.settle && ["settled", "latched", "wrong_count"].includes(state.settle.phase) && state.reading);
+}
+
+// A click's place in frame pixels, from a mouse event on the overlay.
+function framePoint(event) {
+  const rect = $("overlay").getBoundingClientRect();
+  const { s, ox, oy } = placement(rect.width, rect.height);
+  return [(event.clientX - rect.left - ox) / s, (event.clientY - rect.top - oy) / s];
+}
+
+// The die under a point (frame pixels): inside its box, give or take a few screen pixels, the nearest centre.
+function dieAt(dice, x, y, slack) {
+  let best = -1, bestDistance = Infinity;
+  dice.forEach((die, i) => {
+    const [x1, y1, x2, y2] = die.box;
+    if (x < x1 - slack || x > x2 + slack || y < y1 - slack || y > y2 + slack) { return; }
+    const distance = Math.hypot((x1 + x2) / 2 - x, (y1 + y2) / 2 - y);
+    if (distance < bestDistance) { best = i; bestDistance = distance; }
+  });
+  return best;
+}
+
+function pickDie(event) {
+  if (!state.gameId) { return; }
+  if (!diceRest()) { gameMessage("A die is corrected once the dice rest.", true); return; }
+  const [x, y] = framePoint(event);
+  const [iw, ih] = frameSize();
+  if (x < 0 || y < 0 || x > iw || y > ih) { closeFix(); return; }
+  const { s } = placement($("overlay").clientWidth, $("overlay").clientHeight);
+  const index = dieAt(state.reading.dice, x, y, 4 / s);
+  openFix(index >= 0 ? { index } : { at: [+x.toFixed(1), +y.toFixed(1)] });
+}
+
+// The menu beside the die picked: what it shows, or what is wrong with it; a spot where no die was seen
+// offers the faces of a die the camera missed. What the die reads now is offered but disabled.
+function openFix(target) {
+  const box = $("fix-die");
+  state.fixing = target;
+  box.replaceChildren();
+  const die = target.index !== undefined ? state.reading.dice[target.index] : null;
+  const title = document.createElement("div");
+  title.className = "fix-title";
+  const now = die && (die.status === "ok" ? `read ${die.face}` : dieTag(die, target.index).replace(/^#\d+ /, ""));
+  title.textContent = die ? `Die #${target.index + 1} (${now}) is:` : "A die the camera missed, here. It shows:";
+  box.append(title);
+  const button = (text, fix, face, label) => {
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "small"; b.textContent = text; b.dataset.fix = fix;
+    if (face) { b.dataset.face = face; }
+    if (label) { b.setAttribute("aria-label", label); }
+    b.onclick = (event) => { event.stopPropagation(); sendFix(fix, face); };
+    return b;
+  };
+  const faces = document.createElement("div");
+  for (let face = 1; face <= 6; face += 1) {
+    const b = button(String(face), die ? "face" : "add", face, die ? `it shows ${face}` : `a missed ${face}`);
+    b.disabled = !!die && die.status === "ok" && die.face === face;
+    faces.append(b);
+  }
+  box.append(faces);
+  const more = document.createElement("div");
+  if (die) {
+    for (const fix of ["cocked", "off-tray", "not-a-die"]) {
+      const b = button(FIX_WORDS[fix], fix);
+      b.disabled = die.status === FIX_STATUS[fix];
+      more.append(b);
+    }
+  }
+  const cancel = button("cancel", "cancel");
+  cancel.onclick = (event) => { event.stopPropagation(); closeFix(); };
+  more.append(cancel);
+  box.append(more);
+  box.hidden = false;
+  placeFix();
+  drawOverlay();
+}
+
+// The menu below the die (above it where there is no room), inside the picture.
+function placeFix() {
+  const box = $("fix-die"), canvas = $("overlay");
+  if (!state.fixing || box.hidden) { return; }
+  const { s, ox, oy } = placement(canvas.clientWidth, canvas.clientHeight);
+  const [x1, y1, x2, y2] = pickedBox().map((v, i) => (i % 2 ? v * s + oy : v * s + ox));
+  const w = box.offsetWidth, h = box.offsetHeight, W = canvas.clientWidth, H = canvas.clientHeight;
+  const top = y2 + 8 + h <= H ? y2 + 8 : Math.max(0, y1 - 8 - h);
+  box.style.left = `${Math.min(Math.max(0, (x1 + x2 - w) / 2), Math.max(0, W - w))}px`;
+  box.style.top = `${Math.min(top, Math.max(0, H - h))}px`;
+}
+
+// The box of the die picked, in frame pixels (for a missed die, one as large as the dice in view).
+function pickedBox() {
+  const target = state.fixing, dice = (state.reading && state.reading.dice) || [];
+  if (target.index !== undefined && dice[target.index]) { return dice[target.index].box; }
+  const sides = dice.map((d) => d.box[2] - d.box[0]).sort((a, b) => a - b);
+  const half = (sides.length ? sides[Math.floor(sides.length / 2)] : 40) / 2;
+  const [x, y] = target.at || [0, 0];
+  return [x - half, y - half, x + half, y + half];
+}
+
+// A white dashed outline round the die being corrected; `at` maps frame pixels to canvas pixels.
+function drawPicked(ctx, at) {
+  if (!state.fixing) { return; }
+  const [x1, y1, x2, y2] = pickedBox();
+  const [a, b] = at(x1, y1), [c, d] = at(x2, y2);
+  ctx.save();
+  ctx.strokeStyle = "#fff"; ctx.lineWidth = 2; ctx.setLineDash([6, 4]);
+  ctx.strokeRect(a - 5, b - 5, c - a + 10, d - b + 10);
+  ctx.restore();
+}
+
+function closeFix() {
+  if (!state.fixing) { return; }
+  state.fixing = null; $("fix-die").hidden = true; drawOverlay();
+}
+
+function sendFix(fix, face) {
+  const target = state.fixing;
+  closeFix();
+  if (!target || !state.socket || state.socket.readyState !== WebSocket.OPEN) {
+    gameMessage("Not connected to the table: the correction was not sent.", true);
+    return;
+  }
+  const message = target.index !== undefined
+    ? { type: "correct", index: target.index, fix, ...(face ? { face } : {}) }
+    : { type: "correct", fix: "add", face, at: target.at };
+  state.socket.send(JSON.stringify(message));
+}
+
+// The game's log, oldest first, while its box is open: every action, corrections and undos included.
+async function showLog() {
+  const box = $("log-box");
+  if (!box.open || !state.gameId) { return; }
+  const id = state.gameId, events = state.game.events;
+  try {
+    const log = await api("GET", `/api/games/${encodeURIComponent(id)}/events`);
+    if (state.gameId !== id || state.game.events !== events) { return; }  // moved on meanwhile: the next call shows it
+    $("log").replaceChildren(...log.data.map((e) => {
+      const li = document.createElement("li"); li.value = e.seq; li.textContent = e.text; return li;
+    }));
+  } catch (err) { $("log").replaceChildren(); }
 }
 
 // ------------------------------------------------------------------ tray corners
@@ -912,6 +1073,8 @@ function setGame(game) {
   }
   showTurnAdvice();
   drawOverlay();
+  showLog();
+  $("fix-hint").hidden = false; $("stage").classList.add("in-game");
   if (kinds.has("keep") && !state.gameAdvice) {
     const events = game.events;
     api("GET", `/api/games/${game.id}/advice`).then((a) => {
@@ -952,11 +1115,13 @@ function showPassed(st) {
 }
 
 function leaveGame() {
+  closeFix();
   state.game = null; state.gameId = null; state.gameAdvice = null; state.afterKeep = null; state.frameChoice = null;
   localStorage.removeItem("farklecam.game");
   history.replaceState(null, "", location.pathname);
   showTurnNews(null);
-  $("new-game").hidden = false; $("play").hidden = true;
+  $("new-game").hidden = false; $("play").hidden = true; $("fix-hint").hidden = true;
+  $("stage").classList.remove("in-game");
   setAdvice("No advice yet");
   connect(); loadRules();
 }
@@ -1010,6 +1175,7 @@ function rollAgain() {
 function bindKeys() {
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && state.marks) { stopMarking("Marking cancelled."); return; }
+    if (e.key === "Escape" && state.fixing) { closeFix(); return; }
     if (["INPUT", "SELECT", "BUTTON", "TEXTAREA"].includes(e.target.tagName) || !state.gameId) { return; }
     const keys = {
       a: "accept", enter: "accept", r: "roll-again", t: "record-roll", p: "take-passed", b: "bank", f: "farkle", u: "undo",
@@ -1044,14 +1210,15 @@ async function init() {
   $("mark-edges").onclick = () => startMarking(true);
   $("clear-tray").onclick = () => setTray(null, "Tray corners forgotten: the tray is found in each frame.");
   $("straight-down").onchange = (e) => setStraightDown(e.target.checked);
-  $("overlay").addEventListener("click", markCorner);
+  $("overlay").addEventListener("click", (event) => (state.marks ? markCorner(event) : pickDie(event)));
+  $("log-box").addEventListener("toggle", showLog);
   $("manual").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("manual-action").value.trim();
     // A refused action keeps its text, to be corrected rather than typed again.
     if (text) { act({ text }).then((ok) => { if (ok) { $("manual-action").value = ""; } }); }
   });
-  window.addEventListener("resize", drawOverlay);
+  window.addEventListener("resize", () => { drawOverlay(); placeFix(); });
   bindKeys();
   showTrayState(undefined);
   startCamera();

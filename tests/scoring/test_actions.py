@@ -14,6 +14,7 @@ from farklecam.scoring.actions import (
     ACTION_TYPES,
     Action,
     Bank,
+    Correct,
     Farkle,
     InvalidActionError,
     Keep,
@@ -28,7 +29,15 @@ from farklecam.scoring.events import Event, effective_actions
 
 faces = st.lists(st.integers(1, 6), min_size=1, max_size=6).map(tuple)
 names = st.text(min_size=1, max_size=12).filter(lambda s: s.strip() != "")
+dice_numbers = st.integers(1, 99)
+corrections: st.SearchStrategy[Correct] = st.one_of(
+    st.builds(Correct, dice_numbers, st.just("face"), st.integers(1, 6), st.none() | faces),
+    st.builds(Correct, dice_numbers, st.sampled_from(["cocked", "off-tray"])),
+    st.builds(Correct, dice_numbers, st.just("not-a-die"), st.none(), st.none() | faces),
+    st.builds(Correct, st.none(), st.just("add"), st.integers(1, 6), st.none() | faces),
+)
 actions: st.SearchStrategy[Action] = st.one_of(
+    corrections,
     st.builds(RollOff, names, st.integers(1, 6)),
     st.builds(Roll, faces),
     st.builds(PassedRoll, faces),
@@ -65,6 +74,12 @@ def test_dice_are_sorted_so_reads_of_one_throw_are_equal() -> None:
         ('rolloff "Ann Lee" 6', RollOff("Ann Lee", 6)),
         ("rolloff Ann Lee 6", RollOff("Ann Lee", 6)),
         ('rolloff "say \\"hi\\"" 2', RollOff('say "hi"', 2)),
+        ("correct 3 face 5 roll 5,5,4,3,2,1", Correct(3, "face", 5, (1, 2, 3, 4, 5, 5))),
+        ("Correct #3 FACE 5", Correct(3, "face", 5)),
+        ("correct 2 cocked", Correct(2, "cocked")),
+        ("correct 4 off-tray", Correct(4, "off-tray")),
+        ("correct 7 not-a-die roll 1 2 3 4 5 6", Correct(7, "not-a-die", None, (1, 2, 3, 4, 5, 6))),
+        ("correct add 4 roll 1,1,2,3,4,5", Correct(None, "add", 4, (1, 1, 2, 3, 4, 5))),
     ],
 )
 def test_parse_forms(text: str, expected: Action) -> None:
@@ -85,6 +100,14 @@ def test_parse_forms(text: str, expected: Action) -> None:
         ("rolloff Ann 9", pytest.raises(InvalidActionError, match="rolloff expects")),
         ('rolloff "Ann 3', pytest.raises(InvalidActionError, match="quoted")),
         ("", pytest.raises(InvalidActionError)),
+        ("correct", pytest.raises(InvalidActionError, match="correct N face F")),
+        ("correct 3 face 7", pytest.raises(InvalidActionError, match="correct N face F")),
+        ("correct add", pytest.raises(InvalidActionError, match="correct add F")),
+        ("correct 3 upside-down", pytest.raises(InvalidActionError, match="correct N cocked")),
+        ("correct 0 cocked", pytest.raises(InvalidActionError, match="die's number")),
+        ("correct 2 cocked roll 1,2,3", pytest.raises(InvalidActionError, match="takes no roll")),
+        ("correct 2 face 5 roll 1,1,1,1,1,1,1", pytest.raises(InvalidDiceError, match="at most 6")),
+        ("correct 2 face \u00b9", pytest.raises(InvalidActionError, match="correct N face F")),
     ],
 )
 def test_parse_errors_are_syntax_errors_not_illegal_moves(text: str, raises: AbstractContextManager[Any]) -> None:
@@ -104,6 +127,14 @@ def test_parse_errors_are_syntax_errors_not_illegal_moves(text: str, raises: Abs
         ({"type": "roll", "faces": [True]}, pytest.raises(InvalidDiceError)),
         ({"type": "roll", "faces": []}, pytest.raises(InvalidDiceError)),
         ({"type": "rolloff", "player": "", "face": 4}, pytest.raises(InvalidActionError)),
+        ({"type": "correct", "die": 2, "fix": "cocked"}, does_not_raise(Correct(2, "cocked"))),
+        ({"type": "correct", "fix": "add", "face": 3, "roll": [3, 1]}, does_not_raise(Correct(None, "add", 3, (1, 3)))),
+        ({"type": "correct", "die": 2, "fix": "face"}, pytest.raises(InvalidActionError, match="needs the face")),
+        ({"type": "correct", "die": 2, "fix": "add", "face": 3}, pytest.raises(InvalidActionError, match="no die")),
+        ({"type": "correct", "die": True, "fix": "cocked"}, pytest.raises(InvalidActionError, match="die's number")),
+        ({"type": "correct", "die": 2, "fix": "flip"}, pytest.raises(InvalidActionError, match="fix must be one of")),
+        ({"type": "correct", "die": 2, "fix": "face", "face": 5, "roll": "55"}, pytest.raises(InvalidActionError)),
+        ({"type": "correct", "die": 2}, pytest.raises(InvalidActionError)),
         (["bank"], pytest.raises(InvalidActionError)),
     ],
 )

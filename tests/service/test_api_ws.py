@@ -381,3 +381,91 @@ def test_uncertain_dice_are_listed_for_the_one_click_fix_as_json() -> None:
     assert listed == [
         {"index": 1, "box": [25.0, 5.0, 40.0, 20.0], "face": 5, "faces_seen": "5:2 3:1", "ambiguity": "unread"}
     ]
+
+
+def test_a_die_is_corrected_over_the_socket_through_the_games_log_and_survives_a_restart(tmp_path: Path) -> None:
+    db = tmp_path / "games.sqlite3"
+    app = create_app(Settings(db_path=db))
+    slot = ReaderSlot(BrightnessReader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as client:
+        with client.websocket_connect("/ws/table/-") as ws:  # no game: nothing to correct
+            ws.send_text(json.dumps({"type": "correct", "index": 0, "fix": "face", "face": 5}))
+            assert ws.receive_json() == {
+                "type": "error", "detail": "a die is corrected in a game: start or open one", "command": "correct"
+            }  # fmt: skip
+        body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+        game = client.post("/api/games", json=body).json()
+        actions = f"/api/games/{game['id']}/actions"
+        for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):
+            assert client.post(actions, json={"text": text}).status_code == 200
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+            stream(ws, frame(4), 7)  # dice lying since before: no throw, nothing to correct
+            ws.send_text(json.dumps({"type": "correct", "index": 0, "fix": "face", "face": 5}))
+            refused = ws.receive_json()
+            assert refused["type"] == "error" and "no settled throw to correct" in refused["detail"]
+            thrown = stream(ws, frame(1), 7)[-1]  # two dice thrown: the camera reads 1 and 5 (the 1 is a 5)
+            assert thrown["game"]["roll"] == [1, 5] and thrown["corrected"] is False
+            die = [d["face"] for d in thrown["reading"]["dice"]].index(1)
+            ws.send_text(json.dumps({"type": "correct", "index": die, "fix": "face", "face": 5}))
+            answer = ws.receive_json()
+            assert answer == {"type": "message", "message": f"die #{die + 1} is a 5: Ann threw 5 5", "events": 8}
+            after = stream(ws, frame(1), 1)[-1]  # the next frame shows the throw as corrected, scored again
+            assert after["reading"]["faces"] == [5, 5] and after["corrected"] is True
+            assert after["game"]["roll"] == [5, 5] and after["score"]["options"][0]["points"] == 100
+            assert after["settle"]["label"] == "Settled, corrected by the players"
+            for bad, detail in (
+                ({"index": 7, "fix": "face", "face": 5}, "no die #8"),
+                ({"index": die, "fix": "face", "face": 5}, "already reads 5"),
+                ({"index": die, "fix": "flip"}, "correct a die as"),
+                ({"index": "1", "fix": "cocked"}, "correct a die as"),
+                ({"fix": "add", "face": 2, "at": [50, float("nan")]}, "correct a die as"),
+                ({"fix": "add", "face": 2, "at": [10, 10]}, "lies there already"),
+            ):
+                ws.send_text(json.dumps({"type": "correct", **bad}))
+                answer = ws.receive_json()
+                assert answer["type"] == "error" and answer["command"] == "correct", (bad, answer)
+                assert detail in answer["detail"], (bad, answer)
+            ws.send_text(json.dumps({"type": "correct", "fix": "add", "face": 2, "at": [55, 40]}))
+            assert "3 dice but 2 were thrown" in ws.receive_json()["message"]  # taken back: too many dice
+            assert client.post(actions, json={"type": "undo"}).json()["state"]["roll"] == [5, 5]
+            assert stream(ws, frame(1), 1)[-1]["reading"]["faces"] == [5, 5]  # the undo took the added die back
+        texts = [e["text"] for e in client.get(f"/api/games/{game['id']}/events").json()["data"]]
+        assert texts[6:] == ["roll 1,5", f"correct {die + 1} face 5 roll 5,5", "correct add 2", "undo"]
+    with TestClient(create_app(Settings(db_path=db))) as client:  # a new server replays the log
+        state = client.get(f"/api/games/{game['id']}").json()["state"]
+        assert (state["phase"], state["roll"]) == ("awaiting_keep", [5, 5])
+        kept = client.post(actions, json={"type": "keep", "faces": [5, 5]})
+        assert kept.status_code == 200 and kept.json()["state"]["turn_total"] == 350  # 250 set aside before
+
+
+def test_a_correction_is_an_action_of_the_rest_api_too(client: TestClient) -> None:
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"], "first_player": "Ann"}).json()
+    actions = f"/api/games/{game['id']}/actions"
+    assert client.post(actions, json={"text": "roll 2,2,3,4,6,6"}).json()["state"]["current"] == "Bob"  # farkled
+    body = {"type": "correct", "die": 6, "fix": "face", "face": 5, "roll": [2, 2, 3, 4, 5, 6], "expected_events": 1}
+    fixed = client.post(actions, json=body)
+    assert fixed.status_code == 200 and fixed.json()["state"]["current"] == "Ann"
+    assert fixed.json()["state"]["roll"] == [2, 2, 3, 4, 5, 6]
+    text = client.post(actions, json={"text": "correct 1 face 1 roll 1,2,3,4,5,6"})
+    assert text.status_code == 200 and text.json()["state"]["legal"]["keeps"][0]["points"] == 1500
+    assert client.post(actions, json={"text": "keep 1,2,3,4,5,6"}).status_code == 200
+    after_keep = client.post(actions, json={"text": "correct 1 face 5 roll 2,3,4,5,5,6"})
+    assert after_keep.status_code == 409 and "undo the keep first" in after_keep.json()["detail"]
+    for bad in (
+        {"type": "correct", "die": 1, "fix": "cocked", "roll": [1, 2]},
+        {"type": "correct", "fix": "face", "face": 5},
+        {"type": "correct", "die": 1, "fix": "sideways"},
+        {"text": "correct 1 face 9"},
+        {"text": "correct 1 cocked", "die": 1},
+    ):
+        answer = client.post(actions, json=bad)
+        assert answer.status_code == 422 and answer.json()["detail"], (bad, answer.text)
+    events = client.get(f"/api/games/{game['id']}/events").json()["data"]
+    assert [e["text"] for e in events] == [
+        "roll 2,2,3,4,6,6",
+        "correct 6 face 5 roll 2,2,3,4,5,6",
+        "correct 1 face 1 roll 1,2,3,4,5,6",
+        "keep 1,2,3,4,5,6",
+    ]
+    assert events[1]["action"] == {"type": "correct", "die": 6, "fix": "face", "face": 5, "roll": [2, 2, 3, 4, 5, 6]}

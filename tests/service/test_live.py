@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from farklecam.errors import CameraError, StorageError, TrayError
-from farklecam.scoring.actions import Keep, Roll
+from farklecam.scoring.actions import Correct, Keep, Roll
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
 from farklecam.scoring.presets import get_rules
@@ -208,6 +208,68 @@ def test_pictures_for_tk() -> None:
     assert render_scene(np.zeros((600, 1600, 3), np.uint8), view).shape == (360, 960, 3)
     data = ppm_bytes(np.zeros((2, 3, 3), np.uint8))
     assert data.startswith(b"P6 3 2 255\n") and len(data) == len(b"P6 3 2 255\n") + 18
+
+
+# ---------------------------------------------------------------------------- correcting a die
+def test_c_then_a_dies_number_then_a_key_corrects_that_die() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    keys = LiveController(session)
+    session.throw(reading([1, 6, 2, 3, 5, 5]))  # die #2 is a 5, read as a 6
+    assert keys.handle_key("c") and "press its number (1-6)" in session.view().message
+    assert keys.handle_key("7") and "no die #7: press 1-6" in session.view().message  # still asking
+    assert keys.handle_key("2") and session.view().message.startswith("die #2 (read 6): press its face 1-6")
+    assert keys.handle_key("5") and keys.correcting is None
+    assert session.game.actions_in_force[-1] == Correct(2, "face", 5, (1, 2, 3, 5, 5, 5))
+    assert session.view().message == "die #2 is a 5: Ann threw 1 2 3 5 5 5"
+    for key, fix in (("l", "cocked"), ("o", "off-tray")):  # leaning, off the tray: the throw is taken back
+        assert keys.handle_key("c") and keys.handle_key("3") and keys.handle_key(key)
+        assert session.game.actions_in_force[-1] == Correct(3, fix) and "taken back" in session.view().message
+        keys.handle_key("u")
+    assert keys.handle_key("c") and keys.handle_key("3") and keys.handle_key("x")  # no die: five dice of six
+    assert session.game.actions_in_force[-1] == Correct(3, "not-a-die") and "5 dice but 6" in session.view().message
+    keys.handle_key("u")
+    assert keys.handle_key("c") and keys.handle_key("Escape") and keys.correcting is None  # cancelled, not quit
+    assert "cancelled" in session.view().message
+    assert keys.handle_key("5") and session.view().selected == (5,)  # out of correcting, 1-6 pick dice again
+    assert keys.handle_key("c") and keys.handle_key("q") is False  # q quits whatever is under way
+
+
+def test_a_click_picks_a_die_to_correct_and_after_c_marks_a_missed_one() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    keys = LiveController(session)
+    keys.click(30, 60)  # no throw yet: a click does nothing
+    assert keys.correcting is None
+    session.throw(reading([1, 5, 2, 3, 4]))  # five dice seen, six thrown: held back
+    assert keys.handle_key("c") and keys.handle_key("4") and keys.picked_box() == (160.0, 40.0, 195.0, 75.0)
+    keys.click(80, 60)  # a click on die #2 picks it instead
+    assert keys.correcting is not None and keys.correcting.index == 1 and "die #2 (read 5)" in session.view().message
+    keys.handle_key("Escape")
+    keys.click(300, 200)  # away from the dice, outside correcting: nothing
+    assert keys.correcting is None
+    keys.handle_key("c")
+    keys.click(300, 200)  # after c: a die the camera missed lies there
+    assert keys.picked_box() == pytest.approx((282.5, 182.5, 317.5, 217.5))
+    assert keys.handle_key("o") and "with its face" in session.view().message and keys.correcting is None
+    keys.handle_key("c")
+    keys.click(300, 200)
+    assert keys.handle_key("6") and session.game.actions_in_force == (Roll((1, 2, 3, 4, 5, 6)),)
+    assert session.view().message == "a missed 6 is added: Ann threw 1 2 3 4 5 6"
+    keys.handle_key("c")
+    keys.click(30, 60)
+    assert keys.handle_key("1") and "die #1 already reads 1" in session.view().message  # refused: a message
+
+
+def test_c_without_a_settled_throw_says_so_and_correcting_numbers_every_die() -> None:
+    session = TableSession(BOXED, ["Ann", "Bob"])
+    keys = LiveController(session)
+    assert keys.handle_key("c") and keys.correcting is None and "no settled throw" in session.view().message
+    image = np.full((240, 320, 3), 40, np.uint8)
+    view = dataclasses.replace(session.throw(reading([1, 5])), reading=reading([1, 5]))
+    plain = render_scene(image, view)
+    numbered = render_scene(image, view, numbered=True, picked=(10.0, 40.0, 45.0, 75.0))
+    assert not np.array_equal(plain, numbered)
+    assert (numbered[36, 20:30] == 255).all()  # the die picked, outlined in white
+    assert all(len(line) <= PANEL_COLUMNS for line in KEY_HELP.splitlines()) and "c: correct a die" in KEY_HELP
 
 
 # ---------------------------------------------------------------------------- game file
@@ -410,6 +472,47 @@ def test_the_window_takes_tray_corners_by_clicks(display: str, tmp_path: Path, m
     window.root.after(50, drive)
     window.run()
     assert trays == [[[float(x), float(y)] for x, y in corners]]  # shown at full size: pixels are frame pixels
+
+
+def test_the_window_corrects_a_die_clicked_on_the_picture(
+    display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("tkinter")
+    from farklecam.service.live.window import LiveWindow
+
+    class Misread(DemoTable):
+        """The demo table, its reader taking every 1 for a 2."""
+
+        def read(self, frame_bgr: np.ndarray, /) -> Reading:
+            read = super().read(frame_bgr)
+            return dataclasses.replace(read, face=np.where(read.face == 1, 2, read.face))
+
+    monkeypatch.setenv("DISPLAY", display)
+    demo = Misread([DemoThrow((1, 5, 2, 3, 4, 6), glare=False)], size=(320, 240), settled_frames=200, seed=3)
+    session = open_session(LiveOptions(rules=BOXED, players=("Ann", "Bob"), game_file=tmp_path / "g.json"), demo)
+    window = LiveWindow(LiveController(session), iter(demo), title="test")
+    steps: list[str] = []
+    deadline = time.monotonic() + 20
+
+    def drive() -> None:
+        throw = session.settled_throw
+        if time.monotonic() > deadline or len(session.game.events) > 1:
+            window.close()
+            return
+        if session.game.phase is Phase.AWAITING_KEEP and throw is not None and not steps:
+            x1, y1, x2, y2 = throw.xyxy[int(np.flatnonzero(throw.face == 2)[0])]  # a 2 read where a 1 lies
+            steps.append("c, click, 1")
+            window.root.focus_force()
+            window.root.event_generate("<KeyPress-c>", when="tail")
+            window.picture.event_generate("<Button-1>", x=round((x1 + x2) / 2), y=round((y1 + y2) / 2), when="tail")
+            window.root.event_generate("<KeyPress-1>", when="tail")
+        window.root.after(20, drive)
+
+    window.root.after(50, drive)
+    window.run()
+    assert steps and session.game.current_roll == (1, 2, 3, 4, 5, 6)  # one 2 of the two read was the 1
+    assert str(session.game.events[-1].action).endswith("face 1 roll 1,2,3,4,5,6")
+    assert GameFile(tmp_path / "g.json").load() == session.game
 
 
 def test_the_window_announces_a_farkle_and_its_panel_and_legend_fit(

@@ -769,6 +769,73 @@ def test_page_offers_a_face_for_an_unclear_die_and_scores_the_throw_told(browser
             browser.close()
 
 
+class MisreadReader(ExampleReader):
+    """The example's dice with one of its three 5s read as a 6: a wrong die the camera is sure of."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        fives = [i for i, d in enumerate(self.dice) if d["face"] == 5]
+        self.dice = [{**d, "face": 6} if i == fives[-1] else d for i, d in enumerate(self.dice)]
+
+
+def log_texts(page: Any) -> list[str]:
+    """The game log as the page lists it (its box opened)."""
+    if page.get_attribute("#log-box", "open") is None:
+        page.click("#log-box summary")
+    page.wait_for_selector("#log li")
+    return [str(t) for t in page.eval_on_selector_all("#log li", "(items) => items.map((li) => li.textContent)")]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_corrects_a_misread_die_with_a_click_on_the_picture_and_the_game_keeps_it(
+    browser_kit: Any, tmp_path: Path
+) -> None:
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=40, thrown=True)
+    db = tmp_path / "games.sqlite3"
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            with serve_with(MisreadReader, db) as server:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto(server.url)
+                game_id = start_and_keep_the_1(page)  # five dice to throw, the five in the camera's view
+                page.wait_for_selector('#turn[data-phase="can_bank_or_roll"]')
+                page.click("#roll-again")
+                # The throw settles and is recorded as read: one 5 taken for a 6, two 5s worth 100.
+                page.wait_for_selector('#turn[data-phase="awaiting_keep"]', timeout=90_000)
+                game = f"{server.url}/api/games/{game_id}"
+                assert httpx.get(game).json()["state"]["roll"] == [3, 4, 5, 5, 6]
+                page.wait_for_function("JSON.parse(document.querySelector('#overlay').dataset.tags || '[]').length")
+                tags = json.loads(page.get_attribute("#overlay", "data-tags"))
+                six = next(t for t in tags if t["text"].startswith("6"))
+                x1, y1, x2, y2 = six["box"]
+                # One click on the wrong die asks what it is; one more says it: the throw is scored again.
+                page.click("#overlay", position={"x": (x1 + x2) / 2, "y": (y1 + y2) / 2})
+                page.wait_for_selector("#fix-die:not([hidden])")
+                assert page.inner_text("#fix-die .fix-title") == f"Die #{six['die']} (read 6) is:"
+                assert page.is_disabled('#fix-die button[data-fix="face"][data-face="6"]')  # what it reads now
+                page.click('#fix-die button[data-fix="face"][data-face="5"]')
+                page.wait_for_selector("#fix-die[hidden]", state="attached")
+                page.wait_for_function("document.querySelector('#legal').textContent.includes('5,5,5 (500)')")
+                assert httpx.get(game).json()["state"]["roll"] == [3, 4, 5, 5, 5]
+                assert f"die #{six['die']} is a 5: Ann threw 3 4 5 5 5" in page.inner_text("#game-message")
+                page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]')  # the picture shows it corrected
+                page.wait_for_function("document.querySelector('#advice').dataset.keep.includes('5,5,5')")
+                correction = f"correct {six['die']} face 5 roll 3,4,5,5,5"
+                assert log_texts(page)[-2:] == ["roll 3,4,5,5,6", correction]
+            # The server stops; a new one on the same database replays the log, the correction in it.
+            with serve_with(MisreadReader, db) as server:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto(f"{server.url}/#game={game_id}")
+                page.wait_for_selector('#turn[data-phase="awaiting_keep"]')
+                page.wait_for_function("document.querySelector('#legal').textContent.includes('5,5,5 (500)')")
+                assert log_texts(page)[-1] == correction
+                assert httpx.get(f"{server.url}/api/games/{game_id}").json()["state"]["roll"] == [3, 4, 5, 5, 5]
+        finally:
+            browser.close()
+
+
 # ----------------------------------------------------------------------------- what the page says it sees
 @pytest.mark.slow
 @pytest.mark.timeout(240)
