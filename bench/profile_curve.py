@@ -37,8 +37,8 @@ from farklecam.datasets.yolo import find_images, label_file, read_labels
 from farklecam.models.evaluate.metrics import FolderStats
 from farklecam.models.evaluate.run import load_labels
 from farklecam.service.cli import main as farklecam
+from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore
 from farklecam.vision.images import load_image
-from farklecam.vision.profiles.store import PROFILES_ENV, ProfileStore
 from farklecam.vision.reader import DiceReader
 from farklecam.vision.reading import Reading
 

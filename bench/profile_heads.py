@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from farklecam.datasets.yolo import find_images, label_file, read_labels
+from farklecam.service.profiles.teach import match_by_centre
 from farklecam.vision.faces.classifier import FaceClassifier
 from farklecam.vision.images import load_image
 from farklecam.vision.profiles.head import NeighbourVotes
-from farklecam.vision.profiles.teach import match_by_centre
 from farklecam.vision.reader import DiceReader
 
 Array = npt.NDArray[np.float32]

@@ -29,8 +29,8 @@ from profile_curve import teach_folder
 
 from farklecam.datasets.yolo import find_images
 from farklecam.service.cli import main as farklecam
+from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore
 from farklecam.vision.images import load_image
-from farklecam.vision.profiles.store import PROFILES_ENV, ProfileStore
 from farklecam.vision.reader import DiceReader
 
 ROOT = Path(__file__).resolve().parents[1]

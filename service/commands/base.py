@@ -77,7 +77,7 @@ def profile_from_args(args: argparse.Namespace) -> Profile | None:
     Raises:
         ProfileError: an invalid or unknown name, or a profile that cannot be read.
     """
-    from farklecam.vision.profiles.store import ProfileStore
+    from farklecam.service.profiles.store import ProfileStore
 
     name: str | None = args.profile
     return None if name is None else ProfileStore().open(name)

@@ -37,7 +37,7 @@ def _truths(counts: dict[str, int]) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from farklecam.vision.profiles.store import ProfileStore
+    from farklecam.service.profiles.store import ProfileStore
 
     store = ProfileStore()
     rows = [summary(store.open(name)) for name in store.names()]
@@ -55,7 +55,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from farklecam.vision.profiles.store import ProfileStore
+    from farklecam.service.profiles.store import ProfileStore
 
     data = summary(ProfileStore().open(args.name))
 
@@ -75,8 +75,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from farklecam.vision.profiles.export import export_profile
-    from farklecam.vision.profiles.store import ProfileStore
+    from farklecam.service.profiles.export import export_profile
+    from farklecam.service.profiles.store import ProfileStore
 
     profile = ProfileStore().open(args.name)
     done = export_profile(profile, args.out)
@@ -86,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
-    from farklecam.vision.profiles.store import ProfileStore
+    from farklecam.service.profiles.store import ProfileStore
 
     held = ProfileStore().forget(args.name)
     sys.stdout.write(f"forgot profile {args.name} and its {held} corrections\n")

@@ -34,9 +34,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
-    from farklecam.vision.profiles.labels import labelled_pictures
-    from farklecam.vision.profiles.store import ProfileStore, check_name
-    from farklecam.vision.profiles.teach import teach_picture
+    from farklecam.service.profiles.labels import labelled_pictures
+    from farklecam.service.profiles.store import ProfileStore, check_name
+    from farklecam.service.profiles.teach import teach_picture
     from farklecam.vision.reader import DiceReader
 
     name = check_name(args.name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from farklecam.service.cli import main
-from farklecam.vision.profiles.store import PROFILES_ENV, ProfileStore
+from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore
 from tests.vision.conftest import fake_model_dir, onnx_available  # noqa: F401  (the stand-in models)
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 from farklecam.service.cli import main
 from farklecam.service.live import app as live_app
 from farklecam.service.live.app import LiveOptions
-from farklecam.vision.profiles.store import PROFILES_ENV
+from farklecam.service.profiles.store import PROFILES_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 

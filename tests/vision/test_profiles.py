@@ -12,15 +12,15 @@ import pytest
 
 from farklecam.datasets.yolo import read_labels
 from farklecam.errors import ModelLoadError, ProfileError
+from farklecam.service.profiles.export import export_profile, label_line
+from farklecam.service.profiles.labels import label_file_for, labelled_pictures, read_label_file
+from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore, default_profiles_dir
+from farklecam.service.profiles.teach import match_by_centre, teach_picture
 from farklecam.vision.faces.classifier import CLASSES, FaceClassifier, FaceScores
 from farklecam.vision.images import load_image
 from farklecam.vision.profiles import adapter as adapter_module
-from farklecam.vision.profiles.export import export_profile, label_line
 from farklecam.vision.profiles.head import NeighbourVotes
-from farklecam.vision.profiles.labels import label_file_for, labelled_pictures, read_label_file
 from farklecam.vision.profiles.profile import Correction, Profile
-from farklecam.vision.profiles.store import PROFILES_ENV, ProfileStore, default_profiles_dir
-from farklecam.vision.profiles.teach import match_by_centre, teach_picture
 from farklecam.vision.reader import DiceReader
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -127,7 +127,7 @@ def _now() -> str:
 class Profile:
     """One table's corrections and their features, kept in memory and in its folder.
 
-    Use :class:`farklecam.vision.profiles.store.ProfileStore` to find or create one by name.
+    Use :class:`farklecam.service.profiles.store.ProfileStore` to find or create one by name.
     Thread-safe: a live window's reads and a player's corrections may come from two threads.
 
     Raises:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farklecam.errors import ProfileError
+from farklecam.service.profiles.labels import COCKED_CLASS
 from farklecam.vision.faces.classifier import COCKED_NAME, NOT_DIE_NAME
-from farklecam.vision.profiles.labels import COCKED_CLASS
 from farklecam.vision.profiles.profile import OFF_TRAY, Correction, Profile
 
 __all__ = ["Exported", "export_profile", "label_line"]

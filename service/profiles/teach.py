@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from farklecam.service.profiles.labels import read_label_file
 from farklecam.vision.images import load_image
 from farklecam.vision.profiles.adapter import ProfileAdapter
-from farklecam.vision.profiles.labels import read_label_file
 from farklecam.vision.reading import Reading
 
 __all__ = ["TaughtPicture", "match_by_centre", "teach_picture"]
