@@ -27,6 +27,7 @@ from farklecam import __version__
 from farklecam.service.db.target import DatabaseTarget
 from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
+from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.routes import changes, games, health, readings, rules, scoring, session, tournament, ws
 from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
 from farklecam.service.serving import return_freed_memory
@@ -77,8 +78,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return_freed_memory()  # a large picture's decode must not leave its memory in each thread's heap
         store = GameStore(settings.database)
         app.state.games = games_ = Games(store)
+        app.state.pictures = pictures = ThrowPictures(store.db)
         app.state.reader = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
-        app.state.tables = Tables(games_)
+        app.state.tables = Tables(games_, pictures)
         app.state.cameras = Cameras()
         app.state.tournaments = tournaments = TournamentStore(games_)
         solver = BackgroundWinSolver() if settings.solve_win_tables else None

@@ -13,6 +13,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Annotated
 
 import anyio
@@ -23,6 +24,7 @@ from starlette.requests import HTTPConnection
 
 from farklecam.errors import ImageError
 from farklecam.service.errors import PictureTooLargeError, ServerBusyError, UnsupportedMediaError
+from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.settings import PIXEL_BUDGET, Settings
 from farklecam.service.storage import Games
 from farklecam.service.table import TableSession
@@ -41,6 +43,7 @@ __all__ = [
     "FrameReader",
     "GamesDep",
     "LazyReader",
+    "PicturesDep",
     "PixelBudget",
     "ReaderDep",
     "ReaderSlot",
@@ -51,6 +54,7 @@ __all__ = [
     "TablesDep",
     "get_cameras",
     "get_games",
+    "get_pictures",
     "get_reader",
     "get_reader_slot",
     "get_settings",
@@ -372,15 +376,17 @@ class Tables:
 
     A session shares the game object of :class:`~farklecam.service.storage.Games`, so REST
     actions and camera throws change the same game; its saver commits through
-    :meth:`Games.persist`. Use :meth:`session` under ``games.lock(game_id)``.
+    :meth:`Games.persist`, and each throw it scores keeps its picture in ``pictures``. Use
+    :meth:`session` under ``games.lock(game_id)``.
 
     Args:
         games: the games.
+        pictures: where camera-scored throws keep their pictures; None keeps none.
         max_tables: sessions kept (least recently used are dropped; they hold settle state only).
     """
 
-    def __init__(self, games: Games, max_tables: int = 16) -> None:
-        self.games, self.max_tables = games, max_tables
+    def __init__(self, games: Games, pictures: ThrowPictures | None = None, max_tables: int = 16) -> None:
+        self.games, self.pictures, self.max_tables = games, pictures, max_tables
         self._sessions: dict[str, TableSession] = {}
         self._guard = threading.Lock()
 
@@ -400,6 +406,8 @@ class Tables:
         if session is None or session.game is not game:
             session = TableSession(game.rules, game=game, reader=reader)
             session.saver = lambda _json, s=session: self.games.persist(game_id, s.game)
+            if self.pictures is not None:
+                session.on_throw = partial(self.pictures.keep, game_id)
         session.reader = reader  # settle state stays; a reconnected page's reader (and tray) takes over
         with self._guard:
             self._sessions[game_id] = session
@@ -418,6 +426,12 @@ def get_games(conn: HTTPConnection) -> Games:
     """The games (their store plus the replayed cache) opened by the lifespan."""
     games: Games = conn.app.state.games
     return games
+
+
+def get_pictures(conn: HTTPConnection) -> ThrowPictures:
+    """The pictures of camera-scored throws, in the games' database."""
+    pictures: ThrowPictures = conn.app.state.pictures
+    return pictures
 
 
 def get_reader_slot(conn: HTTPConnection) -> ReaderSlot:
@@ -449,6 +463,7 @@ def get_tables(conn: HTTPConnection) -> Tables:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 GamesDep = Annotated[Games, Depends(get_games)]
+PicturesDep = Annotated[ThrowPictures, Depends(get_pictures)]
 ReaderDep = Annotated[FrameReader, Depends(get_reader)]
 ReaderSlotDep = Annotated[ReaderSlot, Depends(get_reader_slot)]
 TablesDep = Annotated[Tables, Depends(get_tables)]

@@ -50,6 +50,7 @@ __all__ = [
     "BodySizeLimit",
     "ErrorResponse",
     "GameNotFoundError",
+    "PictureNotFoundError",
     "PictureTooLargeError",
     "ServerBusyError",
     "StaleGameError",
@@ -65,6 +66,10 @@ log = logging.getLogger("farklecam.service")
 
 class GameNotFoundError(FarkleError, LookupError):
     """No game has this id (404)."""
+
+
+class PictureNotFoundError(FarkleError, LookupError):
+    """A game's event has no picture kept: typed by hand, not a throw, or deleted since (404)."""
 
 
 class StaleGameError(FarkleError, ValueError):
@@ -116,6 +121,7 @@ class ErrorResponse(JSONResponse):
 #: Status code of each domain error; the first matching class (in this order) wins.
 STATUS_OF: tuple[tuple[type[FarkleError], int], ...] = (
     (GameNotFoundError, 404),
+    (PictureNotFoundError, 404),
     (StaleGameError, 409),
     (IllegalActionError, 409),
     (GameOverError, 409),

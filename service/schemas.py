@@ -34,6 +34,7 @@ __all__ = [
     "ActionIn",
     "AdviceIn",
     "AdvicePublic",
+    "CorrectionPublic",
     "DiceIn",
     "DiePublic",
     "EventPublic",
@@ -47,6 +48,12 @@ __all__ = [
     "KeepAdvicePublic",
     "LegalPublic",
     "OptionPublic",
+    "PictureDiePublic",
+    "PictureGonePublic",
+    "PicturePublic",
+    "PictureReadingPublic",
+    "PicturesDeletedPublic",
+    "PicturesPublic",
     "PlayerPublic",
     "PointsPlayPublic",
     "PresetPublic",
@@ -486,3 +493,71 @@ class EventsPublic(BaseModel):
 
     data: list[EventPublic]
     count: int
+
+
+# ----------------------------------------------------------------------------- throw pictures
+class PictureDiePublic(DiePublic):
+    """One die of a throw's picture, as read."""
+
+    face_confidence: float = Field(description="the face classifier's confidence in its call, 0..1")
+
+
+class PictureReadingPublic(BaseModel):
+    """A throw's reading as the camera read it, in its picture's pixels (the overlay is drawn from it)."""
+
+    dice: list[PictureDiePublic]
+    rethrow: int = Field(description="dice to throw again: leaning with no face up, or off the tray")
+    unclear: int = Field(description="dice the camera could not tell")
+    faces: list[int] = Field(description="the faces that scored as read (status ok)")
+    tray: str = Field(description="how the tray was found: marked, found, unsure or none")
+    tray_outline: list[list[float]] | None = Field(description="the tray's outline the off-tray calls used, or None")
+    image_size: tuple[int, int] = Field(description="(width, height) of the picture")
+    frame_size: tuple[int, int] = Field(description="(width, height) of the frame it was read from")
+
+
+class CorrectionPublic(BaseModel):
+    """A ``correct`` event of the game's log that applies to a throw."""
+
+    seq: int
+    text: str = Field(description="the event as text, e.g. `correct 3 face 5 roll 3,4,5,5,5`")
+    in_force: bool = Field(description="false once an undo took it back")
+
+
+class PicturePublic(BaseModel):
+    """The picture behind one camera-scored throw (the JPEG itself: `GET .../pictures/{seq}`)."""
+
+    seq: int = Field(description="the event of the game's log the throw is")
+    text: str = Field(description="that event as text, e.g. `roll 3,4,5,5,6`")
+    bytes: int = Field(description="the JPEG's size")
+    width: int
+    height: int
+    taken: float = Field(description="when it was kept (seconds since the epoch)")
+    reading: PictureReadingPublic
+    told: list[str] = Field(description="what the players said of its dice before the throw was scored")
+    corrections: list[CorrectionPublic] = Field(description="the log's corrections of this throw, oldest first")
+
+
+class PictureGonePublic(BaseModel):
+    """A camera-scored throw whose picture was deleted."""
+
+    seq: int
+    text: str
+    deleted: float = Field(description="when its picture was deleted (seconds since the epoch)")
+
+
+class PicturesPublic(BaseModel):
+    """A game's throw pictures, by event; a throw typed by hand has none."""
+
+    game_id: str
+    data: list[PicturePublic]
+    count: int
+    bytes: int = Field(description="the bytes the kept pictures take")
+    deleted: list[PictureGonePublic] = Field(description="camera-scored throws whose pictures were deleted")
+
+
+class PicturesDeletedPublic(BaseModel):
+    """What deleting a game's pictures freed (its log is untouched)."""
+
+    game_id: str
+    deleted: int = Field(description="pictures deleted")
+    bytes: int = Field(description="the bytes their JPEGs took")

@@ -22,6 +22,11 @@ is offered to the game again as corrected.
 
 Every accepted action calls ``saver(game_json)`` (a SQLite writer for the service, a
 file for the live window), so a crash or an unplugged camera never loses the game.
+
+Each throw the camera scores can keep the picture it was read from (:attr:`TableSession.on_throw`):
+the settled frame, made small when the throw settles (:func:`~farklecam.service.throw_picture.make_picture`),
+is handed on with the event's number once the game took the throw and saved it, for a disputed
+score to be looked at later. A throw entered by hand (:meth:`TableSession.roll`) has none.
 """
 
 from __future__ import annotations
@@ -42,15 +47,18 @@ from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import SetAside, legal_set_asides
 from farklecam.scoring.solver import solve
 from farklecam.service.corrections import CorrectionHook, DieCorrection, add_die, describe, fix_die
+from farklecam.service.throw_picture import ThrowPicture, make_picture
 from farklecam.service.usecases.scoring import win_block
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import Reading
 from farklecam.vision.settle.detector import FrameReader, SettleConfig, SettleDetector, SettlePhase, SettleState
 
-__all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView"]
+__all__ = ["GameSaver", "ScoreLine", "TableSession", "TableView", "ThrowHook"]
 
 #: Receives the game's JSON after every accepted action.
 GameSaver = Callable[[str], None]
+#: Receives the number of the event a camera throw became, and the picture that throw was read from.
+ThrowHook = Callable[[int, ThrowPicture], None]
 
 
 def _dice(n: int) -> str:
@@ -191,12 +199,18 @@ class TableSession:
             tournament table's, or the live window's with ``--roll-off``) takes each settled single die as
             the next contender's roll-off throw, as the page's "Record throw" does.
         on_correct: called with every correction the table takes (:attr:`on_correct`).
+        on_throw: called with the picture of every throw the camera scores (:attr:`on_throw`).
 
     Attributes:
         on_correct: called with each correction once the table (and the game) took it, so that a
             misread die can be learnt from (the die's place in the camera's reading and the truth,
             :class:`~farklecam.service.corrections.DieCorrection`). A failure there is reported in the
             message; the correction stands.
+        on_throw: called with the event's number and the throw's picture (the settled frame, small, with
+            the reading as read and what the players said of its dice before it was scored) each time a
+            settled camera throw becomes the game's and is saved, so that a disputed score can be looked
+            at later. Without it no picture is made. A failure there is reported in the message; the
+            throw stands.
     """
 
     def __init__(
@@ -210,6 +224,7 @@ class TableSession:
         saver: GameSaver | None = None,
         first_player: str | None = None,
         on_correct: CorrectionHook | None = None,
+        on_throw: ThrowHook | None = None,
     ) -> None:
         if game is None:
             names = tuple(players)
@@ -219,12 +234,16 @@ class TableSession:
         self.detector = SettleDetector(settle)
         self.saver = saver
         self.on_correct = on_correct
+        self.on_throw = on_throw
         self._lock = threading.RLock()
         self._state = SettleState(SettlePhase.IDLE, frame_index=-1)
         self._source: Reading | None = None  # the settle layer's reading of the held throw (its dice still lie so)
         self._throw: Reading | None = None  # the held throw: that reading, as the players corrected it since
         self._thrown: int | None = None  # the event that made the held throw the game's (None: held back)
         self._fixes: list[tuple[int, Reading]] = []  # each correction's event, and the held throw before it
+        self._picture: ThrowPicture | None = None  # the held throw's settled frame, small (made for on_throw)
+        self._told: list[str] = []  # what the players said of the held throw's dice before the game took it
+        self._saved = False  # whether the saver kept the last action
         self._force: tuple[int, tuple[int, ...]] = (-1, ())  # the events in force, for a log of so many events
         self._selected: list[int] = []
         self._message = self._roll_off_turn() if game.phase is Phase.ROLL_OFF else "throw the dice"
@@ -261,11 +280,11 @@ class TableSession:
             if state.wrong_count and state.reading is not self._source:  # held back: say why nothing is scored
                 self._message = self._wrong_count(state.dice_seen)
                 if self._moved and state.reading is not None:  # thrown: a correction may make it the throw
-                    self._hold(state.reading)
+                    self._hold(state.reading, frame)
             if state.is_new and state.reading is not None and not self._moved:
                 self._message = "these dice lay in the tray before: throw them to score"
             elif state.is_new and state.reading is not None:
-                self._hold(state.reading)
+                self._hold(state.reading, frame)
                 self._offer(state.reading)
                 if state.reading.tray_set_aside:  # the camera moved since the tray was marked
                     self._message += "; the camera moved since the tray was marked: mark its corners again"
@@ -300,10 +319,19 @@ class TableSession:
             self._offer(reading)
             return self.view()
 
-    def _hold(self, reading: Reading) -> None:
-        """A new settled throw: the one corrections now apply to (the last one's are over)."""
+    def _hold(self, reading: Reading, frame: Frame | None = None) -> None:
+        """A new settled throw: the one corrections now apply to (the last one's are over).
+
+        ``frame``: the frame it settled on, whose picture the throw keeps once the game takes it.
+        """
         self._source = self._throw = reading
-        self._thrown, self._fixes = None, []
+        self._thrown, self._fixes, self._told = None, [], []
+        self._picture = None
+        if frame is not None and self.on_throw is not None:
+            try:
+                self._picture = make_picture(frame.image, reading)
+            except ValueError:  # an empty frame: the throw is scored all the same, without a picture
+                self._picture = None
 
     def _offer(self, reading: Reading) -> None:
         self._throw = reading
@@ -311,6 +339,16 @@ class TableSession:
         self._score(reading)
         if len(self.game.events) > events:  # the game took it: corrections now go through its log
             self._thrown = self.game.events[-1].seq
+            self._keep_picture(self._thrown)
+
+    def _keep_picture(self, seq: int) -> None:
+        """Hand the held throw's picture to :attr:`on_throw` as event ``seq``'s; its failure must not undo the throw."""
+        if self.on_throw is None or self._picture is None or not self._saved:
+            return
+        try:
+            self.on_throw(seq, self._picture.with_told(self._told))
+        except (FarkleError, OSError, ValueError) as exc:  # the throw is scored and saved: only its picture is lost
+            self._message += f"; the throw's picture was not kept: {exc}"
 
     @staticmethod
     def _unreadable(reading: Reading) -> str:
@@ -533,6 +571,7 @@ class TableSession:
                 "the game has moved on from this throw (dice were set aside from it): undo back to it to correct it"
             )
         elif self.game.phase in _THROWING:
+            self._told.append(said)  # before the game took the throw: its picture keeps what was said
             self._offer(told)
             if say:
                 self._message = f"{said}: {self._message}"
@@ -632,12 +671,12 @@ class TableSession:
         ended = self.game.turns[turns:]
         if isinstance(action, Roll | PassedRoll | Correct) and ended and ended[-1].end is TurnEnd.FARKLED:
             news = f"FARKLE! {news}; {self.game.current_player or 'nobody'} is next"
-        self._message = news
+        self._message, self._saved = news, True
         if self.saver is not None:
             try:
                 self.saver(self.game.to_json())
             except (FarkleError, OSError) as exc:  # keep playing; the players must know the game is not saved
-                self._message = f"{news}; NOT SAVED: {exc}"
+                self._message, self._saved = f"{news}; NOT SAVED: {exc}", False
 
     # ------------------------------------------------------------------ view
     def view(self) -> TableView:

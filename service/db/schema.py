@@ -6,6 +6,14 @@ every accepted action in order (see :mod:`farklecam.service.storage`); the three
 :mod:`farklecam.service.tournament_store`). Every one of them refuses ``UPDATE`` and
 ``DELETE`` (PostgreSQL also ``TRUNCATE``) with a trigger: records are only ever added.
 
+``throw_pictures`` (migration 3) is the one table that may lose what it holds: the picture
+of each throw the camera scored, keyed by the game and the event's ``seq`` (see
+:mod:`farklecam.service.picture_store`). Pictures are evidence for a disputed score, not
+part of the game: an organiser deletes them, and the row stays behind with its ``deleted``
+time, so the log can still tell a camera's throw whose picture is gone from one typed by
+hand. Its key refers to ``events``, so a picture always belongs to a stored event, and
+deleting pictures never touches the event log.
+
 A migration is never edited once released; a change to the tables is a new one at the
 end. Migration 1's SQLite statements say ``IF NOT EXISTS`` because files written before
 migrations were numbered hold those tables already (their ``PRAGMA user_version`` is 1),
@@ -95,6 +103,21 @@ CREATE TABLE IF NOT EXISTS tournament_tables (
     PRIMARY KEY (tournament, round, table_no)
 )""",
 )
+_THROW_PICTURES = """
+CREATE TABLE throw_pictures (
+    game_id TEXT NOT NULL,
+    seq     INTEGER NOT NULL,                -- the event (a camera-scored throw) the picture shows
+    jpeg    {blob},                          -- the settled frame, downscaled; NULL once deleted
+    bytes   INTEGER NOT NULL,                -- the JPEG's size (kept after it is deleted)
+    width   INTEGER NOT NULL,
+    height  INTEGER NOT NULL,
+    reading TEXT,                            -- JSON: the reading as read, in the picture's pixels; NULL once deleted
+    told    TEXT,                            -- JSON list: what the players said of its dice before it was scored
+    taken   {real} NOT NULL,
+    deleted {real},                          -- when an organiser deleted it, else NULL
+    PRIMARY KEY (game_id, seq),
+    FOREIGN KEY (game_id, seq) REFERENCES events(game_id, seq)
+)"""
 _EVENTS_ONLY_GROW = "the event log is append-only"
 _TOURNAMENTS_ONLY_GROW = "tournament records are append-only"
 _TOURNAMENT_TABLES = ("tournaments", "tournament_players", "tournament_tables")
@@ -124,6 +147,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         + tuple(s for t in _TOURNAMENT_TABLES for s in _sqlite_append_only(t, _TOURNAMENTS_ONLY_GROW)),
         postgresql=tuple(t.format(real="DOUBLE PRECISION") for t in _TOURNAMENTS)
         + tuple(s for t in _TOURNAMENT_TABLES for s in _postgres_append_only(t, _TOURNAMENTS_ONLY_GROW)),
+    ),
+    Migration(
+        3,
+        "the picture behind each camera-scored throw",
+        sqlite=(_THROW_PICTURES.format(blob="BLOB", real="REAL"),),
+        postgresql=(_THROW_PICTURES.format(blob="BYTEA", real="DOUBLE PRECISION"),),
     ),
 )
 

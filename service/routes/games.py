@@ -1,19 +1,30 @@
-"""Games: create one, apply actions, read its state and its event log.
+"""Games: create one, apply actions, read its state, its event log and the pictures of its throws.
 
 Every accepted action is committed to the database (SQLite or PostgreSQL) before the answer is sent (see
 :mod:`farklecam.service.storage`); an illegal one is a 409 carrying the game engine's
-own message (why, what is allowed now, where the game stands).
+own message (why, what is allowed now, where the game stands). Each throw the camera scored
+keeps its picture (:mod:`farklecam.service.picture_store`), listed, shown and deleted here.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, status
+from fastapi import APIRouter, Path, Query, Response, status
 
-from farklecam.service.deps import GamesDep, SettingsDep
-from farklecam.service.schemas import ActionIn, AdvicePublic, EventsPublic, GameCreate, GamePublic, GamesPublic
+from farklecam.service.deps import GamesDep, PicturesDep, SettingsDep
+from farklecam.service.schemas import (
+    ActionIn,
+    AdvicePublic,
+    EventsPublic,
+    GameCreate,
+    GamePublic,
+    GamesPublic,
+    PicturesDeletedPublic,
+    PicturesPublic,
+)
 from farklecam.service.usecases import games as usecase
+from farklecam.service.usecases import pictures as picture_usecase
 
 __all__ = ["router"]
 
@@ -23,6 +34,10 @@ router = APIRouter(prefix="/games", tags=["games"])
 MAX_OFFSET = 1_000_000
 
 GameId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="the id returned on creation")]
+#: An event's number in a game's log: from 1, and never more than a database integer holds.
+Seq = Annotated[int, Path(ge=1, le=2**31 - 1, description="the event (a camera-scored throw) of the game's log")]
+#: How long a browser may keep a picture: a kept picture never changes (a deleted one is no longer listed).
+PICTURE_CACHE = "private, max-age=86400, immutable"
 
 
 @router.post("", response_model=GamePublic, status_code=status.HTTP_201_CREATED, summary="Start a game")
@@ -89,3 +104,40 @@ def list_events(game_id: GameId, games: GamesDep) -> dict[str, Any]:
 def game_advice(game_id: GameId, games: GamesDep) -> dict[str, Any]:
     """The best keep of the current roll and whether to bank or roll after it, for the current player."""
     return usecase.advice(games, game_id)
+
+
+@router.get("/{game_id}/pictures", response_model=PicturesPublic, summary="The pictures of a game's throws")
+def list_pictures(game_id: GameId, games: GamesDep, pictures: PicturesDep) -> dict[str, Any]:
+    """Each throw the camera scored: its event, size, reading as read and the log's corrections of it.
+
+    A throw typed by hand (or recorded with the page's button) has no picture; a throw whose picture
+    was deleted is listed under ``deleted``.
+    """
+    return picture_usecase.listing(games, pictures, game_id)
+
+
+@router.get(
+    "/{game_id}/pictures/{seq}",
+    response_class=Response,
+    summary="The picture of one throw",
+    responses={
+        200: {"content": {"image/jpeg": {}}, "description": "the settled frame the throw was read from"},
+        404: {"description": "no such game, or this event keeps no picture (typed by hand, or deleted)"},
+    },
+)
+def get_picture(
+    game_id: GameId,
+    seq: Seq,
+    games: GamesDep,
+    pictures: PicturesDep,
+    overlay: Annotated[bool, Query(description="draw the reading as read over it, every die numbered")] = False,
+) -> Response:
+    """The JPEG the camera scored the throw from (at most 640 px on its longer side)."""
+    jpeg = picture_usecase.picture(games, pictures, game_id, seq, overlay=overlay)
+    return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": PICTURE_CACHE})
+
+
+@router.delete("/{game_id}/pictures", response_model=PicturesDeletedPublic, summary="Delete a game's pictures")
+def delete_pictures(game_id: GameId, games: GamesDep, pictures: PicturesDep) -> dict[str, Any]:
+    """Delete every picture the game keeps; its log (and so its score) is untouched."""
+    return picture_usecase.delete(games, pictures, game_id)

@@ -33,7 +33,8 @@ flight and never floods a slow server). A server with a table code wants it as
 
 With a game, frames go through the game's :class:`~farklecam.service.table.TableSession`
 (motion gate, settle vote, latch): a settled throw of the right number of dice
-becomes the game's roll, committed like a REST action. ``game_id`` ``-``
+becomes the game's roll, committed like a REST action, and keeps the frame it settled
+on, small, with the reading as read (``GET /api/games/{id}/pictures``). ``game_id`` ``-``
 watches the dice without a game (settle detection and advice only). Frames are
 decoded and read in a worker thread, so a camera never blocks the event loop.
 """

@@ -738,16 +738,25 @@ function sendFix(fix, face) {
   state.socket.send(JSON.stringify(message));
 }
 
-// The game's log, oldest first, while its box is open: every action, corrections and undos included.
+// The game's log, oldest first, while its box is open: every action, corrections and undos included. Each throw
+// the camera scored has a button showing the picture it was scored from; a throw entered by hand says it has none.
 async function showLog() {
   const box = $("log-box");
   if (!box.open || !state.gameId) { return; }
-  const id = state.gameId, events = state.game.events;
+  const id = state.gameId, events = state.game.events, path = `/api/games/${encodeURIComponent(id)}`;
   try {
-    const log = await api("GET", `/api/games/${encodeURIComponent(id)}/events`);
+    const [log, pictures] = await Promise.all([
+      api("GET", `${path}/events`),
+      api("GET", `${path}/pictures`).catch(() => null),  // the log still shows without them
+    ]);
     if (state.gameId !== id || state.game.events !== events) { return; }  // moved on meanwhile: the next call shows it
+    const open = (picture) => ThrowPictures.open(id, picture, state.code);
     $("log").replaceChildren(...log.data.map((e) => {
-      const li = document.createElement("li"); li.value = e.seq; li.textContent = e.text; return li;
+      const li = document.createElement("li"), text = document.createElement("span");
+      li.value = e.seq; text.className = "log-text"; text.textContent = e.text; li.append(text);
+      const note = pictures && ThrowPictures.logNote(e, pictures, open);
+      if (note) { li.append(" ", note); }
+      return li;
     }));
   } catch (err) { $("log").replaceChildren(); }
 }

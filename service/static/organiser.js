@@ -3,12 +3,15 @@
 // (the same view `farklecam tournament standings --json` prints), polled every two seconds.
 // A refused action's reason stays on the page until dismissed (the next poll must not wipe it before it is read),
 // and a button that cannot act now is disabled and says why, beside the buttons and in its tooltip.
+// Each table's "pictures" opens the pictures of its game's camera-scored throws (GET /api/games/ID/pictures,
+// polled with the view while open), each shown with the reading as read, and a button that deletes them.
 "use strict";
 
 const CODE_KEY = "farklecam.tableCode";  // the same table code the table page keeps, where the server wants one
 const POLL_MS = 2000;
 const $ = (id) => document.getElementById(id);
-const state = { name: null, timer: null, code: localStorage.getItem(CODE_KEY) };
+// `pictures`: the game whose throw pictures are open, and the table it is ({game, label}), else null.
+const state = { name: null, timer: null, code: localStorage.getItem(CODE_KEY), pictures: null };
 
 // The server's state as the polls find it (unreachable, say): cleared by the next poll that gets through.
 function banner(text) { const el = $("banner"); el.textContent = text || ""; el.hidden = !text; }
@@ -71,7 +74,7 @@ function headerRow(table, names) {
   for (const name of names) { const th = document.createElement("th"); th.textContent = name; row.appendChild(th); }
 }
 
-function renderTable(body, t) {
+function renderTable(body, t, roundName) {
   const row = body.insertRow();
   cell(row, `Table ${t.table}`);
   const players = cell(row, "");
@@ -87,7 +90,11 @@ function renderTable(body, t) {
   cell(row, t.winners.length ? `won by ${t.winners.join(", ")}` : t.phase.replace(/_/g, " "));
   const link = document.createElement("a");
   link.href = t.link; link.target = "_blank"; link.textContent = "camera page";
-  cell(row, "").appendChild(link);
+  const pictures = document.createElement("button");
+  pictures.type = "button"; pictures.className = "small"; pictures.dataset.game = t.game;
+  pictures.textContent = "pictures"; pictures.title = "the pictures this table's camera scored its throws from";
+  pictures.onclick = () => showPictures({ game: t.game, label: `${roundName}, table ${t.table}` }, true);
+  cell(row, "").append(link, " ", pictures);
 }
 
 function renderRound(round) {
@@ -98,7 +105,7 @@ function renderRound(round) {
   const tables = document.createElement("table");
   headerRow(tables, ["table", "players and scores (✓ goes on)", "rules", "state", ""]);
   const body = tables.createTBody();
-  round.tables.forEach((t) => renderTable(body, t));
+  round.tables.forEach((t) => renderTable(body, t, round.name));
   section.appendChild(tables);
   if (round.standings.length) {
     const standings = document.createElement("table");
@@ -179,12 +186,76 @@ async function refresh(byHand) {
   try {
     render(await api("GET", `/api/tournaments/${encodeURIComponent(state.name)}`));
     banner("");
+    if (state.pictures) { await showPictures(state.pictures, false); }
     return true;
   } catch (err) {
     if (byHand) { showError(err.message); } else { banner(err.message); }
     return false;
   }
 }
+
+// ------------------------------------------------------------------ the pictures of a table's throws
+function picturesPath(game) { return `/api/games/${encodeURIComponent(game)}/pictures`; }
+
+// Open (or poll) the pictures of `table.game`; `byHand`: the organiser asked, and a failure is an error to keep.
+async function showPictures(table, byHand) {
+  let listing;
+  try { listing = await api("GET", picturesPath(table.game)); } catch (err) {
+    if (byHand) { showError(err.message); } else { banner(err.message); }
+    return;
+  }
+  if (byHand) { $("pictures-done").textContent = ""; }
+  if (!byHand && (!state.pictures || state.pictures.game !== table.game)) { return; }  // closed or changed meanwhile
+  state.pictures = table;
+  $("pictures").hidden = false;
+  $("pictures").dataset.game = table.game;
+  $("pictures-title").textContent = `Pictures of ${table.label}'s throws`;
+  const gone = listing.deleted.length ? ` ${listing.deleted.length} deleted.` : "";
+  $("pictures-summary").textContent = `${listing.count} pictures of camera-scored throws, `
+    + `${ThrowPictures.kilobytes(listing.bytes)}.${gone} A throw entered by hand has none.`;
+  allow($("delete-pictures"), listing.count ? "" : "This game keeps no picture to delete.",
+    "delete the pictures of this game's throws; its log and scores stay");
+  const rows = [...listing.data, ...listing.deleted].sort((a, b) => a.seq - b.seq);
+  $("pictures-body").replaceChildren(...rows.map((picture) => pictureRow(table.game, picture)));
+}
+
+function pictureRow(game, picture) {
+  const row = document.createElement("tr");
+  row.dataset.seq = picture.seq;
+  cell(row, String(picture.seq));
+  cell(row, picture.text);
+  if (picture.deleted) {
+    cell(row, `picture deleted ${new Date(picture.deleted * 1000).toLocaleString()}`, "muted");
+    cell(row, ""); cell(row, "");
+    return row;
+  }
+  const unscored = picture.reading.dice.filter((d) => d.status !== "ok").length;
+  cell(row, `${picture.reading.faces.join(" ") || "nothing"}${unscored ? ` (+${unscored} not scored)` : ""}`);
+  const fixes = [...picture.told.map((said) => `told: ${said}`),
+    ...picture.corrections.map((fix) => `${fix.text}${fix.in_force ? "" : " (undone)"}`)];
+  cell(row, fixes.join("; ") || "none");
+  const view = document.createElement("button");
+  view.type = "button"; view.className = "small"; view.textContent = "view";
+  view.onclick = () => ThrowPictures.open(game, picture, state.code).catch((err) => showError(err.message));
+  cell(row, "").append(view);
+  return row;
+}
+
+async function deletePictures() {
+  const table = state.pictures;
+  if (!table) { return; }
+  const ask = `Delete the pictures of ${table.label}'s throws? The game's log and scores stay, but the pictures `
+    + "cannot be brought back.";
+  if (!window.confirm(ask)) { return; }
+  try {
+    const done = await api("DELETE", picturesPath(table.game));
+    await showPictures(table, true);
+    $("pictures-done").textContent = `Deleted ${done.deleted} pictures (${ThrowPictures.kilobytes(done.bytes)}); `
+      + "the game's log is untouched.";
+  } catch (err) { showError(err.message); }
+}
+
+function closePictures() { state.pictures = null; $("pictures").hidden = true; }
 
 async function open(name) {
   state.name = name;
@@ -233,6 +304,8 @@ $("start").onclick = () => act("POST", `/api/tournaments/${encodeURIComponent(st
 $("progressive").onclick = () =>
   act("POST", `/api/tournaments/${encodeURIComponent(state.name)}/final/rules`, { preset: "progressive" });
 $("export").onclick = exportCsv;
+$("delete-pictures").onclick = deletePictures;
+$("close-pictures").onclick = closePictures;
 
 listKnown();
 const fromQuery = new URLSearchParams(location.search).get("t");

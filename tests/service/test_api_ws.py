@@ -469,3 +469,60 @@ def test_a_correction_is_an_action_of_the_rest_api_too(client: TestClient) -> No
         "keep 1,2,3,4,5,6",
     ]
     assert events[1]["action"] == {"type": "correct", "die": 6, "fix": "face", "face": 5, "roll": [2, 2, 3, 4, 5, 6]}
+
+
+def test_a_camera_scored_throw_keeps_its_picture_and_the_api_serves_lists_and_deletes_it(tmp_path: Path) -> None:
+    db = tmp_path / "games.sqlite3"
+    app = create_app(Settings(db_path=db))
+    slot = ReaderSlot(BrightnessReader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    webcam = {face: cv2.imencode(".jpg", np.full((720, 1280, 3), face * 40, np.uint8))[1].tobytes() for face in (1, 4)}
+    with TestClient(app) as client:
+        body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+        game = client.post("/api/games", json=body).json()
+        pictures = f"/api/games/{game['id']}/pictures"
+        for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):  # typed by hand
+            assert client.post(f"/api/games/{game['id']}/actions", json={"text": text}).status_code == 200
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+            stream(ws, webcam[4], 7)  # dice lying since before: no throw, no picture
+            assert client.get(pictures).json() == {"game_id": game["id"], "data": [], "count": 0, "bytes": 0,
+                                                   "deleted": []}  # fmt: skip
+            thrown = stream(ws, webcam[1], 7)[-1]  # two dice thrown: the camera reads 1 and 5 (the 1 is a 5)
+            assert thrown["game"]["roll"] == [1, 5] and thrown["events"] == 7
+            ws.send_text(json.dumps({"type": "correct", "index": 0, "fix": "face", "face": 5}))
+            assert ws.receive_json()["events"] == 8
+        listing = client.get(pictures).json()
+        assert listing["count"] == 1 and listing["bytes"] == listing["data"][0]["bytes"] > 0
+        picture = listing["data"][0]
+        assert (picture["seq"], picture["text"], picture["width"], picture["height"]) == (7, "roll 1,5", 640, 360)
+        reading = picture["reading"]
+        assert reading["faces"] == [1, 5] and [d["status"] for d in reading["dice"]] == ["ok", "ok"]
+        assert reading["dice"][0]["box"] == [2.5, 2.5, 10.0, 10.0]  # in the picture's pixels: half the frame's
+        assert (reading["image_size"], reading["frame_size"]) == ([640, 360], [1280, 720])
+        assert picture["corrections"] == [{"seq": 8, "text": "correct 1 face 5 roll 5,5", "in_force": True}]
+        plain = client.get(f"{pictures}/7")
+        assert plain.status_code == 200 and plain.headers["content-type"] == "image/jpeg"
+        assert len(plain.content) == picture["bytes"]
+        assert cv2.imdecode(np.frombuffer(plain.content, np.uint8), cv2.IMREAD_COLOR).shape == (360, 640, 3)
+        drawn = client.get(f"{pictures}/7", params={"overlay": "1"})
+        assert drawn.status_code == 200 and drawn.headers["content-type"] == "image/jpeg"
+        assert drawn.content != plain.content
+        for path, status, detail in (
+            (f"{pictures}/6", 404, "keeps no picture of event 6"),  # a keep typed by hand
+            (f"{pictures}/1", 404, "keeps no picture of event 1"),  # a roll typed by hand
+            (f"{pictures}/0", 422, "greater than or equal to 1"),
+            (f"{pictures}/7?overlay=maybe", 422, "overlay"),
+            ("/api/games/0123456789ab/pictures", 404, "no game with id"),
+            ("/api/games/0123456789ab/pictures/7", 404, "no game with id"),
+        ):
+            answer = client.get(path)
+            assert answer.status_code == status and detail in answer.json()["detail"], (path, answer.json())
+    with TestClient(create_app(Settings(db_path=db))) as client:  # a restarted server serves it from the database
+        assert client.get(f"{pictures}/7").content == plain.content
+        assert client.delete("/api/games/0123456789ab/pictures").status_code == 404
+        assert client.delete(pictures).json() == {"game_id": game["id"], "deleted": 1, "bytes": len(plain.content)}
+        gone = client.get(f"{pictures}/7")
+        assert gone.status_code == 404 and "was deleted on" in gone.json()["detail"]
+        listing = client.get(pictures).json()
+        assert listing["data"] == [] and [(p["seq"], p["text"]) for p in listing["deleted"]] == [(7, "roll 1,5")]
+        assert client.get(f"/api/games/{game['id']}/events").json()["count"] == 8  # the log is untouched

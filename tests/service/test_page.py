@@ -33,7 +33,10 @@ from farklecam.scoring.pass_advice import advise_pass
 from farklecam.scoring.presets import get_rules
 from farklecam.service.app import STATIC_DIR, create_app
 from farklecam.service.deps import ReaderSlot, get_reader_slot
+from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.settings import Settings
+from farklecam.service.storage import GameStore
+from farklecam.service.throw_picture import make_picture
 from farklecam.vision.reading import Reading
 
 with warnings.catch_warnings():  # starlette prefers httpx2 but works with httpx (a dev dependency)
@@ -783,7 +786,8 @@ def log_texts(page: Any) -> list[str]:
     if page.get_attribute("#log-box", "open") is None:
         page.click("#log-box summary")
     page.wait_for_selector("#log li")
-    return [str(t) for t in page.eval_on_selector_all("#log li", "(items) => items.map((li) => li.textContent)")]
+    texts = "(items) => items.map((li) => li.querySelector('.log-text').textContent)"
+    return [str(t) for t in page.eval_on_selector_all("#log li", texts)]
 
 
 @pytest.mark.slow
@@ -1051,3 +1055,95 @@ def test_organiser_page_keeps_errors_says_why_a_button_cannot_act_and_has_readab
                 assert contrast(link["fg"], link["bg"]) >= 4.5, link
         finally:
             browser.close()
+
+
+# ----------------------------------------------------------------------------- the pictures behind the throws
+IMAGE_SHOWN = "(img) => img.complete && img.naturalWidth > 0 && img.dataset.overlay === '{overlay}'"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_log_shows_the_picture_a_scored_throw_was_read_from(browser_kit: Any, tmp_path: Path) -> None:
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=40, thrown=True)
+    with serve_with(ExampleReader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, y4m)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server.url)
+            game_id = start_and_keep_the_1(page)  # typed by hand: five dice to throw, the five in the camera's view
+            page.wait_for_selector('#turn[data-phase="can_bank_or_roll"]')
+            page.click("#roll-again")
+            page.wait_for_selector('#turn[data-phase="awaiting_keep"]', timeout=90_000)  # the camera scored it
+            assert log_texts(page) == ["roll 1,2,3,4,6,6", "keep 1", "roll 3,4,5,5,5"]
+            lines = page.locator("#log li")
+            assert lines.nth(0).locator(".picture-none").inner_text() == "entered by hand: no picture"
+            assert lines.nth(1).locator(".picture-none, .picture-link").count() == 0  # a keep is no throw
+            lines.nth(2).locator(".picture-link").click()
+            dialog = page.locator("#throw-picture[open]")
+            dialog.wait_for()
+            assert dialog.locator("h2").inner_text() == "Throw 3: roll 3,4,5,5,5"
+            page.wait_for_function(
+                f"({IMAGE_SHOWN.format(overlay=1)})(document.querySelector('#throw-picture img'))"
+            )  # the picture with the reading as read drawn by the server
+            size = page.eval_on_selector("#throw-picture img", "(img) => [img.naturalWidth, img.naturalHeight]")
+            assert max(size) == 640
+            assert "The camera read 3 4 5 5 5 scored" in dialog.inner_text()
+            assert "Scored as read: no correction in the game's log." in dialog.inner_text()
+            page.uncheck("#throw-picture-overlay")  # the plain picture
+            page.wait_for_function(f"({IMAGE_SHOWN.format(overlay=0)})(document.querySelector('#throw-picture img'))")
+            page.screenshot(path=str(tmp_path / "picture.png"))
+            dialog.locator("button[type=submit]").click()
+            page.wait_for_selector("#throw-picture[open]", state="detached")
+            listing = httpx.get(f"{server.url}/api/games/{game_id}/pictures").json()
+            assert [(p["seq"], p["text"]) for p in listing["data"]] == [(3, "roll 3,4,5,5,5")]
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_organiser_page_shows_a_tables_throw_pictures_and_deletes_them_once_confirmed(
+    browser_kit: Any, served: ThreadedServer, tmp_path: Path
+) -> None:
+    players = ["Ann", "Bob", "Cy", "Di", "Ed", "Flo"]
+    assert httpx.post(f"{served.url}/api/tournaments", json={"name": "cup", "seed": 1}).status_code == 201
+    assert httpx.post(f"{served.url}/api/tournaments/cup/players", json={"players": players}).status_code == 200
+    assert httpx.post(f"{served.url}/api/tournaments/cup/start").status_code == 200
+    table = httpx.get(f"{served.url}/api/tournaments/cup").json()["rounds"][0]["tables"][0]
+    game_id, first = table["game"], table["players"][0]
+    image = cv2.imread(str(EXAMPLE))
+    die = ExampleReader().read(image)[:1]  # a roll-off throw of one die, as the table's camera read it
+    throw = {"type": "rolloff", "player": first, "face": die.faces[0]}
+    assert httpx.post(f"{served.url}/api/games/{game_id}/actions", json=throw).status_code == 200
+    with GameStore(tmp_path / "games.sqlite3") as store:  # its picture, kept as the table's session keeps one
+        ThrowPictures(store.db).keep(game_id, 1, make_picture(image, die))
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{served.url}/organiser.html?t=cup")
+            page.click(f'button[data-game="{game_id}"]')
+            page.wait_for_selector("#pictures:not([hidden]) #pictures-body tr")
+            assert page.inner_text("#pictures-title") == "Pictures of Round 1, table 1's throws"
+            assert page.inner_text("#pictures-summary").startswith("1 pictures of camera-scored throws")
+            row = page.locator('#pictures-body tr[data-seq="1"]')
+            assert f'rolloff "{first}" {die.faces[0]}' in row.inner_text()
+            row.locator("button").click()
+            page.wait_for_function(f"({IMAGE_SHOWN.format(overlay=1)})(document.querySelector('#throw-picture img'))")
+            page.locator("#throw-picture button[type=submit]").click()
+            page.once("dialog", lambda ask: ask.dismiss())  # asked, and said no: nothing is deleted
+            page.click("#delete-pictures")
+            page.wait_for_timeout(500)
+            assert httpx.get(f"{served.url}/api/games/{game_id}/pictures").json()["count"] == 1
+            asked: list[str] = []
+            page.once("dialog", lambda ask: (asked.append(ask.message), ask.accept()))
+            page.click("#delete-pictures")
+            page.wait_for_function("document.querySelector('#pictures-done').textContent.startsWith('Deleted 1')")
+            assert "cannot be brought back" in asked[0] and "log" in asked[0]
+            assert "picture deleted" in page.inner_text('#pictures-body tr[data-seq="1"]')
+            assert page.is_disabled("#delete-pictures")
+        finally:
+            browser.close()
+    listing = httpx.get(f"{served.url}/api/games/{game_id}/pictures").json()
+    assert listing["count"] == 0 and [p["seq"] for p in listing["deleted"]] == [1]
+    assert httpx.get(f"{served.url}/api/games/{game_id}/events").json()["count"] == 1  # the log is untouched

@@ -2,8 +2,9 @@
 
 Games are created, listed and replayed identically, undo is an event like any other, the
 records only grow, the schema is migrated once and a newer one refused, tournaments keep
-their sign-ups and seatings, and writers on two connections (threads, then processes)
-racing on one game lose no acknowledged action and store none twice.
+their sign-ups and seatings, the pictures of camera-scored throws are kept, listed, fetched
+and deleted (never the log) within their bounds, and writers on two connections (threads,
+then processes) racing on one game lose no acknowledged action and store none twice.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from farklecam.errors import IllegalActionError, StorageError
@@ -25,9 +27,12 @@ from farklecam.service.db.changes import Change
 from farklecam.service.db.engine import ConflictError, open_database
 from farklecam.service.db.schema import MIGRATIONS, SCHEMA_VERSION
 from farklecam.service.db.target import DatabaseTarget
-from farklecam.service.errors import GameNotFoundError, StaleGameError
+from farklecam.service.errors import GameNotFoundError, PictureNotFoundError, StaleGameError
+from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.storage import Games, GameStore
+from farklecam.service.throw_picture import MAX_PICTURE_BYTES, ThrowPicture, make_picture
 from farklecam.service.tournament_store import TournamentNotFoundError, TournamentStore, open_store
+from farklecam.vision.reading import Reading
 
 ANN_BANKS_650 = ["roll 5,5,2,3,4,6", "keep 5,5", "roll 3,3,3,5", "keep 3,3,3,5", "roll 1,1,6,2,6,4", "keep 1,1", "bank"]
 #: A turn that always banks 1000: repeated, a game that never ends under a target of a million.
@@ -212,6 +217,82 @@ def test_tournaments_keep_sign_ups_and_seatings(target: DatabaseTarget) -> None:
         assert store.names() == ["cup"] and len(store.tables("cup")) == 10
         with pytest.raises(TournamentError, match="still being played"):
             store.start("cup")
+
+
+# ---------------------------------------------------------------------------- throw pictures
+def throw_picture(seed: int) -> ThrowPicture:
+    """A 1280 x 720 frame of noise (the hardest to compress) read as two dice, one leaning."""
+    frame = np.random.default_rng(seed).integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    reading = Reading(
+        xyxy=[[100, 100, 140, 140], [600, 300, 644, 344]],
+        confidence=[0.9, 0.8],
+        face=[5, 0],
+        face_confidence=[0.97, 0.6],
+        status=["ok", "cocked"],
+        image_size=(1280, 720),
+        tray=[[0, 0], [1280, 0], [1280, 720], [0, 720]],
+        tray_state="marked",
+    )
+    return make_picture(frame, reading).with_told(["die #2 is a 3"])
+
+
+def test_throw_pictures_are_kept_listed_fetched_and_deleted_never_the_log(
+    store: GameStore, target: DatabaseTarget
+) -> None:
+    game = played(ANN_BANKS_650[:3])  # events 1 and 3 are throws
+    store.add_game("g", game)
+    store.add_game("other", played(ANN_BANKS_650[:1]))
+    pictures = ThrowPictures(store.db)
+    first, second = throw_picture(1), throw_picture(2)
+    assert (first.width, first.height) == (640, 360) and len(first.jpeg) <= MAX_PICTURE_BYTES
+    pictures.keep("g", 1, first, at=50.0)
+    pictures.keep("g", 3, second, at=60.0)
+    pictures.keep("other", 1, first, at=70.0)
+    rows = pictures.rows("g")
+    assert [(r.seq, r.bytes, r.width, r.height, r.taken, r.deleted) for r in rows] == [
+        (1, len(first.jpeg), 640, 360, 50.0, None), (3, len(second.jpeg), 640, 360, 60.0, None)
+    ]  # fmt: skip
+    assert rows[0].reading == first.reading and rows[0].told == ("die #2 is a 3",)
+    assert rows[0].reading is not None and rows[0].reading["dice"][1]["box"] == [300.0, 150.0, 322.0, 172.0]
+    assert pictures.jpeg("g", 3) == (second.jpeg, second.reading)
+    with pytest.raises(PictureNotFoundError, match="keeps no picture of event 2"):  # a keep: no throw, no picture
+        pictures.jpeg("g", 2)
+    with pytest.raises(ConflictError):  # one picture per throw
+        pictures.keep("g", 1, second)
+    with pytest.raises(StorageError):  # a picture belongs to a stored event
+        pictures.keep("g", 9, first)
+    assert pictures.total_bytes() == 2 * len(first.jpeg) + len(second.jpeg)
+
+    assert pictures.delete("g", at=80.0) == (2, len(first.jpeg) + len(second.jpeg))
+    assert pictures.delete("g") == (0, 0)  # nothing left to delete
+    assert [(r.seq, r.deleted, r.reading, r.told) for r in pictures.rows("g")] == [
+        (1, 80.0, None, ()),
+        (3, 80.0, None, ()),
+    ]
+    with pytest.raises(PictureNotFoundError, match="was deleted on"):
+        pictures.jpeg("g", 1)
+    assert store.load("g") == game  # the log is untouched
+    assert pictures.jpeg("other", 1)[0] == first.jpeg  # another game's pictures stay
+    with GameStore(target) as reopened:  # kept across a restart
+        assert ThrowPictures(reopened.db).jpeg("other", 1)[0] == first.jpeg
+        assert [r.deleted for r in ThrowPictures(reopened.db).rows("g")] == [80.0, 80.0]
+
+
+def test_throw_pictures_are_bounded(store: GameStore) -> None:
+    game = played(ANN_BANKS_650)
+    store.add_game("g", game)
+    pictures = ThrowPictures(store.db, most=2)
+    picture = throw_picture(3)
+    with pytest.raises(ValueError, match=f"at most {MAX_PICTURE_BYTES} bytes"):
+        pictures.keep("g", 1, ThrowPicture(b"\xff" * (MAX_PICTURE_BYTES + 1), 640, 360, picture.reading))
+    with pytest.raises(ValueError, match="reading takes at most"):
+        pictures.keep("g", 1, ThrowPicture(picture.jpeg, 640, 360, {"dice": ["x" * 70_000]}))
+    for seq in (1, 3):
+        pictures.keep("g", seq, picture)
+    pictures.delete("g")  # deleted pictures keep their rows, and count
+    with pytest.raises(ValueError, match="the most a game keeps"):
+        pictures.keep("g", 5, picture)
+    assert [r.seq for r in pictures.rows("g")] == [1, 3]
 
 
 # ---------------------------------------------------------------------------- writers racing
