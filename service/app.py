@@ -15,7 +15,7 @@ WebSocket passes :class:`farklecam.service.security.SiteGuard` first (Host, Orig
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
+from farklecam.service.corrections import CorrectionHook
 from farklecam.service.db.target import DatabaseTarget
 from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
@@ -44,10 +45,33 @@ STATIC_DIR = Path(__file__).resolve().with_name("static")
 
 
 def build_reader(settings: Settings) -> FrameReader:
-    """The real reader the settings ask for (imported here: onnxruntime is only needed once a picture comes in)."""
+    """The real reader the settings ask for (imported here: onnxruntime is only needed once a picture comes in).
+
+    Raises:
+        ModelLoadError: the models are missing or broken.
+        ProfileError: the settings' profile is unknown or cannot be read.
+    """
     from farklecam.vision.reader import DiceReader, ReaderConfig
 
-    return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down))
+    profile = None
+    if settings.profile is not None:
+        from farklecam.service.profiles.store import ProfileStore
+
+        profile = ProfileStore().open(settings.profile)
+    return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down), profile=profile)
+
+
+def _teacher(settings: Settings, slot: ReaderSlot) -> Callable[[str], CorrectionHook] | None:
+    """Each game's correction hook that keeps its table's corrections in the settings' profile (None: no profile).
+
+    The profile is the one the shared reader reads with, bound when the reader loads, so a die
+    corrected at any table is read as told at every table from the next read on.
+    """
+    if settings.profile is None:
+        return None
+    from farklecam.service.profiles.teach_from_table import teaching_hook
+
+    return lambda game_id: teaching_hook(lambda: slot.get().profile, source=f"game {game_id}")
 
 
 def check_database(target: DatabaseTarget) -> None:
@@ -79,8 +103,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         store = GameStore(settings.database)
         app.state.games = games_ = Games(store)
         app.state.pictures = pictures = ThrowPictures(store.db)
-        app.state.reader = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
-        app.state.tables = Tables(games_, pictures)
+        app.state.reader = slot = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
+        app.state.tables = Tables(games_, pictures, teach=_teacher(settings, slot))
         app.state.cameras = Cameras()
         app.state.tournaments = tournaments = TournamentStore(games_)
         solver = BackgroundWinSolver() if settings.solve_win_tables else None

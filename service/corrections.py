@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from farklecam.vision.reading import DieStatus, Reading
 
@@ -46,6 +47,8 @@ class DieCorrection:
         face: the face told (``face``, ``add``), else None.
         box: ``(x1, y1, x2, y2)`` in frame pixels: the die's box, or the box given to an added die.
         reading: the throw as it stood before this correction (the camera's, or as corrected before).
+        frame: the full-resolution BGR frame the throw settled on, where the camera saw it (None for a
+            throw entered without one): a profile learns the die from its pixels, not from the reading.
     """
 
     fix: str
@@ -53,6 +56,7 @@ class DieCorrection:
     face: int | None
     box: tuple[float, float, float, float]
     reading: Reading
+    frame: npt.NDArray[np.uint8] | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 #: Called with every correction a table takes (after the game took it).

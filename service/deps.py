@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import numpy as np
@@ -23,6 +23,7 @@ from fastapi import Depends
 from starlette.requests import HTTPConnection
 
 from farklecam.errors import ImageError
+from farklecam.service.corrections import CorrectionHook
 from farklecam.service.errors import PictureTooLargeError, ServerBusyError, UnsupportedMediaError
 from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.settings import PIXEL_BUDGET, Settings
@@ -33,6 +34,9 @@ from farklecam.vision.onnx_runtime import default_threads
 from farklecam.vision.pose.view_search import VerticalMemory
 from farklecam.vision.reading import Reading
 from farklecam.vision.settle.detector import FrameReader  # the one definition; re-exported for the app's factory
+
+if TYPE_CHECKING:
+    from farklecam.vision.profiles.adapter import ProfileAdapter
 
 __all__ = [
     "PIXEL_BUDGET",
@@ -166,6 +170,14 @@ class SharedReader:
 
     def __init__(self, reader: FrameReader, gate: threading.BoundedSemaphore) -> None:
         self._reader, self._gate = reader, gate
+
+    @property
+    def profile(self) -> ProfileAdapter | None:
+        """The profile the reader reads with, bound to its classifier (None: none, or a reader that takes none)."""
+        from farklecam.vision.profiles.adapter import ProfileAdapter  # the classifier's stack: only once asked
+
+        profile = getattr(self._reader, "profile", None)
+        return profile if isinstance(profile, ProfileAdapter) else None
 
     def read(
         self,
@@ -383,10 +395,19 @@ class Tables:
         games: the games.
         pictures: where camera-scored throws keep their pictures; None keeps none.
         max_tables: sessions kept (least recently used are dropped; they hold settle state only).
+        teach: gives a game's correction hook (:attr:`TableSession.on_correct`), so that the dice the
+            players correct at its table teach the profile the tables read with; None teaches nothing.
     """
 
-    def __init__(self, games: Games, pictures: ThrowPictures | None = None, max_tables: int = 16) -> None:
-        self.games, self.pictures, self.max_tables = games, pictures, max_tables
+    def __init__(
+        self,
+        games: Games,
+        pictures: ThrowPictures | None = None,
+        max_tables: int = 16,
+        *,
+        teach: Callable[[str], CorrectionHook] | None = None,
+    ) -> None:
+        self.games, self.pictures, self.max_tables, self.teach = games, pictures, max_tables, teach
         self._sessions: dict[str, TableSession] = {}
         self._guard = threading.Lock()
 
@@ -408,6 +429,8 @@ class Tables:
             session.saver = lambda _json, s=session: self.games.persist(game_id, s.game)
             if self.pictures is not None:
                 session.on_throw = partial(self.pictures.keep, game_id)
+            if self.teach is not None:
+                session.on_correct = self.teach(game_id)
         session.reader = reader  # settle state stays; a reconnected page's reader (and tray) takes over
         with self._guard:
             self._sessions[game_id] = session

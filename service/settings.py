@@ -106,6 +106,9 @@ class Settings(BaseModel):
         proxy_headers: trust ``X-Forwarded-For`` and ``X-Forwarded-Proto`` from a reverse proxy on this
             machine (``farklecam serve --proxy-headers``). Off, the client's address is the connection's,
             so no client can pose as another address, for instance to dodge the bound on wrong table codes.
+        profile: the name of the profile (:class:`farklecam.service.profiles.store.ProfileStore`) every table
+            reads with and every correction made at a table is kept in, so the tables' dice are read better
+            from the next read on; None reads with the classifier alone.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -128,6 +131,7 @@ class Settings(BaseModel):
     solve_win_tables: bool = False
     read_pixel_budget: int = Field(default=PIXEL_BUDGET, ge=1_000_000, le=2_000_000_000)
     proxy_headers: bool = False
+    profile: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -166,6 +170,18 @@ class Settings(BaseModel):
                 raise ValueError(f"{name[:60]!r} is not a host name or IP address (give it without scheme or port)")
             names.append(bare)
         return tuple(names)
+
+    @field_validator("profile")
+    @classmethod
+    def _profile_names_one(cls, value: str | None) -> str | None:
+        from farklecam.service.profiles.store import NAME_RULE  # the vision stack loads only for a profile
+
+        if value is not None and not NAME_RULE.fullmatch(value):
+            raise ValueError(
+                f"{value[:60]!r} cannot name a profile: use 1-64 letters, digits, '-', '_' or '.', "
+                "starting with a letter or digit"
+            )
+        return value
 
     @field_validator("db", mode="before")
     @classmethod

@@ -36,6 +36,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from farklecam.errors import FarkleError, IllegalActionError
 from farklecam.scoring.actions import Action, Bank, Correct, Keep, PassedRoll, Roll, RollOff, Undo
 from farklecam.scoring.advisor import Advice, advise
@@ -204,8 +207,9 @@ class TableSession:
     Attributes:
         on_correct: called with each correction once the table (and the game) took it, so that a
             misread die can be learnt from (the die's place in the camera's reading and the truth,
-            :class:`~farklecam.service.corrections.DieCorrection`). A failure there is reported in the
-            message; the correction stands.
+            :class:`~farklecam.service.corrections.DieCorrection`, with the full frame the throw settled
+            on while its dice still lie so; a throw entered without a camera frame has none). A failure
+            there is reported in the message; the correction stands.
         on_throw: called with the event's number and the throw's picture (the settled frame, small, with
             the reading as read and what the players said of its dice before it was scored) each time a
             settled camera throw becomes the game's and is saved, so that a disputed score can be looked
@@ -242,6 +246,7 @@ class TableSession:
         self._thrown: int | None = None  # the event that made the held throw the game's (None: held back)
         self._fixes: list[tuple[int, Reading]] = []  # each correction's event, and the held throw before it
         self._picture: ThrowPicture | None = None  # the held throw's settled frame, small (made for on_throw)
+        self._frame: npt.NDArray[np.uint8] | None = None  # the held throw's settled frame as the camera gave it
         self._told: list[str] = []  # what the players said of the held throw's dice before the game took it
         self._saved = False  # whether the saver kept the last action
         self._force: tuple[int, tuple[int, ...]] = (-1, ())  # the events in force, for a log of so many events
@@ -277,6 +282,8 @@ class TableSession:
             state = self.detector.step(frame, self.reader)
             self._state = state
             self._moved = self._moved or (state.moving and seen_before)
+            if state.reading is not self._source:  # the held throw's dice moved: no correction can name them now
+                self._frame = None
             if state.wrong_count and state.reading is not self._source:  # held back: say why nothing is scored
                 self._message = self._wrong_count(state.dice_seen)
                 if self._moved and state.reading is not None:  # thrown: a correction may make it the throw
@@ -327,6 +334,7 @@ class TableSession:
         self._source = self._throw = reading
         self._thrown, self._fixes, self._told = None, [], []
         self._picture = None
+        self._frame = None if frame is None else frame.image.copy()  # a source may reuse its buffer for the next
         if frame is not None and self.on_throw is not None:
             try:
                 self._picture = make_picture(frame.image, reading)
@@ -473,7 +481,7 @@ class TableSession:
                 told = held.with_face(index, face)
             except ValueError as exc:
                 raise IllegalActionError(str(exc)) from exc
-            self._take(told, DieCorrection("face", index, face, _box(held, index), held), say=False)
+            self._take(told, DieCorrection("face", index, face, _box(held, index), held, self._frame), say=False)
             return self.view()
 
     def correct(self, index: int, fix: str, face: int | None = None) -> TableView:
@@ -499,7 +507,7 @@ class TableSession:
                 told = fix_die(held, index, fix, face)
             except ValueError as exc:
                 raise IllegalActionError(str(exc)) from exc
-            self._take(told, DieCorrection(fix, index, face, _box(held, index), held))
+            self._take(told, DieCorrection(fix, index, face, _box(held, index), held, self._frame))
             return self.view()
 
     def add_die(self, x: float, y: float, face: int) -> TableView:
@@ -518,7 +526,7 @@ class TableSession:
                 told = add_die(held, x, y, face)
             except ValueError as exc:
                 raise IllegalActionError(str(exc)) from exc
-            self._take(told, DieCorrection("add", None, face, _box(told, len(told) - 1), held))
+            self._take(told, DieCorrection("add", None, face, _box(told, len(told) - 1), held, self._frame))
             return self.view()
 
     @property

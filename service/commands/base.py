@@ -61,13 +61,19 @@ def add_tray_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_profile_option(parser: argparse.ArgumentParser) -> None:
-    """``--profile NAME``: read with a table's profile (see ``farklecam profiles``)."""
+def add_profile_option(parser: argparse.ArgumentParser, *, taught: bool = False, env: str | None = None) -> None:
+    """``--profile NAME``: read with a table's profile (see ``farklecam profiles``).
+
+    ``taught``: the verb keeps every correction the players make in the profile, which the help says;
+    ``env``: the environment variable that names it too.
+    """
     parser.add_argument(
         "--profile",
         metavar="NAME",
         help="read with this table's profile: the dice it was taught (`farklecam teach NAME --labels DIR`) vote "
-        "on every face and leaning call",
+        "on every face and leaning call"
+        + ("; every die corrected at the table is kept in it and counts from the next read" if taught else "")
+        + (f" (also {env})" if env else ""),
     )
 
 

@@ -59,7 +59,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
     add_tray_option(parser)
-    add_profile_option(parser)
+    add_profile_option(parser, taught=True)
     parser.add_argument(
         "--read-every", type=_positive, default=1, metavar="K", help="read one still frame in K (slow machines: 2-3)"
     )

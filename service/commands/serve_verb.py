@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from farklecam.scoring.presets import preset_names
-from farklecam.service.commands.base import Command
+from farklecam.service.commands.base import Command, add_profile_option
 
 __all__ = ["SERVE"]
 
@@ -36,6 +36,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--rules", default=None, metavar="PRESET", help=f"default rule preset: {', '.join(preset_names())}"
     )
     parser.add_argument("--models", type=Path, default=None, metavar="DIR", help="folder with the ONNX models")
+    add_profile_option(parser, taught=True, env="FARKLECAM_PROFILE")
     parser.add_argument(
         "--straight-down",
         action="store_true",
@@ -98,7 +99,12 @@ def _run(args: argparse.Namespace) -> int:
         tls_key=args.tls_key,
         solve_win_tables=True,
         proxy_headers=args.proxy_headers,
+        profile=args.profile,
     )
+    if settings.profile is not None:  # an unknown profile is one line now, not a failed read at the first throw
+        from farklecam.service.profiles.store import ProfileStore
+
+        ProfileStore().open(settings.profile)
     if args.tls_self_signed:
         if settings.tls_cert is not None:
             raise InvalidRulesError("give --tls-self-signed or --tls-cert/--tls-key, not both")

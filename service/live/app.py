@@ -55,7 +55,8 @@ class LiveOptions:
             learned from the dice).
         straight_down: the camera looks straight down, which gives the cocked test its
             vertical without a tray (:attr:`farklecam.vision.reader.ReaderConfig.straight_down`).
-        profile: the table's profile, whose taught dice vote on every face and leaning call; None for none.
+        profile: the table's profile, whose taught dice vote on every face and leaning call, and which every
+            correction made in the window is kept in (read with from the next read); None for none.
         settle: settle-layer thresholds.
     """
 
@@ -166,5 +167,9 @@ def run_live(options: LiveOptions) -> int:
         reader = reader.with_vertical_memory(VerticalMemory())
         session = open_session(options, reader)
         title = f"farklecam - {options.video or f'camera {options.camera}'}"
+        if reader.profile is not None:  # the players' corrections teach the profile this window reads with
+            from farklecam.service.profiles.teach_from_table import teaching_hook
+
+            session.on_correct = teaching_hook(reader.profile, source=title.removeprefix("farklecam - "))
         LiveWindow(LiveController(session), frames, title=title, pace=options.video is not None).run()
     return 0

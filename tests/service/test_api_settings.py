@@ -186,3 +186,36 @@ def test_serve_refuses_bad_security_options_with_one_line(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FarkleError, match=message):
         SERVE.run(serve_args("--db", str(tmp_path / "t.db"), *argv))
+
+
+def test_serve_profile_reads_with_it_and_every_table_teaches_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+    from fastapi.testclient import TestClient
+
+    from farklecam.service.cli import main
+    from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore
+
+    monkeypatch.setenv(PROFILES_ENV, str(tmp_path / "profiles"))
+    monkeypatch.delenv("FARKLECAM_PROFILE", raising=False)
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    assert main(["serve", "--db", str(tmp_path / "t.db"), "--profile", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no profile 'nope'" in err and not seen
+    assert main(["serve", "--db", str(tmp_path / "t.db"), "--profile", "../up"]) == 2
+    assert "cannot name a profile" in capsys.readouterr().err
+    assert Settings.from_env({"FARKLECAM_PROFILE": "den"}).profile == "den"
+    ProfileStore().open_or_create("den")
+    assert main(["serve", "--db", str(tmp_path / "t.db"), "--profile", "den"]) == 0
+    app = seen["app"]
+    assert app.state.settings.profile == "den"
+    with TestClient(app):
+        assert app.state.tables.teach is not None  # each table's corrections go to the profile
+    assert SERVE.run(serve_args("--db", str(tmp_path / "t.db"))) == 0
+    with TestClient(seen["app"]):
+        assert seen["app"].state.tables.teach is None
+    if (EXAMPLES.parent / "models" / "die_detector.onnx").exists():
+        reader = build_reader(app.state.settings)
+        assert getattr(reader, "profile", None) is not None  # what the slot loads on first use
