@@ -15,7 +15,7 @@ WebSocket passes :class:`farklecam.service.security.SiteGuard` first (Host, Orig
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,11 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
-from farklecam.service.corrections import CorrectionHook
 from farklecam.service.db.target import DatabaseTarget
 from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
 from farklecam.service.picture_store import ThrowPictures
-from farklecam.service.routes import changes, games, health, readings, rules, scoring, session, tournament, ws
+from farklecam.service.routes import changes, games, health, profiles, readings, rules, scoring, session, tournament, ws
 from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
 from farklecam.service.serving import return_freed_memory
 from farklecam.service.settings import Settings, get_settings
@@ -61,19 +60,6 @@ def build_reader(settings: Settings) -> FrameReader:
     return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down), profile=profile)
 
 
-def _teacher(settings: Settings, slot: ReaderSlot) -> Callable[[str], CorrectionHook] | None:
-    """Each game's correction hook that keeps its table's corrections in the settings' profile (None: no profile).
-
-    The profile is the one the shared reader reads with, bound when the reader loads, so a die
-    corrected at any table is read as told at every table from the next read on.
-    """
-    if settings.profile is None:
-        return None
-    from farklecam.service.profiles.teach_from_table import teaching_hook
-
-    return lambda game_id: teaching_hook(lambda: slot.get().profile, source=f"game {game_id}")
-
-
 def check_database(target: DatabaseTarget) -> None:
     """Open the database once (creating it, migrating its schema) and close it, so a server never starts without it.
 
@@ -103,8 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         store = GameStore(settings.database)
         app.state.games = games_ = Games(store)
         app.state.pictures = pictures = ThrowPictures(store.db)
-        app.state.reader = slot = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
-        app.state.tables = Tables(games_, pictures, teach=_teacher(settings, slot))
+        app.state.reader = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
+        app.state.tables = Tables(games_, pictures)
         app.state.cameras = Cameras()
         app.state.tournaments = tournaments = TournamentStore(games_)
         solver = BackgroundWinSolver() if settings.solve_win_tables else None
@@ -133,7 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(SiteGuard, policy=SitePolicy.from_settings(settings))  # outermost: refused before any body
     install_error_handlers(app)
-    for module in (health, session, rules, scoring, readings, games):
+    for module in (health, session, rules, scoring, readings, games, profiles):
         app.include_router(module.router, prefix="/api")
     app.include_router(tournament.router, prefix="/api")
     app.include_router(ws.router)

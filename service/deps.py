@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
@@ -22,8 +23,8 @@ import numpy.typing as npt
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
-from farklecam.errors import ImageError
-from farklecam.service.corrections import CorrectionHook
+from farklecam.errors import ImageError, ProfileError
+from farklecam.service.corrections import CorrectionHook, DieCorrection
 from farklecam.service.errors import PictureTooLargeError, ServerBusyError, UnsupportedMediaError
 from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.settings import PIXEL_BUDGET, Settings
@@ -37,6 +38,7 @@ from farklecam.vision.settle.detector import FrameReader  # the one definition; 
 
 if TYPE_CHECKING:
     from farklecam.vision.profiles.adapter import ProfileAdapter
+    from farklecam.vision.profiles.profile import Profile
 
 __all__ = [
     "PIXEL_BUDGET",
@@ -179,6 +181,19 @@ class SharedReader:
         profile = getattr(self._reader, "profile", None)
         return profile if isinstance(profile, ProfileAdapter) else None
 
+    def with_profile(self, profile: ProfileAdapter | None) -> SharedReader:
+        """The same reader (same models, same gate) reading with ``profile`` instead of its own (None: none).
+
+        Raises:
+            ProfileError: a profile given to a reader that takes none.
+        """
+        with_profile = getattr(self._reader, "with_profile", None)
+        if with_profile is None:
+            if profile is None:
+                return self  # a reader that takes no profile reads without one already
+            raise ProfileError("this server's reader takes no profile")
+        return SharedReader(with_profile(profile), self._gate)
+
     def read(
         self,
         frame: npt.NDArray[np.uint8],
@@ -256,6 +271,8 @@ class ReaderSlot:
         #: The threads uploads and WebSocket frames wait for the budget and are read in: their own, so
         #: pictures waiting their turn never hold the threads every other route answers in.
         self.read_threads = anyio.CapacityLimiter(read_line)
+        self._profiles: dict[Path, ProfileAdapter] = {}
+        self._profiles_guard = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -273,6 +290,37 @@ class ReaderSlot:
                 if self._reader is None:
                     self._reader = self._factory()
         return SharedReader(self._reader, self._gate)
+
+    def profile(self, name: str) -> ProfileAdapter:
+        """The profile ``name`` bound to the reader's classifier, one adapter per profile for every table choosing it.
+
+        Tables that read with one profile must share its adapter: each keeps the votes built from the
+        corrections it has seen, and a correction taught at one table is read at the others from their
+        next read on. The server's own profile (``serve --profile``) is the reader's, so a table choosing
+        it by name teaches the same one as the tables that kept the server's.
+
+        Raises:
+            ProfileError: an invalid or unknown name, a profile that cannot be read, or a reader taking none.
+            ModelLoadError: the models are missing or broken (binding needs the loaded classifier).
+        """
+        from farklecam.service.profiles.store import ProfileStore  # the profiles' stack: only once a table asks
+
+        store = ProfileStore()
+        folder = store.path(name).resolve()
+        shared = self.get()
+        own = shared.profile
+        if own is not None and own.profile.folder.resolve() == folder:
+            return own
+        with self._profiles_guard:
+            adapter = self._profiles.get(folder)
+            if adapter is not None and folder.is_dir():
+                return adapter
+            opened = store.open(name)  # unknown, or forgotten since it was bound: refused here
+            bind: Callable[[Profile], ProfileAdapter] | None = getattr(self._reader, "bind_profile", None)
+            if bind is None:
+                raise ProfileError("this server's reader takes no profile")
+            self._profiles[folder] = adapter = bind(opened)
+            return adapter
 
     @contextmanager
     def decoded(self, data: bytes, source: str) -> Iterator[npt.NDArray[np.uint8]]:
@@ -324,6 +372,8 @@ class LazyReader:
 
     Attributes:
         memory: this table's camera's vertical, learned from its dice while no tray is calibrated.
+        profile_name: the profile this table chose (:meth:`choose_profile`; None: none), once it chose.
+        profile_chosen: whether this table chose; until then it reads and teaches with the server's profile.
     """
 
     def __init__(self, slot: ReaderSlot, tray: list[list[float]] | None = None, *, straight_down: bool = False) -> None:
@@ -333,6 +383,26 @@ class LazyReader:
         self.tray_moved = False
         #: Whether the last frame's dice showed the camera, said to look straight down, to be tilted.
         self.tilted = False
+        self.profile_name: str | None = None
+        self.profile_chosen = False
+        self._profile: ProfileAdapter | None = None
+
+    def choose_profile(self, name: str | None) -> None:
+        """Read and teach with the profile ``name`` from the next frame on (None: no profile), over the server's.
+
+        A table's dice and light are its own: the page of each table names the profile that knows them,
+        whatever profile the server was started with.
+
+        Raises:
+            ProfileError: an invalid or unknown name, or a reader that takes no profile; nothing changes then.
+            ModelLoadError: the models are missing or broken.
+        """
+        adapter = None if name is None else self.slot.profile(name)
+        self._profile, self.profile_name, self.profile_chosen = adapter, name, True
+
+    def teaching_profile(self) -> ProfileAdapter | None:
+        """The profile this table's corrections teach: the one it reads with (None: none)."""
+        return self._profile if self.profile_chosen else self.slot.get().profile
 
     @property
     def vertical(self) -> str:
@@ -355,7 +425,10 @@ class LazyReader:
 
     def read(self, frame: npt.NDArray[np.uint8], /) -> Reading:
         """Read one frame with the slot's reader (loading it first if needed), this table's tray and memory."""
-        reading = self.slot.get().read(frame, self.tray, self.memory, self.straight_down)
+        reader = self.slot.get()
+        if self.profile_chosen:
+            reader = reader.with_profile(self._profile)
+        reading = reader.read(frame, self.tray, self.memory, self.straight_down)
         self.tray_moved = self.tray is not None and reading.tray_set_aside
         self.tilted = reading.straight_down_doubted
         return reading
@@ -395,19 +468,10 @@ class Tables:
         games: the games.
         pictures: where camera-scored throws keep their pictures; None keeps none.
         max_tables: sessions kept (least recently used are dropped; they hold settle state only).
-        teach: gives a game's correction hook (:attr:`TableSession.on_correct`), so that the dice the
-            players correct at its table teach the profile the tables read with; None teaches nothing.
     """
 
-    def __init__(
-        self,
-        games: Games,
-        pictures: ThrowPictures | None = None,
-        max_tables: int = 16,
-        *,
-        teach: Callable[[str], CorrectionHook] | None = None,
-    ) -> None:
-        self.games, self.pictures, self.max_tables, self.teach = games, pictures, max_tables, teach
+    def __init__(self, games: Games, pictures: ThrowPictures | None = None, max_tables: int = 16) -> None:
+        self.games, self.pictures, self.max_tables = games, pictures, max_tables
         self._sessions: dict[str, TableSession] = {}
         self._guard = threading.Lock()
 
@@ -429,14 +493,33 @@ class Tables:
             session.saver = lambda _json, s=session: self.games.persist(game_id, s.game)
             if self.pictures is not None:
                 session.on_throw = partial(self.pictures.keep, game_id)
-            if self.teach is not None:
-                session.on_correct = self.teach(game_id)
+            session.on_correct = _teacher(session, game_id)
         session.reader = reader  # settle state stays; a reconnected page's reader (and tray) takes over
         with self._guard:
             self._sessions[game_id] = session
             while len(self._sessions) > self.max_tables:
                 self._sessions.pop(next(iter(self._sessions)))
         return session
+
+
+def _teacher(session: TableSession, game_id: str) -> CorrectionHook:
+    """A table's correction hook: the dice its players correct teach the profile its newest stream reads with.
+
+    The profile is asked at each correction, not when the table is made, so that one the page chose
+    later (:meth:`LazyReader.choose_profile`) is the one taught; a table without one teaches nothing.
+    """
+
+    def teach(correction: DieCorrection) -> None:
+        reader = session.reader
+        if correction.frame is None or not isinstance(reader, LazyReader):  # nothing to cut a die from
+            return
+        profile = reader.teaching_profile()
+        if profile is not None:
+            from farklecam.service.profiles.teach_from_table import teach_correction  # the classifier's stack
+
+            teach_correction(profile, correction, source=f"game {game_id}")
+
+    return teach
 
 
 def get_settings(conn: HTTPConnection) -> Settings:

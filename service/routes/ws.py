@@ -25,6 +25,10 @@ flight and never floods a slow server). A server with a table code wants it as
   frames' dice say otherwise). ``{"type": "straight_down", "on": true | false}`` says
   whether this table's camera looks straight down (a server started with
   ``--straight-down`` starts every table on); answered ``{"type": "straight_down", "on", "message"}``.
+  ``{"type": "profile", "name": "kitchen" | null}`` names the profile (``GET /api/profiles``) this table reads
+  with and its corrections teach, over the server's ``--profile`` (null: none); answered
+  ``{"type": "profile", "name", "message"}``, or ``{"type": "error", "detail", "command": "profile"}`` for a
+  name that is invalid or unknown (the table keeps its profile).
 * server -> page: ``{"type": "frame", "seq", "ms", "image_size", "tray", "vertical", "straight_down", "reading",
   "settle", "throw", "score", "advice", "next_action", "expected", "message", "rethrow", "game", "events",
   "corrected"}`` (``corrected``: ``reading`` is the settled throw as the players corrected it), or
@@ -52,7 +56,7 @@ import numpy as np
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
-from farklecam.errors import FarkleError
+from farklecam.errors import FarkleError, ProfileError
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
@@ -285,6 +289,8 @@ class TableStream:
             return self.set_tray(message.get("corners"))
         if kind == "straight_down":
             return self.set_straight_down(message.get("on"))
+        if kind == "profile":
+            return self.set_profile(message.get("name"))
         if kind == "roll_again" and self.game_id is not None:
             with self.games.lock(self.game_id):
                 view = self.tables.session(self.game_id, self.reader).roll_again()
@@ -299,7 +305,7 @@ class TableStream:
         return {
             "type": "error",
             "detail": f"unknown message type {kind!r}; send frames as binary, or ping, roll_again, face, correct, "
-            "tray or straight_down",
+            "tray, straight_down or profile",
         }
 
     def correct(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -355,6 +361,21 @@ class TableStream:
             else "Camera angle unknown: the vertical is learned from the dice (marked corners still come first)."
         )
         return {"type": "straight_down", "on": on, "message": text}
+
+    def set_profile(self, name: object) -> dict[str, Any]:
+        """Read and teach with the profile ``name`` at this table (None: none); an unknown one changes nothing."""
+        if not (name is None or isinstance(name, str)):
+            return {"type": "error", "detail": 'profile takes "name": a profile\'s name or null', "command": "profile"}
+        try:
+            self.reader.choose_profile(name)
+        except ProfileError as exc:
+            return {"type": "error", "detail": str(exc), "command": "profile"}
+        text = (
+            f"Profile {name}: this table's dice are read with it, and the dice corrected here teach it."
+            if name is not None
+            else "No profile: the dice are read by the classifier alone, and corrections teach no profile."
+        )
+        return {"type": "profile", "name": name, "message": text}
 
 
 def _shown(state: SettleState) -> Reading | None:

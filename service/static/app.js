@@ -16,6 +16,7 @@ const TAG_GAP = 3;                  // pixels between a tag and its die
 const KEEP_RING = 7;                // how far the keep's ring reaches outside a die's box
 const TRAY_KEY = "farklecam.tray";  // the marked tray corners, as fractions of the frame (kept across reloads)
 const DOWN_KEY = "farklecam.straightDown";  // "true"/"false" once this browser's camera was said to look straight down or not
+const PROFILE_KEY = "farklecam.profile";  // this table's profile's name, "" for none, once chosen in this browser
 const CODE_KEY = "farklecam.tableCode";  // the table code, where the server asks for one (kept until refused)
 
 const $ = (id) => document.getElementById(id);
@@ -26,6 +27,7 @@ const state = {
   cameraOk: false, retry: 0, code: localStorage.getItem(CODE_KEY), codeAsk: null,
   tray: loadTray(), marks: null, markEdges: false, socketSerial: 0, traySent: null, announceTray: false,
   straightDown: loadStraightDown(), downSent: null, settle: null, fixing: null,
+  profile: localStorage.getItem(PROFILE_KEY), profileSent: null,
 };
 const grab = document.createElement("canvas");
 
@@ -221,6 +223,7 @@ function sendFrame(now) {
   grab.getContext("2d").drawImage(video, 0, 0, grab.width, grab.height);
   syncTray(socket);
   syncStraightDown(socket);
+  syncProfile(socket);
   state.inFlight = true; state.lastSent = now;
   grab.toBlob((blob) => {
     if (blob && socket.readyState === WebSocket.OPEN) { socket.send(blob); } else { state.inFlight = false; }
@@ -234,6 +237,7 @@ function onAnswer(msg) {
     if (state.game && msg.events !== undefined && msg.events !== state.game.events) { refreshGame(); }
     return;
   }
+  if (msg.type === "error" && msg.command === "profile") { $("tray-hint").textContent = msg.detail; return; }
   if (msg.type === "error" && msg.command) { gameMessage(msg.detail, true); return; }  // a word on a die, refused
   if (msg.type === "tray") {
     showTrayState(msg.corners);
@@ -241,6 +245,7 @@ function onAnswer(msg) {
     return;
   }
   if (msg.type === "straight_down") { $("tray-hint").textContent = msg.message; return; }
+  if (msg.type === "profile") { $("tray-hint").textContent = msg.message; return; }
   if (msg.type === "error") {
     pill("stream-status", "frame error", "warn");
     $("throw-status").textContent = msg.detail; $("throw-status").dataset.state = "error";
@@ -792,6 +797,33 @@ function syncStraightDown(socket) {
   state.downSent = key;
 }
 
+// This table's profile: the server's (`serve --profile`) until this browser's select names one or none; then
+// sent again on every new connection, so the server reads and teaches with it whichever page reconnects.
+async function loadProfiles() {
+  let listed;
+  try { listed = await api("GET", "/api/profiles"); } catch (err) { return; }
+  const select = $("profile");
+  const names = (listed.profiles || []).map((p) => p.name);
+  select.replaceChildren(new Option("none", ""), ...(listed.profiles || []).map((p) =>
+    new Option(p.corrections === null ? `${p.name} (unreadable)` : `${p.name} (${p.corrections} corrections)`, p.name)));
+  // A name this browser kept that is gone from the server still shows, so its refusal makes sense.
+  if (state.profile && !names.includes(state.profile)) { select.append(new Option(`${state.profile} (gone)`, state.profile)); }
+  select.value = state.profile !== null ? state.profile : listed.default || "";
+}
+
+function setProfile(name) {
+  state.profile = name; localStorage.setItem(PROFILE_KEY, name);
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) { syncProfile(state.socket); }
+}
+
+function syncProfile(socket) {
+  if (state.profile === null) { return; }
+  const key = `${state.socketSerial}:${state.profile}`;
+  if (key === state.profileSent) { return; }
+  socket.send(JSON.stringify({ type: "profile", name: state.profile || null }));
+  state.profileSent = key;
+}
+
 function syncTray(socket) {
   const key = `${state.socketSerial}:${grab.width}x${grab.height}:${JSON.stringify(state.tray)}`;
   if (key === state.traySent) { return; }
@@ -1219,6 +1251,7 @@ async function init() {
   $("mark-edges").onclick = () => startMarking(true);
   $("clear-tray").onclick = () => setTray(null, "Tray corners forgotten: the tray is found in each frame.");
   $("straight-down").onchange = (e) => setStraightDown(e.target.checked);
+  $("profile").onchange = (e) => setProfile(e.target.value);
   $("overlay").addEventListener("click", (event) => (state.marks ? markCorner(event) : pickDie(event)));
   $("log-box").addEventListener("toggle", showLog);
   $("manual").addEventListener("submit", (e) => {
@@ -1236,6 +1269,7 @@ async function init() {
   const saved = fromHash || localStorage.getItem("farklecam.game");
   api("GET", "/api/health").catch(() => {});
   await loadRules();  // the presets name a game's rules, customised or not
+  loadProfiles();
   if (saved) { openGame(saved); } else { connect(); }
   requestAnimationFrame(sendFrame);
 }

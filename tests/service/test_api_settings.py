@@ -211,11 +211,18 @@ def test_serve_profile_reads_with_it_and_every_table_teaches_it(
     assert main(["serve", "--db", str(tmp_path / "t.db"), "--profile", "den"]) == 0
     app = seen["app"]
     assert app.state.settings.profile == "den"
-    with TestClient(app):
-        assert app.state.tables.teach is not None  # each table's corrections go to the profile
+    with TestClient(app) as client:  # the profile every table reads with until its page chooses another
+        assert client.get("/api/profiles").json()["default"] == "den"
     assert SERVE.run(serve_args("--db", str(tmp_path / "t.db"))) == 0
-    with TestClient(seen["app"]):
-        assert seen["app"].state.tables.teach is None
+    with TestClient(seen["app"]) as client:
+        assert client.get("/api/profiles").json() == {"profiles": [{"name": "den", "corrections": 0}], "default": None}
     if (EXAMPLES.parent / "models" / "die_detector.onnx").exists():
+        from farklecam.service.deps import LazyReader, ReaderSlot
+
         reader = build_reader(app.state.settings)
         assert getattr(reader, "profile", None) is not None  # what the slot loads on first use
+        slot = ReaderSlot(lambda: reader)
+        assert LazyReader(slot).teaching_profile() is reader.profile  # a table's corrections go to the profile
+        chose = LazyReader(slot)
+        chose.choose_profile("den")  # chosen by name, the server's own: the same adapter, taught once
+        assert chose.teaching_profile() is reader.profile

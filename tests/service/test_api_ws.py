@@ -526,3 +526,74 @@ def test_a_camera_scored_throw_keeps_its_picture_and_the_api_serves_lists_and_de
         listing = client.get(pictures).json()
         assert listing["data"] == [] and [(p["seq"], p["text"]) for p in listing["deleted"]] == [(7, "roll 1,5")]
         assert client.get(f"/api/games/{game['id']}/events").json()["count"] == 8  # the log is untouched
+
+
+class ProfiledReader(BrightnessReader):
+    """A :class:`BrightnessReader` binding profiles to the real face classifier; each read records its profile."""
+
+    def __init__(self, classifier: Any, used: list[object], profile: Any = None) -> None:
+        super().__init__()
+        self.classifier, self.used, self.profile = classifier, used, profile
+
+    def bind_profile(self, profile: Any) -> Any:
+        from farklecam.vision.profiles.adapter import ProfileAdapter
+
+        return ProfileAdapter(profile, self.classifier)
+
+    def with_profile(self, profile: Any) -> ProfiledReader:
+        return ProfiledReader(self.classifier, self.used, profile)
+
+    def read(self, frame: np.ndarray) -> Reading:
+        self.used.append(self.profile)
+        return super().read(frame)
+
+
+def test_a_tables_page_chooses_the_profile_it_reads_with_and_its_corrections_teach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore
+    from farklecam.vision.reader import DiceReader
+
+    monkeypatch.setenv(PROFILES_ENV, str(tmp_path / "profiles"))
+    store = ProfileStore()
+    store.open_or_create("kitchen")
+    store.open_or_create("garden")
+    used: list[object] = []
+    classifier = DiceReader().classifier
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))
+    slot = ReaderSlot(lambda: ProfiledReader(classifier, used))
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as client:
+        assert client.get("/api/profiles").json() == {
+            "profiles": [{"name": "garden", "corrections": 0}, {"name": "kitchen", "corrections": 0}],
+            "default": None,
+        }
+        body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+        game = client.post("/api/games", json=body).json()
+        for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):
+            assert client.post(f"/api/games/{game['id']}/actions", json={"text": text}).status_code == 200
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+            refusals = (("pantry", "no profile 'pantry'"), ("../kitchen", "cannot name a profile"), (3, "name"))
+            for bad, detail in refusals:
+                ws.send_text(json.dumps({"type": "profile", "name": bad}))
+                answer = ws.receive_json()
+                assert answer["type"] == "error" and answer["command"] == "profile", (bad, answer)
+                assert detail in answer["detail"], (bad, answer)
+            stream(ws, frame(4), 7)
+            assert used and used[-1] is None  # refused names changed nothing: still the server's (none)
+            ws.send_text(json.dumps({"type": "profile", "name": "kitchen"}))
+            chosen = ws.receive_json()
+            assert (chosen["type"], chosen["name"]) == ("profile", "kitchen") and "kitchen" in chosen["message"]
+            thrown = stream(ws, frame(1), 7)[-1]  # two dice thrown and settled: the 1 is a 5
+            assert thrown["game"]["roll"] == [1, 5]
+            assert used[-1].profile.name == "kitchen"  # type: ignore[attr-defined]
+            die = [d["face"] for d in thrown["reading"]["dice"]].index(1)
+            ws.send_text(json.dumps({"type": "correct", "index": die, "fix": "face", "face": 5}))
+            assert ws.receive_json()["type"] == "message"
+            assert [(c.truth, c.source) for c in store.open("kitchen").corrections] == [("5", f"game {game['id']}")]
+            assert len(store.open("garden")) == 0
+            ws.send_text(json.dumps({"type": "profile", "name": None}))
+            assert ws.receive_json()["name"] is None
+            stream(ws, frame(4), 7)  # the next throw is read without it
+            assert used[-1] is None
+        assert client.get("/api/profiles").json()["profiles"][1] == {"name": "kitchen", "corrections": 1}

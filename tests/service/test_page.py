@@ -465,6 +465,53 @@ def test_page_says_its_camera_looks_straight_down_and_remembers_it(browser_kit: 
         eventually(lambda: reader.seen[-1] is False)
 
 
+class ProfileRecordingReader(ExampleReader):
+    """The example's dice; like :meth:`farklecam.vision.reader.DiceReader.with_profile`, records each read's profile."""
+
+    def __init__(self, seen: list[str | None] | None = None, profile: str | None = None) -> None:
+        super().__init__()
+        self.seen = [] if seen is None else seen
+        self.profile = profile
+
+    def bind_profile(self, profile: Any) -> str:
+        return str(profile.name)
+
+    def with_profile(self, profile: str | None) -> ProfileRecordingReader:
+        return ProfileRecordingReader(self.seen, profile)
+
+    def read(self, frame: np.ndarray) -> Reading:
+        self.seen.append(self.profile)
+        return super().read(frame)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_page_chooses_its_tables_profile_and_remembers_it(
+    browser_kit: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from farklecam.service.profiles.store import PROFILES_ENV, ProfileStore
+
+    monkeypatch.setenv(PROFILES_ENV, str(tmp_path / "profiles"))
+    ProfileStore().open_or_create("kitchen")
+    ProfileStore().open_or_create("den")
+    reader = ProfileRecordingReader()
+    with example_page(browser_kit, reader, tmp_path) as page:
+        page.wait_for_selector("#profile option[value=kitchen]", state="attached")
+        listed = page.eval_on_selector_all("#profile option", "os => os.map(o => [o.value, o.textContent])")
+        assert listed == [["", "none"], ["den", "den (0 corrections)"], ["kitchen", "kitchen (0 corrections)"]]
+        assert page.input_value("#profile") == "" and reader.seen[-1] is None  # the server's (none)
+        page.select_option("#profile", "kitchen")
+        page.wait_for_function("document.querySelector('#tray-hint').textContent.includes('Profile kitchen')")
+        eventually(lambda: reader.seen[-1] == "kitchen")
+        # Kept in the browser: a reloaded page chooses it again on its new connection.
+        reader.seen.clear()
+        page.reload()
+        page.wait_for_function("document.querySelector('#profile').value === 'kitchen'", timeout=90_000)
+        eventually(lambda: bool(reader.seen) and reader.seen[-1] == "kitchen")
+        page.select_option("#profile", "")
+        eventually(lambda: reader.seen[-1] is None)
+
+
 # ----------------------------------------------------------------------------- a turn, at a phone's width and a desk's
 NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
 
