@@ -347,6 +347,7 @@ class DiceReader:
         keep = ~scores.not_die
         if not keep.all():
             found, scores = found[keep], scores[keep]
+        vouched = self.profile.vouched_faces(scores) if self.profile is not None else None
         tray = self.find_tray(frame, found.xyxy)
         size = (frame.shape[1], frame.shape[0])
         corners = tray.vertical_corners if tray is not None else None
@@ -382,7 +383,9 @@ class DiceReader:
             # classifier calls cocked and the test does not back is read as lying flat.
             scores = scores.flat(scores.cocked & ~judged.cocked)
         cut = near_picture_edge(found.xyxy, size, CUT_DIE_MARGIN_PX)
-        face, face_conf, status, data = self._decide(frame, found.xyxy, scores, inside, off, cocked_min_conf, cut)
+        face, face_conf, status, data = self._decide(
+            frame, found.xyxy, scores, inside, off, cocked_min_conf, cut, vouched
+        )
         return dataclasses.replace(
             found,
             face=face,
@@ -406,6 +409,7 @@ class DiceReader:
         off: npt.NDArray[np.bool_],
         cocked_min_conf: float,
         cut: npt.NDArray[np.bool_],
+        vouched: npt.NDArray[np.int64] | None = None,
     ) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.str_], dict[str, npt.NDArray[np.generic]]
     ]:
@@ -432,6 +436,8 @@ class DiceReader:
         scored = status == DieStatus.OK.value
         if scored.any():
             symbol[scored] = symbol_faces(frame, xyxy[scored])
+        if vouched is not None:  # a face this table taught is a number here, however it is drawn
+            symbol &= vouched != face
         status[symbol] = DieStatus.UNCERTAIN.value
         data["symbol"] = symbol
         # A flat die's box is near square; one twice as long as wide and larger than its fellows

@@ -227,6 +227,10 @@ def test_a_taught_logo_six_is_read_as_six_any_way_up(store: ProfileStore, reader
     adapted = reader.with_profile(table).read(turned)
     assert [int(adapted.face[i]) for i in painted] == [5, 5, 5]
     assert sorted(adapted.face.tolist()) == [3, 4, 5, 5, 5]
+    # Taught, the logo is this table's five: a number, not a symbol for a person to check (with three
+    # corrections some are still read too unsurely to score; more corrections make them sure).
+    assert not adapted.data["symbol"][painted].any()
+    assert reader.read(turned).data["symbol"][painted].any()  # without the profile they are symbols
 
 
 # ---------------------------------------------------------------------------- labels, teaching, export

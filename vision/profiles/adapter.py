@@ -129,6 +129,14 @@ class ProfileAdapter:
                 self._built_version = version
             return self._votes
 
+    def vouched_faces(self, scores: FaceScores) -> npt.NDArray[np.int64]:
+        """Per die, the face this table's taught dice speak for strongly (0 where they do not)."""
+        n = len(scores.face)
+        if scores.embedding is None or not n:
+            return np.zeros(n, np.int64)
+        votes = self._current()
+        return votes.vouched_faces(scores.embedding) if len(votes) else np.zeros(n, np.int64)
+
     def adapt(self, scores: FaceScores) -> FaceScores:
         """The classifier's scores with this table's taught dice voting (as they are where they carry no features)."""
         if scores.embedding is None or not len(scores.face):

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from farklecam.vision.faces.classifier import CLASSES
 
-__all__ = ["NEIGHBOURS", "PRIOR_VOTES", "SIMILARITY_SCALE", "NeighbourVotes"]
+__all__ = ["NEIGHBOURS", "PRIOR_VOTES", "SIMILARITY_SCALE", "VOUCH_VOTES", "NeighbourVotes"]
 
 #: The classifier's probabilities weigh as much as this many votes.
 PRIOR_VOTES = 0.3
@@ -28,6 +28,9 @@ PRIOR_VOTES = 0.3
 NEIGHBOURS = 5
 #: A neighbour at cosine similarity s votes exp((s - 1) / SIMILARITY_SCALE): 0.37 at 0.96, 0.08 at 0.9.
 SIMILARITY_SCALE = 0.04
+#: Taught dice whose votes for one face add up to this (one taught die at cosine similarity 0.91) speak
+#: for it: that face is a number at this table.
+VOUCH_VOTES = 0.1
 
 
 def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -86,6 +89,19 @@ class NeighbourVotes:
         rows = np.repeat(np.arange(len(queries)), k)
         np.add.at(votes, (rows, self.classes[nearest].reshape(-1)), weight.reshape(-1).astype(np.float32))
         return votes
+
+    def vouched_faces(self, embedding: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+        """The face (1-6) the taught dice speak for on each die with at least :data:`VOUCH_VOTES` votes; else 0.
+
+        A face the table taught (a skull for its one, an emblem for its six) is a number there, not a
+        symbol for a person to look at.
+        """
+        votes = self.votes(embedding)
+        if not len(votes):
+            return np.zeros(0, np.int64)
+        best = votes.argmax(axis=1)
+        strong = (votes.max(axis=1) >= VOUCH_VOTES) & (best < 6)
+        return np.where(strong, best + 1, 0).astype(np.int64)
 
     def mix(self, probs: npt.NDArray[np.float32], embedding: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The classifier's probabilities (n, len(CLASSES)) with the taught dice's votes: still probabilities."""
