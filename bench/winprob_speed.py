@@ -14,6 +14,7 @@ last build, in the same run, and prints the ratio of the two solve times).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -21,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,9 +37,14 @@ def _against(rev: str, rules: Rules, wall: float) -> dict[str, object]:
     source = subprocess.run(
         ["git", "show", f"{rev}:scoring/winprob_dp.py"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
-    then = types.ModuleType("winprob_dp_then")
+    # a real file: numba caches a compiled kernel next to its source, and refuses source it cannot locate
+    path = Path(tempfile.mkdtemp(prefix="winprob-then-")) / "winprob_dp_then.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("winprob_dp_then", path)
+    assert spec is not None and spec.loader is not None
+    then = importlib.util.module_from_spec(spec)
     sys.modules[then.__name__] = then  # its dataclasses look their module up
-    exec(compile(source, f"{rev}:scoring/winprob_dp.py", "exec"), then.__dict__)
+    spec.loader.exec_module(then)
     start = time.perf_counter()
     then.solve_table(rules)
     seconds = time.perf_counter() - start
@@ -58,6 +63,8 @@ def main() -> None:
     args = parser.parse_args()
     rules = get_rules(args.rules).with_settings(args.set)
     os.environ["FARKLECAM_CACHE_DIR"] = args.cache_dir or tempfile.mkdtemp(prefix="winprob-speed-")
+    if args.cache_dir is None:  # the presets' tables ship solved: look in an empty folder instead, so it is solved
+        winprob.BUNDLED_DIR = Path(tempfile.mkdtemp(prefix="winprob-speed-none-"))
     wall, cpu = time.perf_counter(), time.process_time()
     table = winprob.solve_win(rules)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

@@ -1,10 +1,11 @@
 """Solve the presets' two-player win tables ahead and write them into the package (``scoring/tables``).
 
-Why ship them: a rule set with a farkle penalty (zilch) takes about two minutes
+Why ship them: a rule set with a farkle penalty (zilch) takes about a minute
 to solve on two cores (:mod:`farklecam.scoring.winprob_dp`), the others a few seconds, and a
 server that has not solved a table answers its win advice ``available: false``
 (:func:`farklecam.scoring.winprob.ready`). A shipped table makes a preset's win advice
-answer from the first request. Each file is named like a cache entry (the rules'
+answer from the first request (progressive's holds the passes too, 7.6 MB: :mod:`farklecam.scoring.win_offers`).
+Each file is named like a cache entry (the rules'
 key and :data:`farklecam.scoring.winprob.WIN_VERSION`), so a changed rule or solver never
 reads a stale one; ``tests/scoring/test_bundled_tables.py`` checks that every
 preset has one and that each is still a fixed point of the solver. Rewrite them
@@ -16,14 +17,13 @@ after a change to the solver or a preset:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from farklecam.scoring import winprob, winprob_dp
+from farklecam.scoring import winprob
 from farklecam.scoring.presets import PRESETS
 
 __all__ = ["main", "write_table"]
@@ -33,10 +33,9 @@ def write_table(name: str, directory: Path) -> Path:
     """Solve preset ``name``'s table and write it (compressed) into ``directory``; returns the file."""
     rules = PRESETS[name].rules
     start = time.perf_counter()
-    values, _, passes = winprob_dp.solve_table(rules)
-    meta = {"version": winprob.WIN_VERSION, "key": rules.key(), "passes": passes, "preset": name}
+    _, arrays = winprob.solve_arrays(rules, preset=name)
     path = directory / winprob.bundled_path(rules).name
-    np.savez_compressed(path, V=values, meta=np.array(json.dumps(meta)))
+    np.savez_compressed(path, **arrays)
     seconds, size = time.perf_counter() - start, path.stat().st_size // 1024
     sys.stdout.write(f"{name}: {path.name}, {seconds:.1f} s, {size} KiB\n")
     sys.stdout.flush()

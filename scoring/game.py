@@ -112,6 +112,9 @@ class Game:
         auto_farkle: a throw with no scoring dice ends the turn at once (default); if false the
             game waits in ``awaiting_keep`` for an explicit ``Farkle()``, so a misread can be undone first.
         clock: returns the time stamped on each event (seconds); ``None`` leaves ``Event.at`` empty.
+        head_start: points some players start with, by name (a positive multiple of 50 below the target);
+            such a player starts on the board. ``fair_head_start`` in :mod:`farklecam.scoring.winprob`
+            gives the second player the points that make a two-player game closest to even.
     """
 
     def __init__(
@@ -122,6 +125,7 @@ class Game:
         first_player: str | None = None,
         auto_farkle: bool = True,
         clock: Callable[[], float] | None = None,
+        head_start: Mapping[str, int] | None = None,
     ) -> None:
         if not isinstance(rules, Rules):
             raise InvalidRulesError(f"a game needs a Rules value, got {type(rules).__name__}")
@@ -134,7 +138,8 @@ class Game:
             raise InvalidRulesError(f"first_player {first_player!r} is not one of {list(names)}")
         self._initial_rules, self._rules, self._players = rules, rules, names
         self._first_player, self._auto_farkle, self._clock = first_player, bool(auto_farkle), clock
-        self._initial = initial_state(names, rules, first_player)
+        self._head_start = _checked_head_start(head_start, names, rules)
+        self._initial = initial_state(names, rules, first_player, self._head_start)
         self._state = self._initial
         self._open: OpenThrow | None = None
         self._events: list[Event] = []
@@ -232,6 +237,7 @@ class Game:
         first_player: str | None = None,
         auto_farkle: bool = True,
         clock: Callable[[], float] | None = None,
+        head_start: Mapping[str, int] | None = None,
     ) -> Game:
         """Rebuild a game from its event log (time stamps kept as logged).
 
@@ -239,7 +245,9 @@ class Game:
             InvalidActionError: events out of sequence.
             IllegalActionError, GameOverError: an event the rules reject (the message names the event).
         """
-        game = cls(rules, players, first_player=first_player, auto_farkle=auto_farkle, clock=clock)
+        game = cls(
+            rules, players, first_player=first_player, auto_farkle=auto_farkle, clock=clock, head_start=head_start
+        )
         for seq, event in enumerate(events, 1):
             if not isinstance(event, Event) or event.seq != seq:
                 raise InvalidActionError(f"event log out of sequence: expected event {seq}, got {event!r}")
@@ -257,6 +265,7 @@ class Game:
             "rules": self._initial_rules.to_dict(),
             "first_player": self._first_player,
             "auto_farkle": self._auto_farkle,
+            **({"head_start": dict(self._head_start)} if self._head_start else {}),
             "events": [e.to_dict() for e in self._events],
         }
 
@@ -286,6 +295,7 @@ class Game:
             first_player=data.get("first_player"),
             auto_farkle=auto_farkle,
             clock=clock,
+            head_start=data.get("head_start") or None,
         )
 
     @classmethod
@@ -312,6 +322,11 @@ class Game:
     def players(self) -> tuple[str, ...]:
         """Names in seating order."""
         return self._players
+
+    @property
+    def head_start(self) -> dict[str, int]:
+        """The points players started with, by name (empty: everyone started from 0)."""
+        return dict(self._head_start)
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -420,9 +435,9 @@ class Game:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Game):
             return NotImplemented
-        return (self._rules, self._players, self._first_player, self._auto_farkle, self._state, self._events) == (
-            other._rules, other._players, other._first_player, other._auto_farkle, other._state, other._events,
-        )  # fmt: skip
+        mine = (self._rules, self._players, self._first_player, self._auto_farkle, self._head_start)
+        theirs = (other._rules, other._players, other._first_player, other._auto_farkle, other._head_start)
+        return (*mine, self._state, self._events) == (*theirs, other._state, other._events)
 
     __hash__ = None  # type: ignore[assignment]  # mutable: equal games must not hash
 
@@ -443,3 +458,26 @@ def _rules_from(data: object) -> Rules:
     if not isinstance(name, str):
         raise InvalidRulesError(f"rules 'name' must be text, got {name!r}")
     return dataclasses.replace(Rules().with_options(options), name=name)
+
+
+def _checked_head_start(head_start: Mapping[str, int] | None, players: tuple[str, ...], rules: Rules) -> dict[str, int]:
+    """``head_start`` checked against the players and the rules, without zero entries.
+
+    Raises:
+        InvalidRulesError: an unknown player, or points that are not a multiple of 50 in ``1..target - 50``.
+    """
+    if head_start is None:
+        return {}
+    if not isinstance(head_start, Mapping):
+        raise InvalidRulesError(f"a head start is points by player name, got {head_start!r}")
+    checked: dict[str, int] = {}
+    for name, points in head_start.items():
+        if name not in players:
+            raise InvalidRulesError(f"a head start for {name!r}, who is not one of {list(players)}")
+        if isinstance(points, bool) or not isinstance(points, int) or points % 50 or not 0 <= points < rules.target:
+            raise InvalidRulesError(
+                f"a head start is a multiple of 50 from 0 to {rules.target - 50}, got {points!r} for {name!r}"
+            )
+        if points:
+            checked[name] = points
+    return checked

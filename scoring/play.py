@@ -44,6 +44,7 @@ Rule readings chosen where the texts leave room:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from farklecam.errors import GameOverError, IllegalActionError
@@ -56,10 +57,22 @@ from farklecam.scoring.setasides import legal_set_asides, score_keep
 __all__ = ["changed_rules", "initial_state", "step"]
 
 
-def initial_state(players: tuple[str, ...], rules: Rules, first_player: str | None = None) -> GameState:
-    """The state before the first action: a roll-off, or ``first_player``'s first turn."""
+def initial_state(
+    players: tuple[str, ...],
+    rules: Rules,
+    first_player: str | None = None,
+    head_start: Mapping[str, int] | None = None,
+) -> GameState:
+    """The state before the first action: a roll-off, or ``first_player``'s first turn.
+
+    ``head_start``: points some players start with (checked by :class:`farklecam.scoring.game.Game`);
+    a player given a head start is on the board, as the win tables' fair compensation assumes.
+    """
     n = len(players)
-    state = GameState(players, Phase.ROLL_OFF, None, (0,) * n, (False,) * n, (0,) * n, roll_off=players)
+    given = head_start or {}
+    scores = tuple(given.get(p, 0) for p in players)
+    on_board = tuple(s > 0 for s in scores)
+    state = GameState(players, Phase.ROLL_OFF, None, scores, on_board, (0,) * n, roll_off=players)
     return state if first_player is None else _start_turn(replace(state, roll_off=()), first_player, rules, None)
 
 

@@ -4,8 +4,8 @@ Every table is a :class:`~farklecam.scoring.game.Game` under :func:`farklecam.sc
 thrown with :class:`~farklecam.scoring.simulate.RandomDice` (one generator per table, seeded
 from the tournament's seed and the table) and played by :func:`advisor_action`:
 the exact advisor's keep, its bank-or-roll, and on progressive tables its
-take-the-pass-or-start-fresh (:func:`farklecam.scoring.pass_advice.advise_pass`, which weighs
-what the choice passes on to the next player). The same seed always gives the same tournament.
+take-the-pass-or-start-fresh by points (:func:`farklecam.scoring.advisor.advise_piggyback`).
+The same seed always gives the same tournament.
 
 The advisor maximises the turn's expected points. One guard keeps it from the
 plainest blunder that leaves: in the last round it never banks a total that
@@ -21,10 +21,9 @@ from typing import Any
 
 from farklecam.errors import GameOverError
 from farklecam.scoring.actions import Action, Bank, ChangeRules, Keep, PassedRoll, Roll, RollOff
-from farklecam.scoring.advisor import advise
+from farklecam.scoring.advisor import advise, advise_piggyback
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
-from farklecam.scoring.pass_advice import advise_pass
 from farklecam.scoring.simulate import RandomDice
 from farklecam.scoring.solver import solve
 from farklecam.scoring.tournament import RoundPlan, TableResult, Tournament, plan_rounds, table_rules
@@ -66,7 +65,7 @@ def advisor_action(game: Game, dice: RandomDice) -> Action:
             return Bank()
         return Roll(dice.throw(state.dice_to_throw))
     passed = state.passed
-    if passed is not None and state.roll is None and advise_pass(rules, passed.total, passed.dice).take:
+    if passed is not None and state.roll is None and advise_piggyback(rules, passed.total, passed.dice).take:
         return PassedRoll(dice.throw(passed.dice))
     return Roll(dice.throw(state.dice_to_throw))
 

@@ -4,8 +4,11 @@
 player about to start a turn wins, for every pair of banked scores below the
 target, solved by value iteration in 50-point units as in Busche & Neller,
 "Optimal Play of the Farkle Dice Game" (ACG 2017); see :mod:`farklecam.scoring.winprob_dp`
-for the model and its documented approximations (piggyback offers not modelled;
-with a farkle penalty, both players' streaks are in the state). A "chance to win" counts a tie after the last
+for the model and its documented approximations (with a farkle penalty, both players' streaks
+are in the state). Under progressive rules the table follows every pass: each bank passes its
+total and dice, and the next player takes them where that wins more often (not with a farkle
+penalty or an exact target, where the passes are left out and the advice says so:
+:func:`table_approximation`). A "chance to win" counts a tie after the last
 round (whatever the ``tie`` rule) as one half. It is
 computed once per rule set and cached on disk next to the turn policies
 (:mod:`farklecam.scoring.policy_cache`) and in memory; the presets' tables ship solved
@@ -20,10 +23,11 @@ for any number of players, counting every player still to take their last turn
 (:mod:`farklecam.scoring.last_round`; ties there follow the ``tie`` rule). Otherwise, with more than two players,
 each keep is valued against each opponent alone by the two-player table and the
 chances are combined as Bradley-Terry strengths (:func:`combine_opponents`): an
-approximation. ``python bench/winprob_multiplayer.py --games 300 --players 3
---target 10000`` measured it calibrated (it gave the player to move 0.338 on
-average where they won 0.339; Brier 0.160), where the best opponent alone had
-been over-confident (0.408 against 0.340; Brier 0.171); one seat playing it won
+approximation (under progressive rules a bank's pass counted against the next player only).
+Whether to take a pass at all: :mod:`farklecam.scoring.pass_win`.
+``python bench/winprob_multiplayer.py --games 300 --players 3 --target 10000`` measured it
+calibrated (it gave the player to move 0.338 on average where they won 0.339; Brier 0.160),
+where the best opponent alone had been over-confident (0.408 against 0.340; Brier 0.171); one seat playing it won
 0.360 of games against two points maximisers (0.343 before). With four players
 to 2,000 (``--games 600 --players 4``): 0.274 against 0.286 (0.403 before), and
 its seat won 0.402 (0.423 before; the even share is 0.25).
@@ -41,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from farklecam.errors import IllegalActionError
-from farklecam.scoring import last_round, policy_cache, winprob_dp
+from farklecam.scoring import last_round, policy_cache, win_offers, winprob_dp
 from farklecam.scoring.risk import next_throw_farkle
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import SetAside, legal_set_asides, validate_roll
@@ -57,9 +61,14 @@ __all__ = [
     "check_scores",
     "clear_memory_cache",
     "combine_opponents",
+    "context",
+    "fair_head_start",
     "ready",
+    "solve_arrays",
     "solve_wait",
     "solve_win",
+    "table_approximation",
+    "take_or_fresh",
 ]
 
 #: Bumped whenever the model or the file layout changes; part of every cache key.
@@ -79,13 +88,45 @@ class WinTable:
     Build one with :func:`solve_win`. Scores are points, multiples of 50.
     """
 
-    def __init__(self, rules: Rules, values: Any) -> None:
+    def __init__(self, rules: Rules, values: Any, offers: Any = None) -> None:
+        """``values`` as :attr:`streak_values`; ``offers``, where the table follows passes, as :attr:`offers`.
+
+        Raises:
+            ValueError: arrays that do not fit ``rules`` (a table of other rules, or one solved without
+                the passes these rules' table follows).
+        """
         goal = rules.target // STEP
         k = streak_states(rules)
         if values.shape != (k, k, goal, goal) or not np.isfinite(values).all():
             raise ValueError("win table does not match these rules")
+        passing = winprob_dp.passing_modelled(rules)
+        if passing and (offers is None or offers.shape != winprob_dp.offers_shape(rules)):
+            raise ValueError("win table lacks the passed dice these rules' table follows")
         self.rules = rules
         self._v = values
+        self._offers = offers.astype(np.uint16, copy=False) if passing else None
+
+    @property
+    def passing(self) -> bool:
+        """Whether the chances follow progressive's passes (:func:`farklecam.scoring.winprob_dp.passing_modelled`).
+
+        False under piggyback rules with a farkle penalty or an exact target: there every turn is
+        valued as if it started with all dice and nothing passed on.
+        """
+        return self._offers is not None
+
+    @property
+    def offers(self) -> Any:
+        """With passing: what each pass on offer adds to a turn start (uint16, read-only); else ``None``.
+
+        In steps of :data:`farklecam.scoring.win_offers.SCALE`; the layout is
+        :func:`farklecam.scoring.winprob_dp.offers_shape`'s.
+        """
+        if self._offers is None:
+            return None
+        view = self._offers.view()
+        view.flags.writeable = False
+        return view
 
     @property
     def streak_values(self) -> Any:
@@ -107,14 +148,28 @@ class WinTable:
         """Chance the first player wins when both play to win from 0 to 0."""
         return float(self._v[0, 0, 0, 0])
 
-    def start_chance(self, mine: int, other: int, streaks: tuple[int, int] = (0, 0)) -> float:
+    def start_chance(
+        self, mine: int, other: int, streaks: tuple[int, int] = (0, 0), passed: tuple[int, int] | None = None
+    ) -> float:
         """Chance to win for the player about to start a turn with ``mine`` against ``other`` (both below target).
 
         ``streaks``: the two players' farkles in a row (read only where the rules have a penalty).
+        ``passed``: ``(total, dice)`` the opponent's bank, now in ``other``, passed on (with passing);
+        the player takes it where that is better.
+
+        Raises:
+            IllegalActionError: scores off the table, or a pass this table cannot hold.
         """
         i, j = _units(mine, self.rules), _units(other, self.rules)
         a, b = _streaks(streaks, self.rules)
-        return float(self._v[a, b, i, j])
+        value = float(self._v[a, b, i, j])
+        if passed is None or self._offers is None:
+            return value
+        total, dice = passed
+        if total % STEP or not 0 < total <= other or not 1 <= dice <= self.rules.dice:
+            raise IllegalActionError(f"a pass is 50..{other} points (the banker's score) and 1-{self.rules.dice} dice")
+        gain = self._offers[i, winprob_dp.offer_index(j, total // STEP), dice - 1]
+        return value + float(gain) * win_offers.SCALE
 
     def compensation(self) -> int:
         """Points given to the second player at the start that bring the game closest to even (a multiple of 50).
@@ -123,6 +178,26 @@ class WinTable:
         """
         row = self._v[0, 0, 0]
         return int(np.argmin(np.abs(row - 0.5))) * STEP
+
+
+def fair_head_start(rules: Rules, players: Sequence[str], first_player: str | None) -> dict[str, int]:
+    """The head start that makes a two-player game closest to even, by the player's name.
+
+    :meth:`WinTable.compensation` points for the player who throws second (none where it is 0).
+    Solves the rules' win table if needed (see :func:`ready`).
+
+    Raises:
+        IllegalActionError: not two players, or no ``first_player`` (a roll-off decides who throws second).
+    """
+    if len(players) != 2:
+        raise IllegalActionError(
+            f"a fair head start is worked out for two players, not {len(players)}: give each player's points instead"
+        )
+    if first_player not in players:
+        raise IllegalActionError("a fair head start needs the first player: it goes to the player who throws second")
+    second = players[1] if first_player == players[0] else players[0]
+    points = solve_win(rules).compensation()
+    return {second: points} if points else {}
 
 
 def streak_states(rules: Rules) -> int:
@@ -159,26 +234,38 @@ def bundled_path(rules: Rules) -> Path:
 
 
 def _cached(rules: Rules) -> WinTable | None:
-    """The table from memory, the disk cache or the package's solved presets (kept in memory then), or ``None``."""
+    """The table from memory, the disk cache or the package's solved presets (kept in memory then), or ``None``.
+
+    A cache file that does not make a table (corrupt, or from before the passes were followed) gives way
+    to the package's.
+    """
     key = _name(rules)
     table = _MEMORY.pop(key, None)
     if table is not None:
         _MEMORY[key] = table  # most recently used last: the first entry is the one to forget
         return table
-    arrays = policy_cache.load_arrays(key, ("V", "meta"))
-    if arrays is None:
-        arrays = policy_cache.read_arrays(bundled_path(rules), ("V", "meta"))
+    table = _table_from(rules, policy_cache.load_arrays(key, ("V", "meta")))
+    if table is None:  # the package's file is read only where the cache has no table
+        table = _table_from(rules, policy_cache.read_arrays(bundled_path(rules), ("V", "meta")))
+    if table is not None:
+        _remember(key, table)
+    return table
+
+
+def _table_from(rules: Rules, arrays: dict[str, Any] | None) -> WinTable | None:
+    """The :class:`WinTable` a cache or package file's arrays hold for ``rules``, or ``None`` where they do not."""
     if arrays is None:
         return None
     try:
         meta = json.loads(str(arrays["meta"]))
         if meta.get("version") != WIN_VERSION or meta.get("key") != rules.key():
             return None
-        table = WinTable(rules, np.asarray(arrays["V"], dtype=float))
+        offers = None
+        if winprob_dp.passing_modelled(rules):  # a file from before the passes were followed lacks them
+            offers = win_offers.decode(arrays["offers"], winprob_dp.offers_shape(rules))
+        return WinTable(rules, np.asarray(arrays["V"], dtype=float), offers)
     except (ValueError, KeyError, TypeError):
         return None
-    _remember(key, table)
-    return table
 
 
 def _remember(key: str, table: WinTable) -> None:
@@ -189,14 +276,16 @@ def _remember(key: str, table: WinTable) -> None:
 
 def solve_wait(rules: Rules) -> str:
     """How long solving ``rules``' table takes on two cores, in words (what the CLI and the server tell a player)."""
-    return "about two minutes: a farkle penalty" if rules.farkle_penalty else "a few seconds"
+    if rules.farkle_penalty:
+        return "about a minute: a farkle penalty"
+    return "under a minute: the passed dice" if winprob_dp.passing_modelled(rules) else "a few seconds"
 
 
 def ready(rules: Rules, scores: Sequence[int]) -> bool:
     """Whether :func:`advise_win` answers at once: a last turn (no table needed) or a table already solved.
 
-    Lets a server answer a request without solving a table first (3 to 7 s; 2 minutes with a farkle penalty:
-    :mod:`farklecam.scoring.winprob_dp`).
+    Lets a server answer a request without solving a table first (3 to 7 s; half a minute with passes, a
+    minute with a farkle penalty: :mod:`farklecam.scoring.winprob_dp`).
     """
     last = len(scores) > 1 and max(scores[1:]) >= rules.target
     return last or _cached(rules) is not None
@@ -207,36 +296,89 @@ def solve_win(rules: Rules) -> WinTable:
     table = _cached(rules)
     if table is None:
         key = _name(rules)
-        values, _, passes = winprob_dp.solve_table(rules)
-        table = WinTable(rules, values)
-        meta = {"version": WIN_VERSION, "key": rules.key(), "passes": passes}
-        policy_cache.store_arrays(key, {"V": values, "meta": np.array(json.dumps(meta))})
+        table, arrays = solve_arrays(rules)
+        policy_cache.store_arrays(key, arrays)
         _remember(key, table)
     return table
+
+
+def solve_arrays(rules: Rules, **meta: Any) -> tuple[WinTable, dict[str, Any]]:
+    """Solve ``rules``' table: the :class:`WinTable` and the arrays a cache or package file holds (``meta`` added).
+
+    With passing the offers are kept as the file holds them (:mod:`farklecam.scoring.win_offers`), so a table
+    answers the same whether just solved or read back.
+    """
+    ctx, passes = winprob_dp.solve_context(rules)
+    offers = win_offers.quantize(ctx.w) if ctx.passing else None
+    table = WinTable(rules, ctx.v, offers)
+    about = {"version": WIN_VERSION, "key": rules.key(), "passes": passes, "passing": table.passing, **meta}
+    arrays: dict[str, Any] = {"V": ctx.v, "meta": np.array(json.dumps(about))}
+    if offers is not None:
+        arrays["offers"] = win_offers.encode(offers)
+    return table, arrays
 
 
 def clear_memory_cache() -> None:
     """Forget every win table and turn held in memory (the disk cache stays)."""
     _MEMORY.clear()
-    _context.cache_clear()
+    context.cache_clear()
     _turn.cache_clear()
 
 
 @lru_cache(maxsize=8)
-def _context(rules: Rules) -> winprob_dp.Context:
+def context(rules: Rules, passes_on: bool = True) -> winprob_dp.Context:
+    """The sweeps' context from the solved table; ``passes_on`` off: a bank passes nothing to this opponent.
+
+    Off is how several players are weighed: a bank's pass reaches only the next player, so
+    against every other opponent alone the mover's banks are valued as passing nothing.
+    """
     ctx = winprob_dp.make_context(rules)
-    ctx.v = solve_win(rules).streak_values
+    table = solve_win(rules)
+    ctx.v = table.streak_values
+    if passes_on and table.passing:
+        ctx.w, ctx.w_scale = table.offers, win_offers.SCALE
     return ctx
 
 
 @lru_cache(maxsize=256)
-def _turn(rules: Rules, i: int, j: int, a: int, b: int) -> winprob_dp.Sweep:
-    """Every state of one turn from ``(i, j)`` (units), streaks ``(a, b)``: a few ms, memoised."""
-    ctx = _context(rules)
+def _turn(rules: Rules, i: int, j: int, a: int, b: int, passes_on: bool = True) -> winprob_dp.Sweep:
+    """Every state of one turn from ``(i, j)`` (units), streaks ``(a, b)``: a few ms, memoised.
+
+    Under piggyback rules the throws are valued at every total below the target, so a pass
+    of any total can be looked up (:func:`take_or_fresh`).
+    """
+    ctx = context(rules, passes_on)
     f = _farkle_worth(ctx, i, j, a, b)
     return winprob_dp.sweep(
-        ctx, np.array([i]), np.array([j]), np.array([f]), b=np.array([b]), keep_throw=True, slopes=False
-    )
+        ctx, np.array([i]), np.array([j]), np.array([f]), b=np.array([b]), keep_throw=True, slopes=False,
+        offers=ctx.goal if rules.piggyback else 0,
+    )  # fmt: skip
+
+
+def take_or_fresh(
+    rules: Rules,
+    mine: int,
+    other: int,
+    total: int,
+    dice: int,
+    *,
+    passes_on: bool = True,
+    streaks: Sequence[int] = (0, 0),
+) -> tuple[float, float]:
+    """Against one opponent, before the last round: the chance to win taking a pass and starting fresh.
+
+    ``mine`` and ``other`` are banked scores below the target, ``total`` (points, below the
+    target) and ``dice`` the pass on offer, ``streaks`` the two players' farkles in a row,
+    ``passes_on`` as :func:`context`. Exact for two players where the table follows passes:
+    taking is throwing ``dice`` dice with ``total`` set aside in the same turn the table solves.
+
+    Raises:
+        IllegalActionError: scores, a total or streaks the table cannot hold.
+    """
+    i, j = _units(mine, rules), _units(other, rules)
+    t = _units(total, rules)
+    turn = _turn(rules, i, j, *_streaks(streaks, rules), passes_on)
+    return float(turn.throw[t, dice, 0]), float(turn.start[0])
 
 
 def _farkle_worth(ctx: winprob_dp.Context, i: int, j: int, a: int, b: int) -> float:
@@ -406,12 +548,14 @@ def advise_win(
         approximation = last_round.approximation(rules, turn.seats)
         farkle, again = 0.0, turn.throw_again(throws - 1)
     else:  # each opponent's table, the chances combined (see the module)
-        rivals = [(max(scores[k], 0), _streaks((told[0], told[k]), rules)) for k in range(1, len(scores))]
-        valued = [_valued_options(faces, rules, mine, other, turn_total, pair) for other, pair in rivals]
+        rivals = [(max(scores[k], 0), _streaks((told[0], told[k]), rules), k == 1) for k in range(1, len(scores))]
+        valued = [_valued_options(faces, rules, mine, o, turn_total, pair, nxt) for o, pair, nxt in rivals]
         options = [_combined(alone) for alone in zip(*valued, strict=True)]
-        approximation = "each opponent weighed alone, the chances combined" if len(scores) > 2 else None
-        farkle = combine_opponents([_farkle_value(rules, mine, other, pair) for other, pair in rivals])
-        again = combine_opponents([_again_value(rules, mine, o, turn_total, pair, throws - 1) for o, pair in rivals])
+        approximation = table_approximation(rules, len(scores))
+        farkle = combine_opponents([_farkle_value(rules, mine, other, pair) for other, pair, _ in rivals])
+        again = combine_opponents(
+            [_again_value(rules, mine, o, turn_total, pair, throws - 1, nxt) for o, pair, nxt in rivals]
+        )
     if not options:
         if len(faces) == 1 and throws > 1:
             risk = next_throw_farkle(rules, 1, throws - 1)
@@ -462,6 +606,22 @@ def _last_round_option(option: SetAside, turn: last_round.MoverTurn, turn_total:
         roll_win=roll,
         farkle_chance=next_throw_farkle(turn.rules, left),
     )
+
+
+def table_approximation(rules: Rules, players: int) -> str | None:
+    """What chances from the two-player table leave out before the last round, in words (``None``: exact).
+
+    Several players: each opponent is weighed alone (:func:`combine_opponents`), a bank's pass
+    counted against the next player only. Piggyback rules the table does not follow the passes
+    of (:func:`farklecam.scoring.winprob_dp.passing_modelled`): every later turn starts fresh.
+    """
+    parts = []
+    if players > 2:
+        alone = "each opponent weighed alone, the chances combined"
+        parts.append(f"{alone}; a bank's pass counted against the next player only" if rules.piggyback else alone)
+    if rules.piggyback and not winprob_dp.passing_modelled(rules):
+        parts.append("later passes left out (the table follows none with a farkle penalty or an exact target)")
+    return "; ".join(parts) or None
 
 
 def combine_opponents(chances: Sequence[float]) -> float:
@@ -533,14 +693,16 @@ def _points_view(faces: tuple[int, ...], rules: Rules, mine: int, turn_total: in
 
 
 def _farkle_value(rules: Rules, mine: int, best: int, streaks: tuple[int, int]) -> float:
-    return _farkle_worth(_context(rules), mine // STEP, best // STEP, *streaks)
+    return _farkle_worth(context(rules), mine // STEP, best // STEP, *streaks)
 
 
-def _again_value(rules: Rules, mine: int, other: int, turn_total: int, streaks: tuple[int, int], throws: int) -> float:
+def _again_value(
+    rules: Rules, mine: int, other: int, turn_total: int, streaks: tuple[int, int], throws: int, passes_on: bool
+) -> float:
     """A missed single die thrown again with ``throws`` throws still allowed after this one, against one opponent."""
-    ctx = _context(rules)
+    ctx = context(rules, passes_on)
     i, j = mine // STEP, other // STEP
-    turn = _turn(rules, i, j, *streaks)
+    turn = _turn(rules, i, j, *streaks, passes_on)
     chance, t = ctx.chance, turn_total // STEP
     last = turn.dec.shape[0] - 1
     success = 0.0
@@ -553,9 +715,21 @@ def _again_value(rules: Rules, mine: int, other: int, turn_total: int, streaks: 
 
 
 def _valued_options(
-    faces: tuple[int, ...], rules: Rules, mine: int, best: int, turn_total: int, streaks: tuple[int, int]
+    faces: tuple[int, ...],
+    rules: Rules,
+    mine: int,
+    best: int,
+    turn_total: int,
+    streaks: tuple[int, int],
+    passes_on: bool = True,
 ) -> list[WinOption]:
+    """Each keep of ``faces`` against one opponent with ``best``; ``passes_on`` as :func:`context`."""
     d = rules.dice
+    ctx = context(rules, passes_on)
+    i, j = mine // STEP, best // STEP
+    turn = _turn(rules, i, j, *streaks, passes_on)
+    cap = int(winprob_dp.bank_caps(ctx, np.array([i]), np.array([j]))[0])
+    f = np.array([[_farkle_worth(ctx, i, j, *streaks)]])
     out = []
     for option in legal_set_asides(faces, rules):
         total = turn_total + option.points
@@ -564,17 +738,15 @@ def _valued_options(
         allowed = total >= max(rules.bank_minimum(mine > 0), STEP) and not (
             option.hot_dice and rules.must_roll_after_hot_dice
         )
-        i, j = mine // STEP, best // STEP
-        turn = _turn(rules, i, j, *streaks)
-        width = turn.throw.shape[0]
-        if t < width:
+        if t < cap:
             roll = float(turn.throw[t, d if m == 0 else m, 0])
         else:  # past the cap: the closed form (bank, or the farkle worth past an exact target)
             roll = float(turn.dec[min(t, turn.dec.shape[0] - 1), m, 0])
-        ctx = _context(rules)
-        f = np.array([[_farkle_worth(ctx, i, j, *streaks)]])
-        bank_at = winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]), streaks[1])
-        bank = float(bank_at[0][0, 0])
+        if ctx.passing:  # the bank passes its total and the dice left
+            bank = float(winprob_dp.pass_bank_values(ctx, np.array([[i]]), np.array([[j]]), np.array([[t]]))[0, m, 0])
+        else:
+            bank_at = winprob_dp.bank_values(ctx, np.array([[i]]), np.array([[j]]), f, np.array([[t]]), streaks[1])
+            bank = float(bank_at[0][0, 0])
         bank_win = bank if allowed else None
         take_bank = bank_win is not None and bank_win >= roll
         out.append(

@@ -28,7 +28,19 @@ from farklecam.service.db.target import DatabaseTarget
 from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
 from farklecam.service.picture_store import ThrowPictures
-from farklecam.service.routes import changes, games, health, profiles, readings, rules, scoring, session, tournament, ws
+from farklecam.service.routes import (
+    changes,
+    chart,
+    games,
+    health,
+    profiles,
+    readings,
+    rules,
+    scoring,
+    session,
+    tournament,
+    ws,
+)
 from farklecam.service.security import SiteGuard, SitePolicy, declare_table_code
 from farklecam.service.serving import return_freed_memory
 from farklecam.service.settings import Settings, get_settings
@@ -119,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(SiteGuard, policy=SitePolicy.from_settings(settings))  # outermost: refused before any body
     install_error_handlers(app)
-    for module in (health, session, rules, scoring, readings, games, profiles):
+    for module in (health, session, rules, scoring, chart, readings, games, profiles):
         app.include_router(module.router, prefix="/api")
     app.include_router(tournament.router, prefix="/api")
     app.include_router(ws.router)

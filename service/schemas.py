@@ -48,6 +48,9 @@ __all__ = [
     "KeepAdvicePublic",
     "LegalPublic",
     "OptionPublic",
+    "PassAdvicePublic",
+    "PassWinPublic",
+    "PassedIn",
     "PictureDiePublic",
     "PictureGonePublic",
     "PicturePublic",
@@ -141,9 +144,27 @@ class DiceIn(RulesIn):
     dice: Faces = Field(examples=[[1, 1, 1, 5, 3, 4]])
 
 
-class AdviceIn(DiceIn):
-    """A roll mid-turn: points already set aside, whether the player is on the board, farkles in a row."""
+class PassedIn(BaseModel):
+    """Progressive: the total and dice the last banker passed, on offer at the start of a turn."""
 
+    model_config = ConfigDict(extra="forbid")
+
+    total: StrictInt = Field(ge=50, le=1_000_000, multiple_of=50, description="the banked total passed on")
+    dice: StrictInt = Field(ge=1, le=8, description="the dice passed (all of them after hot dice)")
+
+
+class AdviceIn(DiceIn):
+    """A roll mid-turn, or with ``passed`` (and no ``dice``) the start of a turn with passed dice on offer.
+
+    For a roll: points already set aside, whether the player is on the board, farkles in a row.
+    """
+
+    dice: Faces | None = Field(default=None, examples=[[1, 1, 1, 5, 3, 4]])  # type: ignore[assignment]
+    passed: PassedIn | None = Field(
+        default=None,
+        description="progressive: the pass on offer at the start of a turn; the answer's `passed` block says "
+        "whether to take it or start fresh (by points, and with `scores` by the chance to win). Give no `dice` with it",
+    )
     turn_total: Annotated[TurnTotal, Strict()] = 0
     on_board: StrictBool = True
     farkle_streak: StrictInt = Field(default=0, ge=0, le=10)
@@ -166,6 +187,15 @@ class AdviceIn(DiceIn):
         description="with `scores` under a farkle penalty: each player's farkles in a row, in the same order "
         "(default: `farkle_streak` for the player to move, 0 for the others)",
     )
+
+    @model_validator(mode="after")
+    def _a_roll_or_a_pass(self) -> AdviceIn:
+        """A request advises a thrown roll or the start of a turn with a pass on offer: exactly one of them."""
+        if (self.dice is None) == (self.passed is None):
+            raise ValueError("give the `dice` of a throw, or `passed` for the start of a turn with a pass on offer")
+        if self.passed is not None and self.turn_total:
+            raise ValueError("`turn_total` is the points set aside in a turn already thrown: not with `passed`")
+        return self
 
 
 class SetAsidePublic(BaseModel):
@@ -251,6 +281,41 @@ class WinAdvicePublic(BaseModel):
     approximation: str | None = Field(default=None, description="what the chances leave out (null: exact)")
 
 
+class PassWinPublic(BaseModel):
+    """Take the passed dice or start fresh, by the chance to win (``available`` false while being solved)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    available: bool
+    why: str | None = Field(default=None, description="why the chance to win is not there yet")
+    scores: list[int] | None = None
+    opponent: int | None = Field(default=None, description="the best score of the others")
+    last_turn: bool | None = Field(default=None, description="someone reached the target: this is the last turn")
+    take: bool | None = Field(default=None, description="throw the passed dice rather than start fresh, to win")
+    win_probability: float | None = Field(default=None, description="chance to win with the advised choice")
+    take_probability: float | None = Field(default=None, description="chance to win taking the pass")
+    fresh_probability: float | None = Field(default=None, description="chance to win starting fresh")
+    points_take: bool | None = Field(default=None, description="what playing for this turn's points would choose")
+    points_cost: float | None = Field(default=None, description="chance to win that the points choice gives up")
+    approximate: bool | None = None
+    approximation: str | None = Field(default=None, description="what the chances leave out (null: exact)")
+    text: str | None = Field(default=None, description="the advice in one line")
+
+
+class PassAdvicePublic(BaseModel):
+    """Progressive: take the dice the last banker passed (building on their total), or start fresh."""
+
+    total: int = Field(description="the total on offer")
+    dice: int = Field(description="the dice on offer")
+    take: bool = Field(description="the advice: by the chance to win where `win` is available, else by points")
+    points_take: bool = Field(description="by points: taking them expects more points this turn than starting fresh")
+    expected_take: float = Field(description="this turn's expected points taking the pass, played for points")
+    expected_fresh: float = Field(description="this turn's expected points starting fresh")
+    farkle_probability: float = Field(description="chance the throw of the passed dice scores nothing")
+    text: str = Field(description="the advice in one line")
+    win: PassWinPublic | None = Field(default=None, description="with `scores`: the choice by the chance to win")
+
+
 class AdvicePublic(BaseModel):
     """The advisor's answer (:meth:`farklecam.scoring.advisor.Advice.to_dict`); extra fields pass through."""
 
@@ -266,6 +331,7 @@ class AdvicePublic(BaseModel):
     )
     alternatives: list[KeepAdvicePublic] = Field(default_factory=list, description="the other keeps, best first")
     win: WinAdvicePublic | None = Field(default=None, description="with `scores`: the play by the chance to win")
+    passed: PassAdvicePublic | None = Field(default=None, description="with `passed`: take the pass or start fresh")
 
 
 # ----------------------------------------------------------------------------- readings
@@ -321,6 +387,16 @@ class GameCreate(RulesIn):
 
     players: Annotated[list[PlayerName], Field(min_length=2, max_length=12, examples=[["Ann", "Bob"]])]
     first_player: PlayerName | None = None
+    head_start: (
+        Literal["fair"]
+        | Annotated[dict[PlayerName, Annotated[StrictInt, Field(ge=0, le=1_000_000)]], Field(max_length=12)]
+        | None
+    ) = Field(
+        default=None,
+        description='points some players start with, by name (multiples of 50 below the target), or "fair": '
+        "for two players with a `first_player`, the points for the second that make the game closest to even",
+        examples=["fair", {"Bob": 200}],
+    )
 
     def to_rules(self, default_preset: str) -> Rules:
         """The game's :class:`Rules`, named "PRESET (customised)" where the options change play.
@@ -467,6 +543,7 @@ class GamePublic(BaseModel):
     id: str
     players: list[str]
     rules: dict[str, Any]
+    head_start: dict[str, int] = Field(default_factory=dict, description="points players started with, by name")
     created: float
     events: int
     state: GameStatePublic

@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ class GameRow:
     created: float
     updated: float
     events: int
+    head_start: dict[str, int] = field(default_factory=dict)
 
 
 class GameStore:
@@ -123,10 +124,10 @@ class GameStore:
         data = game.to_dict()
         with self.db.transaction() as tx:
             tx.execute(
-                "INSERT INTO games (id, players, rules, first_player, auto_farkle, created, updated)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO games (id, players, rules, first_player, auto_farkle, created, updated, head_start)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (game_id, json.dumps(data["players"]), json.dumps(data["rules"]), data["first_player"],
-                 int(data["auto_farkle"]), now, now),
+                 int(data["auto_farkle"]), now, now, json.dumps(game.head_start) if game.head_start else None),
             )  # fmt: skip
             for event in game.events:
                 self._insert_event(tx, game_id, event)
@@ -198,6 +199,7 @@ class GameStore:
             "rules": row.rules,
             "first_player": row.first_player,
             "auto_farkle": row.auto_farkle,
+            "head_start": row.head_start,
             "events": [e.to_dict() for e in self.events(game_id)],
         }
         try:
@@ -208,12 +210,13 @@ class GameStore:
 
 _ROW_SQL = (
     "SELECT g.id, g.players, g.rules, g.first_player, g.auto_farkle, g.created, g.updated,"
-    " (SELECT COUNT(*) FROM events e WHERE e.game_id = g.id) FROM games g"
+    " (SELECT COUNT(*) FROM events e WHERE e.game_id = g.id), g.head_start FROM games g"
 )
 
 
 def _game_row(r: tuple[Any, ...]) -> GameRow:
-    return GameRow(r[0], tuple(json.loads(r[1])), json.loads(r[2]), r[3], bool(r[4]), r[5], r[6], int(r[7]))
+    head_start = json.loads(r[8]) if r[8] else {}
+    return GameRow(r[0], tuple(json.loads(r[1])), json.loads(r[2]), r[3], bool(r[4]), r[5], r[6], int(r[7]), head_start)
 
 
 def _action(text: str) -> Action:

@@ -45,10 +45,11 @@ from farklecam.scoring.advisor import Advice, advise
 from farklecam.scoring.events import seqs_in_force
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase, TurnEnd
-from farklecam.scoring.pass_advice import PassAdvice, advise_pass, expected_gift
+from farklecam.scoring.pass_advice import PassAdvice, advise_pass
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import SetAside, legal_set_asides
 from farklecam.scoring.solver import solve
+from farklecam.scoring.winprob import ready
 from farklecam.service.corrections import CorrectionHook, DieCorrection, add_die, describe, fix_die
 from farklecam.service.throw_picture import ThrowPicture, make_picture
 from farklecam.service.usecases.scoring import win_block
@@ -117,8 +118,8 @@ class TableView:
         rethrow: dice of the settled throw that must be thrown again.
         can_undo: whether an action can be taken back.
         roll_off: during the roll-off, the contenders still to throw their one die (the first throws next).
-        pass_advice: progressive, a pass on offer: take the passed dice or start fresh, weighing what each
-            choice passes on to the next player (:func:`farklecam.scoring.pass_advice.advise_pass`).
+        pass_advice: progressive, a pass on offer: take the passed dice or start fresh, by the chance to win
+            from the game's scores (:func:`farklecam.scoring.pass_advice.advise_pass`).
         win: for ``roll``, the keep and bank/roll that maximise the chance to win from the game's scores
             (:func:`farklecam.service.usecases.scoring.win_block`; ``available: false`` until the rules are solved).
         corrected: ``reading`` is the settled throw as the players corrected it, no longer the camera's word.
@@ -257,8 +258,6 @@ class TableSession:
         # last action): dice that already lay in the tray are shown, never scored, until they move.
         self._moved = False
         solve(self.rules)  # warm the policy cache now, not on the first throw
-        if self.rules.piggyback:
-            expected_gift(self.rules, 0, self.rules.dice)  # and the pass advice's table (a second, once per rules)
 
     @property
     def rules(self) -> Rules:
@@ -742,8 +741,7 @@ class TableSession:
         player, last = game.current_player, game.last_round
         if not roll or player is None or len(game.players) < 2 or (last is not None and last.extra_rounds > 0):
             return None
-        seat = game.players.index(player)
-        order = game.players[seat:] + game.players[:seat]
+        order = self._turn_order(player)
         try:
             streaks = game.farkle_streaks
             return win_block(
@@ -758,13 +756,28 @@ class TableSession:
         except FarkleError:  # a score past the target, say: no win advice rather than no table
             return None
 
+    def _turn_order(self, player: str) -> tuple[str, ...]:
+        """The players in turn order from ``player`` (the order the win advice reads scores in)."""
+        players = tuple(self.game.players)
+        seat = players.index(player)
+        return players[seat:] + players[:seat]
+
     def _pass_advice(self) -> PassAdvice | None:
-        """Take the pass or start fresh, while a pass is on offer and nothing is thrown yet."""
-        passed = self.game.passed
-        if passed is None or self.game.phase is not Phase.AWAITING_ROLL or self.game.current_roll is not None:
+        """Take the pass or start fresh, while a pass is on offer and nothing is thrown yet.
+
+        By the chance to win from the game's scores once the rules' win table is solved, by points until then.
+        """
+        game = self.game
+        passed, player = game.passed, game.current_player
+        if passed is None or player is None or game.phase is not Phase.AWAITING_ROLL or game.current_roll is not None:
             return None
+        order = self._turn_order(player)
+        scores = [game.scores[p] for p in order]
         try:
-            return advise_pass(self.rules, passed.total, passed.dice)
+            if ready(self.rules, scores):
+                streaks = [game.farkle_streaks[p] for p in order]
+                return advise_pass(self.rules, passed.total, passed.dice, scores=scores, streaks=streaks)
+            return advise_pass(self.rules, passed.total, passed.dice, on_board=game.on_board[player])
         except FarkleError:  # a state the solver does not model: no advice rather than no table
             return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from farklecam.service.commands.base import Command
+from farklecam.service.commands.chart_verb import CHART
 from farklecam.service.commands.live_verb import LIVE
 from farklecam.service.commands.profiles_verb import PROFILES
 from farklecam.service.commands.read_verb import READ
@@ -14,4 +15,4 @@ from farklecam.service.commands.tournament_verb import TOURNAMENT
 __all__ = ["COMMANDS", "Command"]
 
 #: Every verb, in the order ``farklecam --help`` lists them.
-COMMANDS: tuple[Command, ...] = (READ, LIVE, SERVE, SCORE, ADVISE, SOLVE, RULES, TOURNAMENT, TEACH, PROFILES)
+COMMANDS: tuple[Command, ...] = (READ, LIVE, SERVE, SCORE, ADVISE, SOLVE, CHART, RULES, TOURNAMENT, TEACH, PROFILES)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Literal
 
 from farklecam.errors import CameraError, InvalidRulesError
 from farklecam.service.commands.base import (
@@ -16,7 +17,7 @@ from farklecam.service.commands.base import (
     tray_from_args,
 )
 
-__all__ = ["LIVE", "parse_players"]
+__all__ = ["LIVE", "parse_head_start", "parse_players"]
 
 
 def parse_players(text: str | None) -> tuple[str, ...]:
@@ -31,6 +32,25 @@ def parse_players(text: str | None) -> tuple[str, ...]:
     if len(names) < 2 or len(set(names)) != len(names):
         raise InvalidRulesError(f"--players needs two or more different names separated by commas, got {text!r}")
     return names
+
+
+def parse_head_start(text: str | None) -> dict[str, int] | Literal["fair"] | None:
+    """``"fair"``, or ``"Bob=200,Cy=400"`` -> ``{"Bob": 200, "Cy": 400}``; None for none.
+
+    Raises:
+        InvalidRulesError: text that is neither (the game checks the names and points).
+    """
+    if not text:
+        return None
+    if text == "fair":
+        return "fair"
+    given: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, points = part.partition("=")
+        if not sep or not name.strip() or not points.strip().isdigit():
+            raise InvalidRulesError(f"--head-start is fair or NAME=POINTS[,NAME=POINTS...], got {text!r}")
+        given[name.strip()] = int(points)
+    return given
 
 
 def _positive(text: str) -> int:
@@ -57,6 +77,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="a new game starts with a roll-off: each player throws one die in turn, the highest starts "
         "(default: the first player starts)",
     )  # fmt: skip
+    parser.add_argument(
+        "--head-start", metavar="fair|NAME=POINTS,...",
+        help="a new game gives these players a head start: fair gives the second of two players the points "
+        "that make the game closest to even (from the rules' win table); or points by name, e.g. Bob=200",
+    )  # fmt: skip
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: bundled)")
     add_tray_option(parser)
     add_profile_option(parser, taught=True)
@@ -80,6 +105,7 @@ def _run(args: argparse.Namespace) -> int:
         game_file=args.game_file,
         new_game=args.new_game,
         roll_off=args.roll_off,
+        head_start=parse_head_start(args.head_start),
         model_dir=args.models,
         tray=tray_from_args(args),
         straight_down=args.straight_down,

@@ -21,7 +21,7 @@ from farklecam.service.commands.base import (
     rules_from_args,
 )
 from farklecam.service.usecases.rules import option_catalogue
-from farklecam.service.usecases.scoring import advice_for, score_roll
+from farklecam.service.usecases.scoring import advice_for, pass_advice_for, score_roll
 
 __all__ = ["ADVISE", "RULES", "SCORE", "SOLVE"]
 
@@ -55,8 +55,20 @@ def _run_score(args: argparse.Namespace) -> int:
 
 
 def _configure_advise(parser: argparse.ArgumentParser) -> None:
-    _configure_dice(parser)
+    add_rules_options(parser)
+    add_json_flag(parser)
+    parser.add_argument(
+        "dice", nargs="*", metavar="DICE", help="the faces thrown, e.g. 1,1,1,5,3,4 (none with --passed)"
+    )
     add_turn_options(parser)
+    parser.add_argument(
+        "--passed",
+        type=_passed,
+        metavar="TOTAL,DICE",
+        help="progressive, the start of a turn: the last banker passed DICE dice with TOTAL points; say whether "
+        "to take them or start fresh (by points, and with --scores by the chance to win; the last score banked "
+        "the pass). Give no dice with it",
+    )
     parser.add_argument(
         "--scores",
         type=_scores,
@@ -77,6 +89,16 @@ def _configure_advise(parser: argparse.ArgumentParser) -> None:
         metavar="MINE,OTHER[,...]",
         help="with --scores and a farkle penalty: each player's farkles in a row, in the same order (default 0s)",
     )
+
+
+def _passed(text: str) -> tuple[int, int]:
+    """``--passed 1600,2``: the total passed, then the dice."""
+    parts = [part.strip().replace("_", "") for part in text.split(",")]
+    try:
+        total, dice = (int(part) for part in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects the total and the dice, e.g. 1600,2; got {text!r}") from None
+    return total, dice
 
 
 def _streaks(text: str) -> list[int]:
@@ -154,7 +176,46 @@ def _render_win(win: dict[str, Any]) -> str:
     return "\n".join(lines) + note
 
 
+def _dice_word(n: int) -> str:
+    return f"{n} {'die' if n == 1 else 'dice'}"
+
+
+def _render_pass(data: dict[str, Any]) -> str:
+    passed = data["passed"]
+    choice = "TAKE the passed dice" if passed["points_take"] else "START FRESH"
+    points = (
+        f"for the most points: {choice} (expected {passed['expected_take']:.1f} points taking,"
+        f" {passed['expected_fresh']:.1f} fresh)"
+    )
+    head = (
+        f"passed: {passed['total']} with {_dice_word(passed['dice'])}; their throw scores nothing"
+        f" {_pct(passed['farkle_probability'])} of the time"
+    )
+    win = passed.get("win")
+    if win is None:
+        return f"{head}\n{points.replace('for the most points', 'best', 1)}"
+    if not win["available"]:
+        return f"{head}\n{points}\n(no chance to win yet: {win['why']})"
+    where = "last turn, to beat " if win["last_turn"] else "against "
+    lines = [
+        f"scores {', '.join(map(str, win['scores']))} ({where}{win['opponent']})",
+        head,
+        f"to win: {'TAKE the passed dice' if win['take'] else 'START FRESH'} (chance to win"
+        f" {_pct(win['win_probability'])}; taking {_pct(win['take_probability'])},"
+        f" fresh {_pct(win['fresh_probability'])})",
+    ]
+    if win["points_take"] != win["take"]:
+        lines.append(f"{points}: it costs {_pct(win['points_cost'])} of the chance to win")
+    else:
+        lines.append(f"{points}: the same choice")
+    if win.get("approximation"):
+        lines.append(f"(an approximation: {win['approximation']})")
+    return "\n".join(lines)
+
+
 def _render_advice(data: dict[str, Any]) -> str:
+    if "passed" in data:
+        return _render_pass(data)
     if data.get("win"):
         return _render_win(data["win"])
     if data.get("farkle"):
@@ -188,11 +249,20 @@ def _announce_solve(rules: Rules, scores: Sequence[int]) -> None:
 
 def _run_advise(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
+    if args.passed is not None and (args.dice or args.turn_total or args.throws_left is not None):
+        raise IllegalActionError("--passed advises the start of a turn: give no dice, --turn-total or --throws-left")
+    if args.passed is None and not args.dice:
+        raise IllegalActionError("give the dice thrown (e.g. 1,1,5,3) or, at the start of a turn, --passed TOTAL,DICE")
     if args.scores is not None:
         _announce_solve(rules, args.scores)
     on_board = args.on_board if args.scores is None else args.scores[0] > 0
     if args.streaks is not None and args.scores is None:
         raise IllegalActionError("--streaks goes with --scores (the players' farkles in a row, in the same order)")
+    if args.passed is not None:
+        total, dice = args.passed
+        passed = pass_advice_for(rules, total, dice, on_board=on_board, scores=args.scores, streaks=args.streaks)
+        emit(passed, args.json, _render_advice)
+        return 0
     advice = advice_for(
         parse_dice(args.dice),
         rules,
@@ -215,19 +285,28 @@ def _configure_solve(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=(2,),
         help="2: also solve the game to win (first_player_win, and the compensation in points for the second "
-        "player that makes it closest to even; the first solve of a rule set takes seconds, about two minutes "
+        "player that makes it closest to even; the first solve of a rule set takes seconds, about a minute "
         "with a farkle penalty, then it is cached)",
     )
 
 
+#: What each figure of ``solve`` covers under piggyback rules, in words (the JSON's ``passed_dice``).
+_POINTS_COVER = "a turn from all dice and nothing carried: passed dice are not in these figures"
+_WIN_COUNTED = "passed dice counted: every bank passes its total and dice, taken where that wins more often"
+_WIN_LEFT_OUT = "passed dice left out: every turn starts with all dice (with a farkle penalty or an exact target)"
+
+
 def _render_solve(data: dict[str, Any]) -> str:
     rows = [(n, f"{float(data['farkle_probability'][n]):.4f}", data["bank_at"][n]) for n in sorted(data["bank_at"])]
-    text = f"expected points per turn: {data['expected_turn']:.3f}\n" + format_table(
+    covers = data.get("passed_dice", {})
+    points = f" ({covers['points']})" if "points" in covers else ""
+    text = f"expected points per turn: {data['expected_turn']:.3f}{points}\n" + format_table(
         ("dice", "P(farkle)", "bank at"), rows
     )
     if "first_player_win" in data:
+        win = f" ({covers['win']})" if "win" in covers else ""
         text += (
-            f"\ntwo players playing to win: the first wins {data['first_player_win']:.1%};"
+            f"\ntwo players playing to win{win}: the first wins {data['first_player_win']:.1%};"
             f" {data['compensation']} points to the second player make it closest to even"
         )
     return text
@@ -238,6 +317,7 @@ def _run_solve(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args)
     data = solve_summary(rules)
+    covers = {"points": _POINTS_COVER} if rules.piggyback else {}
     if args.players == 2:
         from farklecam.scoring.winprob import solve_win
 
@@ -245,6 +325,10 @@ def _run_solve(args: argparse.Namespace) -> int:
         table = solve_win(rules)
         data["first_player_win"] = table.first_player_win
         data["compensation"] = table.compensation()
+        if rules.piggyback:
+            covers["win"] = _WIN_COUNTED if table.passing else _WIN_LEFT_OUT
+    if covers:
+        data["passed_dice"] = covers
     emit(data, args.json, _render_solve)
     return 0
 

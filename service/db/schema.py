@@ -118,6 +118,8 @@ CREATE TABLE throw_pictures (
     PRIMARY KEY (game_id, seq),
     FOREIGN KEY (game_id, seq) REFERENCES events(game_id, seq)
 )"""
+#: JSON object of points by player name; NULL: everyone starts from 0.
+_HEAD_START = "ALTER TABLE games ADD COLUMN head_start TEXT"
 _EVENTS_ONLY_GROW = "the event log is append-only"
 _TOURNAMENTS_ONLY_GROW = "tournament records are append-only"
 _TOURNAMENT_TABLES = ("tournaments", "tournament_players", "tournament_tables")
@@ -153,6 +155,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the picture behind each camera-scored throw",
         sqlite=(_THROW_PICTURES.format(blob="BLOB", real="REAL"),),
         postgresql=(_THROW_PICTURES.format(blob="BYTEA", real="DOUBLE PRECISION"),),
+    ),
+    Migration(
+        4,
+        "a game's head start: points some players start with",
+        sqlite=(_HEAD_START,),
+        postgresql=(_HEAD_START,),
     ),
 )
 

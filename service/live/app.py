@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
+from farklecam.scoring.winprob import fair_head_start
 from farklecam.service.live.controller import LiveController
 from farklecam.service.live.gamefile import GameFile
 from farklecam.service.table import TableSession
@@ -49,6 +50,8 @@ class LiveOptions:
         new_game: start a new game even if a saved one could be resumed.
         roll_off: a new game starts with a roll-off (one die each, the highest starts), held by the
             camera as the page holds it; else the first player starts.
+        head_start: a new game's head start: points by name, ``"fair"`` (the second of two players gets
+            :func:`farklecam.scoring.winprob.fair_head_start`), or None for none.
         model_dir: folder of the ONNX models; None for the bundled ones.
         tray: the tray floor's four corners in pixels, calibrated once for the fixed camera;
             None to find the tray in each frame (the cocked test then runs under a vertical
@@ -68,6 +71,7 @@ class LiveOptions:
     game_file: Path | None = None
     new_game: bool = False
     roll_off: bool = False
+    head_start: Mapping[str, int] | Literal["fair"] | None = None
     model_dir: Path | None = None
     tray: list[list[float]] | None = None
     straight_down: bool = False
@@ -100,7 +104,11 @@ def open_session(options: LiveOptions, reader: FrameReader | None) -> TableSessi
         return _noted(session, f"resumed the saved game ({len(saved.events)} actions, {where})")
     players = options.players or DEFAULT_PLAYERS
     rules = options.rules or get_rules("boxed")
-    game = Game(rules, players, first_player=None if options.roll_off else players[0])
+    first_player = None if options.roll_off else players[0]
+    head_start = options.head_start
+    if isinstance(head_start, str):  # "fair": solved from the rules' win table
+        head_start = fair_head_start(rules, players, first_player)
+    game = Game(rules, players, first_player=first_player, head_start=head_start)
     store.save(game.to_json())
     session = TableSession(rules, reader=reader, settle=options.settle, game=game, saver=store)
     first = f"roll-off: {players[0]} throws one die first" if options.roll_off else f"{players[0]} throws first"

@@ -43,7 +43,7 @@ PICTURE_CACHE = "private, max-age=86400, immutable"
 @router.post("", response_model=GamePublic, status_code=status.HTTP_201_CREATED, summary="Start a game")
 def create_game(body: GameCreate, games: GamesDep, settings: SettingsDep) -> dict[str, Any]:
     """Players in seating order; without ``first_player`` the game starts with a roll-off."""
-    return usecase.create(games, body.to_rules(settings.rules), body.players, body.first_player)
+    return usecase.create(games, body.to_rules(settings.rules), body.players, body.first_player, body.head_start)
 
 
 @router.get("", response_model=GamesPublic, summary="List games")

@@ -13,7 +13,7 @@ from fastapi import APIRouter
 
 from farklecam.service.deps import SettingsDep
 from farklecam.service.schemas import AdviceIn, AdvicePublic, DiceIn, ScorePublic
-from farklecam.service.usecases.scoring import advice_for, score_roll
+from farklecam.service.usecases.scoring import advice_for, pass_advice_for, score_roll
 
 __all__ = ["router"]
 
@@ -37,9 +37,21 @@ def advise(body: AdviceIn, settings: SettingsDep) -> dict[str, Any]:
 
     Each keep says what throwing on risks (``farkle_probability``); with ``scores`` the ``win`` block
     ranks the keeps by the chance to win, each with its chance banking and throwing on, and says what
-    playing for points instead would cost (``points_advice.cost``).
+    playing for points instead would cost (``points_advice.cost``). With ``passed`` (progressive, the
+    start of a turn) the answer is the ``passed`` block instead: take the pass or start fresh.
     """
     rules = body.to_rules(settings.rules)
+    if body.passed is not None:
+        return pass_advice_for(
+            rules,
+            body.passed.total,
+            body.passed.dice,
+            on_board=body.on_board,
+            scores=body.scores,
+            streaks=body.streaks,
+            solve=False,
+        )
+    assert body.dice is not None  # the request's validator: dice or passed
     score_roll(tuple(body.dice), rules)  # validates the faces with the scorer's message before the advisor runs
     return advice_for(
         tuple(body.dice),

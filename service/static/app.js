@@ -416,11 +416,14 @@ function showTurnAdvice() {
     }
   } else if (st.phase === "awaiting_roll") {
     const passed = st.passed, pass = passed && state.passAdvice;
-    if (pass) {  // the table's word (camera frames): which choice is worth more, less what it passes on
-      const take = `taking is worth ${pass.expected_take.toFixed(0)} and passes on ${pass.gives_take.toFixed(0)}`;
-      const fresh = `fresh is worth ${pass.expected_fresh.toFixed(0)} and passes on ${pass.gives_fresh.toFixed(0)}`;
+    if (pass) {  // the table's word (camera frames): by the chance to win once solved, else by this turn's points
+      const pct = (p) => `${(100 * p).toFixed(1)}%`;
+      const why = pass.win && pass.win.available
+        ? `chance to win ${pct(pass.win.take_probability)} taking, ${pct(pass.win.fresh_probability)} fresh`
+        : `taking is worth ${pass.expected_take.toFixed(0)} points this turn, fresh ${pass.expected_fresh.toFixed(0)}`;
+      const risk = `their throw scores nothing ${pct(pass.farkle_probability)} of the time`;
       setAdvice(`${st.current}: ${pass.take ? `TAKE the ${passed.dice} passed dice for ${passed.total}` : "START FRESH"}`
-        + ` (${take}; ${fresh})`, [], "", pass.take ? "take" : "fresh");
+        + ` (${why}; ${risk})`, [], "", pass.take ? "take" : "fresh");
     } else {
       setAdvice(passed
         ? `${st.current}: throw the ${passed.dice} dice ${passed.from_player} passed, building on ${passed.total}, `
@@ -1045,6 +1048,7 @@ async function createGame(event) {
   const options = changedOptions();
   if (Object.keys(options).length) { body.options = options; }
   if ($("skip-rolloff").checked && players.length) { body.first_player = players[0]; }
+  if ($("head-start").checked) { body.head_start = "fair"; }
   const message = $("new-game-message");
   try { setGame(await api("POST", "/api/games", body)); message.textContent = ""; gameMessage(""); }
   catch (err) { message.textContent = err.message; $("new-game").dataset.error = err.message; }
@@ -1083,8 +1087,11 @@ function setGame(game) {
   const st = game.state, body = $("scoreboard").querySelector("tbody");
   body.replaceChildren();
   for (const p of st.players) {
-    const tr = row([p.name === st.current ? "▶" : "", p.name, p.score, p.on_board ? "yes" : "no"]);
+    const head = (game.head_start || {})[p.name];
+    const tr = row([p.name === st.current ? "▶" : "", p.name, head ? `${p.score} (head start ${head})` : p.score,
+      p.on_board ? "yes" : "no"]);
     tr.dataset.player = p.name; tr.dataset.score = p.score;
+    if (head) { tr.dataset.headStart = head; }
     if (st.winners.includes(p.name)) { tr.classList.add("winner"); }
     body.append(tr);
   }
@@ -1123,6 +1130,7 @@ function setGame(game) {
       state.gameAdvice = a; showTurnAdvice(); drawOverlay();
     }).catch((err) => { if (state.game && state.game.events === events) { setAdvice(`No advice: ${err.message}`); } });
   }
+  BankLine.update(game, state.rules, state.code);
   connect();
 }
 
@@ -1163,7 +1171,7 @@ function leaveGame() {
   showTurnNews(null);
   $("new-game").hidden = false; $("play").hidden = true; $("fix-hint").hidden = true;
   $("stage").classList.remove("in-game");
-  setAdvice("No advice yet");
+  setAdvice("No advice yet"); BankLine.update(null, state.rules, state.code);
   connect(); loadRules();
 }
 

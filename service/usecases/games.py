@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from farklecam.errors import IllegalActionError
 from farklecam.scoring.actions import Action
 from farklecam.scoring.game import Game
+from farklecam.scoring.gamestate import Phase
 from farklecam.scoring.rules import Rules
 from farklecam.service.storage import Games
-from farklecam.service.usecases.scoring import advice_for
+from farklecam.service.usecases.scoring import advice_for, pass_advice_for, unsolved_why
 
 __all__ = ["act", "advice", "create", "describe", "events", "game_public", "state_public"]
 
@@ -63,18 +64,44 @@ def game_public(game_id: str, game: Game, created: float) -> dict[str, Any]:
         "id": game_id,
         "players": list(game.players),
         "rules": game.rules.to_dict(),
+        "head_start": game.head_start,
         "created": created,
         "events": len(game.events),
         "state": state_public(game),
     }
 
 
-def create(games: Games, rules: Rules, players: Sequence[str], first_player: str | None) -> dict[str, Any]:
-    """Start and store a game; its public form."""
-    game = Game(rules, tuple(players), first_player=first_player, clock=time.time)
+def create(
+    games: Games,
+    rules: Rules,
+    players: Sequence[str],
+    first_player: str | None,
+    head_start: Mapping[str, int] | Literal["fair"] | None = None,
+) -> dict[str, Any]:
+    """Start and store a game; its public form.
+
+    ``head_start`` ``"fair"`` gives the second of two players the points that make the game closest
+    to even (:func:`farklecam.scoring.winprob.fair_head_start`), once the rules' win table is solved.
+
+    Raises:
+        IllegalActionError: a fair head start for these players, or before the rules' win table is solved.
+        InvalidRulesError: a head start :class:`~farklecam.scoring.game.Game` refuses.
+    """
+    if head_start == "fair":
+        head_start = _fair_head_start(rules, players, first_player)
+    game = Game(rules, tuple(players), first_player=first_player, clock=time.time, head_start=head_start)
     game_id = games.create(game)
     with games.lock(game_id):
         return game_public(game_id, game, games.store.row(game_id).created)
+
+
+def _fair_head_start(rules: Rules, players: Sequence[str], first_player: str | None) -> dict[str, int]:
+    """The fair head start, or why not yet: a server never solves a win table inside a request."""
+    from farklecam.scoring.winprob import fair_head_start, ready
+
+    if len(players) == 2 and first_player in players and not ready(rules, [0, 0]):
+        raise IllegalActionError(f"a fair head start needs these rules' win table: {unsolved_why(rules)}")
+    return fair_head_start(rules, players, first_player)
 
 
 def describe(games: Games, game_id: str) -> dict[str, Any]:
@@ -119,25 +146,41 @@ def events(games: Games, game_id: str) -> dict[str, Any]:
 
 
 def advice(games: Games, game_id: str) -> dict[str, Any]:
-    """The advisor's best keep of the roll on the table, for the current player.
+    """The advisor's word for the current player: the keep of the roll on the table, or take-or-fresh.
+
+    With a pass on offer (progressive) and nothing thrown yet, the answer's ``passed`` block says
+    whether to take it or start fresh.
 
     Raises:
         GameNotFoundError: no game has this id.
-        IllegalActionError: no roll is waiting for a keep.
+        IllegalActionError: no roll is waiting for a keep and no pass is on offer.
     """
     with games.lock(game_id):
         game = games.get(game_id)
         state = game.state
-        if state.roll is None or state.current is None or "keep" not in game.legal_actions():
+        offer = state.passed if state.roll is None and state.phase is Phase.AWAITING_ROLL else None
+        if state.current is None or (offer is None and (state.roll is None or "keep" not in game.legal_actions())):
             raise IllegalActionError(f"no roll is waiting for a keep: {state.describe()}")
         seat = state.index(state.current)
-        roll, rules, throws = state.roll, game.rules, game.single_die_throws_left if len(state.roll) == 1 else None
+        roll, rules = state.roll, game.rules
         n = len(state.players)
         turn_order = [(seat + k) % n for k in range(n)]  # the player to move first
         scores = [state.scores[k] for k in turn_order]
         streaks = [state.streaks[k] for k in turn_order]
         tie_break = state.last_round is not None and state.last_round.extra_rounds > 0
         plays_to_win = n > 1 and not tie_break and scores[0] < rules.target
+        throws = game.single_die_throws_left if roll is not None and len(roll) == 1 else None
+    if offer is not None:
+        return pass_advice_for(
+            rules,
+            offer.total,
+            offer.dice,
+            on_board=state.on_board[seat],
+            scores=scores if plays_to_win else None,
+            streaks=streaks,
+            solve=False,
+        )
+    assert roll is not None
     return advice_for(
         roll,
         rules,

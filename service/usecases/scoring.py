@@ -9,7 +9,7 @@ from farklecam.errors import ModelLoadError
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.setasides import legal_set_asides, validate_roll
 
-__all__ = ["advice_for", "score_roll", "win_block"]
+__all__ = ["advice_for", "pass_advice_for", "score_roll", "unsolved_why", "win_block"]
 
 
 def score_roll(roll: tuple[int, ...], rules: Rules) -> dict[str, Any]:
@@ -96,10 +96,41 @@ def win_block(
     if solve or ready(rules, scores):
         found = advise_win(faces, rules, scores, turn_total=turn_total, streaks=streaks, throws_left=throws_left)
         return {"available": True, **found.to_dict()}
-    return {"available": False, "why": _unsolved_why(rules)}
+    return {"available": False, "why": unsolved_why(rules)}
 
 
-def _unsolved_why(rules: Rules) -> str:
+def pass_advice_for(
+    rules: Rules,
+    total: int,
+    dice: int,
+    *,
+    on_board: bool = True,
+    scores: Sequence[int] | None = None,
+    streaks: Sequence[int] | None = None,
+    solve: bool = True,
+) -> dict[str, Any]:
+    """Progressive: take the ``dice`` passed with ``total`` or start fresh, as ``{"passed": {...}}``.
+
+    By points, and with ``scores`` (the player to move first; the last banked the pass) a ``win``
+    block by the chance to win (:func:`farklecam.scoring.pass_advice.advise_pass`). ``solve`` as
+    :func:`advice_for`: without it, a table not yet solved gives ``win.available`` false and the points advice.
+
+    Raises:
+        IllegalActionError: rules without piggyback, a pass they cannot offer, or scores
+            :func:`farklecam.scoring.winprob.check_scores` refuses.
+    """
+    from farklecam.scoring.pass_advice import advise_pass
+    from farklecam.scoring.winprob import check_scores, ready
+
+    if scores is not None:
+        check_scores(rules, scores)
+        if not (solve or ready(rules, scores)):
+            points = advise_pass(rules, total, dice, on_board=scores[0] > 0).to_dict()
+            return {"passed": {**points, "win": {"available": False, "why": unsolved_why(rules)}}}
+    return {"passed": advise_pass(rules, total, dice, on_board=on_board, scores=scores, streaks=streaks).to_dict()}
+
+
+def unsolved_why(rules: Rules) -> str:
     """Why a rule set's win advice is not there yet, and when it will be."""
     from farklecam.scoring.winprob import solve_wait
     from farklecam.service.win_solver import SolveState, installed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from farklecam.errors import IllegalActionError
+from farklecam.errors import IllegalActionError, InvalidRulesError
 from farklecam.scoring.actions import Bank
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase, TurnEnd
@@ -256,3 +256,37 @@ def test_no_passing_without_piggyback() -> None:
     game = play(new(), "roll 5,5,5,2,3,4", "keep 5,5,5", "bank")
     assert game.passed is None
     rejected(game, "passed-roll 2,3,4", "no dice were passed")
+
+
+# ----------------------------------------------------------------------------- head start
+def test_a_head_start_is_on_the_board_from_the_first_turn_and_replays() -> None:
+    game = Game(get_rules("house"), ["Ann", "Bob"], first_player="Ann", head_start={"Bob": 200, "Ann": 0})
+    assert game.head_start == {"Bob": 200} and game.scores == {"Ann": 0, "Bob": 200}
+    game.apply("roll 2,2,3,4,6,6")  # Ann farkles
+    game.apply("roll 5,2,3,4,6,6")
+    game.apply("keep 5")
+    game.apply("bank")  # Bob's 50 banks, below the opening minimum: his head start put him on the board
+    assert game.scores == {"Ann": 0, "Bob": 250}
+    plain = Game(get_rules("house"), ["Ann", "Bob"], first_player="Bob")
+    plain.apply("roll 5,2,3,4,6,6")
+    plain.apply("keep 5")
+    assert not plain.is_legal(Bank())
+    again = Game.from_dict(game.to_dict())
+    assert again == game and again.scores == game.scores
+    game.apply("undo")
+    assert game.scores["Bob"] == 200
+
+
+@pytest.mark.parametrize(
+    ("head_start", "message"),
+    [
+        ({"Cy": 100}, "not one of"),
+        ({"Bob": 75}, "multiple of 50"),
+        ({"Bob": -50}, "multiple of 50"),
+        ({"Bob": 10_000}, "multiple of 50 from 0 to 9950"),
+        ({"Bob": True}, "multiple of 50"),
+    ],
+)
+def test_a_head_start_the_game_cannot_hold_is_refused(head_start: dict[str, int], message: str) -> None:
+    with pytest.raises(InvalidRulesError, match=message):
+        Game(get_rules("house"), ["Ann", "Bob"], head_start=head_start)

@@ -1,50 +1,55 @@
-"""Progressive: take the passed dice or start fresh, weighing what the choice passes on to the next player."""
+"""Progressive: take the passed dice or start fresh, by points and, with the scores, by the chance to win."""
 
 from __future__ import annotations
-
-import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from farklecam.errors import IllegalActionError
 from farklecam.scoring.advisor import advise_piggyback
-from farklecam.scoring.pass_advice import advise_pass, expected_gift
+from farklecam.scoring.pass_advice import advise_pass
+from farklecam.scoring.pass_win import advise_pass_win
 from farklecam.scoring.presets import get_rules
-from farklecam.scoring.solver import solve
+from farklecam.scoring.risk import next_throw_farkle
 
 RULES = get_rules("progressive")
 
 
 @given(st.integers(1, 80).map(lambda k: 50 * k), st.integers(1, 6))
 @settings(max_examples=40, deadline=None)
-def test_the_advice_weighs_points_against_what_is_passed_on(total: int, dice: int) -> None:
+def test_without_scores_the_advice_is_this_turns_points(total: int, dice: int) -> None:
     advice = advise_pass(RULES, total, dice)
     own = advise_piggyback(RULES, total, dice)
     assert (advice.expected_take, advice.expected_fresh) == (own.expected_take, own.expected_fresh)
-    assert advice.gives_take >= 0 and advice.gives_fresh >= 0 and math.isfinite(advice.gives_take)
-    net_take, net_fresh = advice.expected_take - advice.gives_take, advice.expected_fresh - advice.gives_fresh
-    assert advice.take == (net_take >= net_fresh or dice == 6)
-    assert f"passes on {advice.gives_take:.0f}" in advice.text
+    assert advice.take == advice.points_take == own.take and advice.win is None
+    assert advice.farkle_chance == next_throw_farkle(RULES, 0 if dice == 6 else dice)
+    assert "points this turn" in advice.text and "win" not in advice.to_dict()
+
+
+@given(st.integers(1, 60).map(lambda k: 50 * k), st.integers(1, 6), st.integers(0, 180).map(lambda k: 50 * k))
+@settings(max_examples=30, deadline=None)
+def test_with_scores_the_advice_is_the_chance_to_win(total: int, dice: int, mine: int) -> None:
+    advice = advise_pass(RULES, total, dice, scores=[mine, 4000])
+    win = advise_pass_win(RULES, [mine, 4000], total, dice)
+    assert advice.win == win and advice.take == win.take
+    assert advice.text == win.text and advice.to_dict()["win"]["take_probability"] == win.take_win
 
 
 @given(st.integers(1, 200).map(lambda k: 50 * k))
 @settings(max_examples=20, deadline=None)
-def test_six_passed_dice_are_always_taken(total: int) -> None:
+def test_six_passed_dice_are_always_taken_for_points(total: int) -> None:
     assert advise_pass(RULES, total, 6).take
-
-
-def test_a_single_die_past_the_cap_passes_on_only_its_hot_dice_banks() -> None:
-    policy = solve(RULES)
-    total = policy.cap + 1000
-
-    def offer(points: int) -> float:
-        return max(0.0, policy.roll_value(points, 6) - policy.start_value())
-
-    assert expected_gift(RULES, total, 1) == pytest.approx((offer(total + 100) + offer(total + 50)) / 6)
 
 
 def test_a_big_pass_with_two_dice_is_taken_and_a_small_one_is_not() -> None:
     assert advise_pass(RULES, 1600, 2).take  # the text's example
     small = advise_pass(RULES, 50, 1)
     assert not small.take and small.text.startswith("start fresh")
+
+
+def test_a_pass_the_rules_cannot_offer_is_refused() -> None:
+    with pytest.raises(IllegalActionError, match="piggyback"):
+        advise_pass(get_rules("house"), 1000, 2)
+    with pytest.raises(IllegalActionError, match="multiple of 50"):
+        advise_pass(RULES, 1010, 2)

@@ -59,6 +59,11 @@ def test_table_equals_naive_value_iteration(
     [
         ("zilch", {"target": 300, "last_round": False, "turn_minimum": 0, "farkle_penalty": 100, "no_score_bonus": 0}),
         ("boxed", {"target": 250, "opening_minimum": 100, "farkle_penalty": 150, "farkle_penalty_streak": 2}),
+        # every bank larger than the largest streak total: each wavefront sweep reads this pass's banks only
+        (
+            "zilch",
+            {"target": 400, "last_round": False, "turn_minimum": 250, "farkle_penalty": 100, "no_score_bonus": 0},
+        ),
     ],
 )
 def test_streak_table_equals_naive_value_iteration(

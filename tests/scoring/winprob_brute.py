@@ -147,3 +147,97 @@ def brute_streak_table(
         if change < tol:
             break
     return vs
+
+
+def brute_pass_table(
+    rules: Rules, margin: int, *, tol: float = 1e-13, max_iter: int = 500
+) -> tuple[list[list[float]], dict[tuple[int, int, int, int], float]]:
+    """Progressive's passes, naively: ``(V, W)`` with ``V[i][j]`` a turn start with no pass on offer and
+    ``W[i, j, T, n]`` one where the banker, now at ``j``, passed ``n`` dice with ``T`` units (``1 <= T <= j``).
+
+    Every state of a turn-start table with its pass on offer, valued by plain recursion
+    over the throws: a bank of ``t`` with ``left`` dice to throw (all after hot dice)
+    offers exactly those to the opponent, who takes them where that is worth more to them
+    (in their last turn too); a farkle offers nothing. No farkle penalty or exact target.
+    Gauss-Seidel sweeps, largest score sums first.
+    """
+    goal, d = rules.target // STEP, rules.dice
+    throws = {n: _throws(rules, n) for n in range(1, d + 1)}
+    q1 = sum(p for p, keeps in throws[1] if not keeps)
+    tries = rules.single_die_throws
+
+    bmin = [max(-(-rules.bank_minimum(score > 0) // STEP), 1) for score in range(goal)]
+
+    @cache
+    def race(gap: int, floor: int, n: int) -> float:
+        """The last turn: worth of throwing n dice needing more than ``gap`` further units (a tie at exactly
+        ``gap`` is 1/2), at least ``floor`` further units before any bank (the bank minimum)."""
+        value = 0.0
+        for p, keeps in throws[n]:
+            best = 0.0
+            for pts, left, _hot in keeps:
+                g, f = max(gap - pts, -1), max(floor - pts, 0)
+                bank = (1.0 if g < 0 else 0.5 if g == 0 else 0.0) if f == 0 else 0.0
+                best = max(best, bank if bank == 1.0 else max(bank, race(g, f, left)))
+            value += p * best
+        if n == 1 and tries > 1:
+            value = value * sum(q1**k for k in range(tries))
+        return value
+
+    def last_turn(score: int, need: int, t: int, n: int) -> float:
+        """The last turn from total ``t`` (a pass taken, or 0), against a bar ``need`` above ``score``."""
+        return race(need - t, max(bmin[score] - t, 0), n)
+
+    fresh = [[0.5] * goal for _ in range(goal)]
+    offered: dict[tuple[int, int, int, int], float] = {
+        (i, j, t, n): 0.5 for i in range(goal) for j in range(goal) for t in range(1, j + 1) for n in range(1, d + 1)
+    }
+    pairs = sorted(((i, j) for i in range(goal) for j in range(goal)), key=lambda p: -p[0] - p[1])
+    for _ in range(max_iter):
+        change = 0.0
+        for i, j in pairs:
+            farkle = 1.0 - fresh[j][i]
+            memo: dict[tuple[int, int], float] = {}
+
+            def bank_value(t: int, left: int, i: int = i, j: int = j) -> float:
+                a = i + t
+                if a < goal:
+                    return 1.0 - offered[(j, a, t, left)]
+                if not rules.last_round:
+                    return 1.0
+                return 1.0 - max(last_turn(j, a - j, 0, d), last_turn(j, a - j, t, left))
+
+            def throw(t: int, n: int, i: int = i, farkle: float = farkle, memo: dict = memo) -> float:  # type: ignore[type-arg]
+                if (t, n) in memo:
+                    return memo[(t, n)]
+                value = 0.0
+                for p, keeps in throws[n]:
+                    if not keeps:
+                        value += p * farkle
+                        continue
+                    best = -1.0
+                    for pts, left, _hot in keeps:
+                        u = t + pts
+                        may_bank = u >= bmin[i]
+                        stay = bank_value(u, left) if may_bank else -1.0
+                        if stay < 1.0 and not (rules.last_round and may_bank and i + u >= goal + margin):
+                            stay = max(stay, throw(u, left))
+                        best = max(best, stay)
+                    value += p * best
+                if n == 1 and tries > 1:
+                    success = value - q1 * farkle
+                    value = success * sum(q1**k for k in range(tries)) + q1**tries * farkle
+                memo[(t, n)] = value
+                return value
+
+            start = throw(0, d)
+            change = max(change, abs(start - fresh[i][j]))
+            fresh[i][j] = start
+            for t in range(1, j + 1):
+                for n in range(1, d + 1):
+                    value = max(start, throw(t, n))
+                    change = max(change, abs(value - offered[(i, j, t, n)]))
+                    offered[(i, j, t, n)] = value
+        if change < tol:
+            break
+    return fresh, offered

@@ -198,6 +198,7 @@ def test_game_advice_uses_the_game_position(client: TestClient) -> None:
     expected = advisor.advise((1, 3, 3, 5), get_rules("boxed"), turn_total=100, on_board=False)
     data = response.json()
     win = data.pop("win")  # advice by the chance to win from the game's scores (available once solved)
+    assert data.pop("passed") is None  # no pass on offer (boxed rules pass no dice)
     assert data == expected.to_dict()
     assert win["scores"] == [0, 0] if win["available"] else "solve --players 2" in win["why"]
 
@@ -282,3 +283,49 @@ def test_the_rules_change_as_a_structured_action(client: TestClient) -> None:
     assert unknown.status_code == 422 and "unknown rule preset 'zilch2'" in unknown.text
     mixed = client.post(f"/api/games/{game['id']}/actions", json={"text": "rules house", "preset": "house"})
     assert mixed.status_code == 422 and "stands alone" in mixed.text
+
+
+def test_game_advice_with_a_pass_on_offer_says_take_it_or_start_fresh(client: TestClient) -> None:
+    from farklecam.scoring.pass_advice import advise_pass
+
+    game = new_game(client, preset="progressive")
+    play(client, game["id"], [{"text": "roll 1,1,1,2,3,4"}, {"text": "keep 1,1,1"}, {"text": "bank"}])
+    response = client.get(f"/api/games/{game['id']}/advice")
+    assert response.status_code == 200
+    passed = response.json()["passed"]
+    expected = advise_pass(get_rules("progressive"), 1000, 3, scores=[0, 1000], streaks=[0, 0])
+    assert expected.win is not None
+    assert (passed["total"], passed["dice"], passed["take"]) == (1000, 3, expected.take)
+    assert passed["win"]["available"] and passed["win"]["take_probability"] == pytest.approx(expected.win.take_win)
+    play(client, game["id"], [{"text": "passed-roll 2,3,4"}])  # Bob took it and farkled: Ann to throw, no pass
+    assert client.get(f"/api/games/{game['id']}/advice").status_code == 409
+
+
+def test_a_game_with_a_head_start_keeps_it_and_fair_is_the_solved_compensation(client: TestClient) -> None:
+    from farklecam.scoring.winprob import solve_win
+
+    given = new_game(client, preset="house", head_start={"Bob": 300})
+    assert given["head_start"] == {"Bob": 300}
+    assert [(p["score"], p["on_board"]) for p in given["state"]["players"]] == [(0, False), (300, True)]
+    assert client.get(f"/api/games/{given['id']}").json()["head_start"] == {"Bob": 300}
+    fair = new_game(client, preset="house", head_start="fair")
+    points = solve_win(get_rules("house")).compensation()
+    assert fair["head_start"] == ({"Bob": points} if points else {}) and points > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"players": ["Ann", "Bob", "Cy"], "first_player": "Ann", "head_start": "fair"}, 409, "two players"),
+        ({"players": ["Ann", "Bob"], "head_start": "fair"}, 409, "first player"),
+        ({"players": ["Ann", "Bob"], "head_start": {"Cy": 100}}, 422, "not one of"),
+        ({"players": ["Ann", "Bob"], "head_start": {"Bob": 120}}, 422, "multiple of 50"),
+        ({"players": ["Ann", "Bob"], "head_start": "generous"}, 422, ""),
+    ],
+)
+def test_a_head_start_the_game_cannot_hold_is_a_clear_4xx(
+    client: TestClient, body: dict[str, Any], status: int, message: str
+) -> None:
+    response = client.post("/api/games", json=body)
+    assert response.status_code == status, response.text
+    assert message in response.text

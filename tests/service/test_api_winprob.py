@@ -123,3 +123,44 @@ def test_advise_explains_each_keep(client: TestClient) -> None:
         win["win_probability"] - win["points_advice"]["win_probability"]
     )
     assert [a["keep"] for a in win["alternatives"]] and all(a["farkle_probability"] > 0 for a in win["alternatives"])
+
+
+def test_advise_takes_a_passed_field(client: TestClient) -> None:
+    from farklecam.scoring.pass_win import advise_pass_win
+
+    body = {"preset": "progressive", "passed": {"total": 1600, "dice": 2}, "scores": [3000, 4000]}
+    response = client.post("/api/advise", json=body)
+    assert response.status_code == 200
+    data = response.json()
+    assert set(data) == {"passed"}  # no roll: only the pass's advice
+    passed = data["passed"]
+    assert (passed["total"], passed["dice"]) == (1600, 2) and 0 < passed["farkle_probability"] < 1
+    win = passed["win"]  # the preset's table ships solved: the answer is there at once
+    found = advise_pass_win(get_rules("progressive"), (3000, 4000), 1600, 2)
+    assert win["available"] and win["take"] == found.take
+    assert win["take_probability"] == pytest.approx(found.take_win)
+    assert "win" not in client.post("/api/advise", json={**body, "scores": None}).json()["passed"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"preset": "progressive", "passed": {"total": 1600, "dice": 2}, "dice": [1, 5]}, 422),
+        ({"preset": "progressive"}, 422),
+        ({"preset": "progressive", "passed": {"total": 1625, "dice": 2}}, 422),
+        ({"preset": "progressive", "passed": {"total": 1600, "dice": 2}, "turn_total": 300}, 422),
+        ({"preset": "house", "passed": {"total": 1600, "dice": 2}}, 409),
+    ],
+)
+def test_a_pass_the_rules_cannot_offer_is_a_client_error(
+    client: TestClient, body: dict[str, object], status: int
+) -> None:
+    response = client.post("/api/advise", json=body)
+    assert response.status_code == status
+    assert response.json()["detail"]
+
+
+def test_the_schema_documents_the_pass_advice(client: TestClient) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert "passed" in schemas["AdviceIn"]["properties"] and "passed" in schemas["AdvicePublic"]["properties"]
+    assert {"take_probability", "fresh_probability", "points_cost"} <= set(schemas["PassWinPublic"]["properties"])

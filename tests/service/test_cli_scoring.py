@@ -234,3 +234,65 @@ def test_advise_says_what_playing_for_points_costs(capsys: pytest.CaptureFixture
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "for the most points: keep 5 5 5 and BANK (chance to win 0.0%: it costs 0.0035% of the chance to win)" in out
+
+
+# ---------------------------------------------------------------------- progressive: the pass on offer
+def test_advise_passed_weighs_taking_against_starting_fresh(capsys: pytest.CaptureFixture[str]) -> None:
+    from farklecam.scoring.advisor import advise_piggyback
+    from farklecam.scoring.pass_win import advise_pass_win
+
+    rules = get_rules("progressive")
+    argv = ["advise", "--rules", "progressive", "--passed", "1650,1"]
+    points = run_json(capsys, *argv)["passed"]
+    own = advise_piggyback(rules, 1650, 1)
+    assert (points["take"], points["expected_take"], points["expected_fresh"]) == (
+        own.take,
+        own.expected_take,
+        own.expected_fresh,
+    )
+    assert points["farkle_probability"] == pytest.approx(2 / 3) and "win" not in points
+    win = run_json(capsys, *argv, "--scores", "3000,4000")["passed"]["win"]
+    found = advise_pass_win(rules, (3000, 4000), 1650, 1)
+    assert win["available"] and (win["take"], win["take_probability"]) == (found.take, found.take_win)
+    assert win["fresh_probability"] == found.fresh_win and not win["approximate"]
+    assert main([*argv, "--scores", "3000,4000"]) == 0
+    out = capsys.readouterr().out
+    assert "to win: " in out and "for the most points: " in out and "taking" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["advise", "--rules", "progressive", "--passed", "1650,1", "1,2"], "give no dice"),
+        (["advise", "--rules", "progressive"], "give the dice thrown"),
+        (["advise", "--rules", "house", "--passed", "1650,1"], "piggyback is off"),
+        (["advise", "--rules", "progressive", "--passed", "1650"], "the total and the dice"),
+        (["advise", "--rules", "progressive", "--passed", "10000,1", "--scores", "500,9900"], "before the last round"),
+    ],
+)
+def test_advise_passed_refuses_what_no_pass_is(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse refuses a malformed --passed itself
+        status = int(str(exc.code))
+    assert status == 2
+    assert message in capsys.readouterr().err
+
+
+def test_solve_says_what_its_figures_cover(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from farklecam.scoring.winprob import solve_win
+
+    monkeypatch.setenv("FARKLECAM_CACHE_DIR", str(tmp_path))
+    data = run_json(capsys, "solve", "--rules", "progressive", "--players", "2")
+    assert data["first_player_win"] == solve_win(get_rules("progressive")).first_player_win
+    assert data["passed_dice"]["win"].startswith("passed dice counted")
+    assert data["passed_dice"]["points"].endswith("passed dice are not in these figures")
+    assert main(["solve", "--rules", "progressive", "--players", "2"]) == 0
+    assert "two players playing to win (passed dice counted" in capsys.readouterr().out
+    exact = ["solve", "--rules", "progressive", "--set", "target=1000", "--set", "exact_target=true", "--players", "2"]
+    assert run_json(capsys, *exact)["passed_dice"]["win"].startswith("passed dice left out")
+    assert "passed_dice" not in run_json(capsys, "solve", "--rules", "house")

@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from farklecam.errors import CameraError, StorageError, TrayError
+from farklecam.errors import CameraError, IllegalActionError, InvalidRulesError, StorageError, TrayError
 from farklecam.scoring.actions import Correct, Keep, Roll
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
 from farklecam.scoring.presets import get_rules
 from farklecam.service.commands.base import tray_from_args
-from farklecam.service.commands.live_verb import LIVE, parse_players
+from farklecam.service.commands.live_verb import LIVE, parse_head_start, parse_players
 from farklecam.service.live.app import LiveOptions, open_session
 from farklecam.service.live.controller import (
     KEY_HELP,
@@ -318,6 +318,24 @@ def test_open_session_resumes_or_starts_anew(tmp_path: Path) -> None:
     assert zilch.rules.name == "zilch" and zilch.game.players == ("Player 1", "Player 2")
     again = open_session(LiveOptions(game_file=path), None)  # no rules asked for: the saved game's
     assert again.game == zilch.game and "zilch rules" in again.view().message
+
+
+def test_a_new_game_gets_the_head_start_asked_for(tmp_path: Path) -> None:
+    from farklecam.scoring.winprob import solve_win
+
+    house = get_rules("house")
+    fair = open_session(
+        LiveOptions(rules=house, players=("Ann", "Bob"), game_file=tmp_path / "g.json", head_start="fair"), None
+    )
+    assert fair.game.head_start == {"Bob": solve_win(house).compensation()}
+    assert GameFile(tmp_path / "g.json").load() == fair.game  # kept in the saved game
+    given = parse_head_start("Bob=200, Cy=0")
+    assert given == {"Bob": 200, "Cy": 0}
+    with pytest.raises(InvalidRulesError, match="NAME=POINTS"):
+        parse_head_start("Bob:200")
+    with pytest.raises(IllegalActionError, match="first player"):
+        open_session(LiveOptions(rules=house, players=("Ann", "Bob"), game_file=tmp_path / "r.json", head_start="fair",
+                                 roll_off=True), None)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- the verb

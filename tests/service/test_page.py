@@ -690,40 +690,35 @@ def test_page_offers_the_passed_dice_and_the_advice_on_taking_them(
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(served.url)
             page.wait_for_selector('#faces[data-faces="3,4,5,5,5"]', timeout=90_000)
-            # Progressive rules with no opening minimum, so a 100 may be banked and its five dice passed on.
             page.select_option("#preset", "progressive")
-            page.click("#rule-options summary")
-            page.fill('#option-fields [name="opening_minimum"]', "0")
             page.fill("#players", "Ann, Bob")
             page.click("#start")
             page.wait_for_selector("#play:not([hidden])")
             game_id = page.inner_text("#game-id")
-            for action in ("roll 1,2,2,3,5,6", "keep 1,5", "bank"):
+            for action in ("roll 1,1,1,2,3,6", "keep 1,1,1", "bank"):
                 page.fill("#manual-action", action)
                 page.press("#manual-action", "Enter")
                 page.wait_for_function("document.querySelector('#manual-action').value === ''")
-            # Bob is offered Ann's four dice and her 150, or a fresh start with six (the five in view are neither).
-            page.wait_for_selector('#passed:not([hidden])[data-dice="4"][data-total="150"]')
-            assert "passed 4 dice with 150 points" in page.inner_text("#passed-offer")
-            # The table's advice on it (the camera streams): take it or start fresh, as the advisor weighs them.
-            take = advise_pass(get_rules("progressive").with_options({"opening_minimum": 0}), 150, 4).take
+            # Bob is offered Ann's three dice and her 1000, or a fresh start with six (the five in view are neither).
+            page.wait_for_selector('#passed:not([hidden])[data-dice="3"][data-total="1000"]')
+            assert "passed 3 dice with 1000 points" in page.inner_text("#passed-offer")
+            # The table's advice on it (the camera streams): by the chance to win from the scores (Bob 0, Ann 1000).
+            take = advise_pass(get_rules("progressive"), 1000, 3, scores=[0, 1000]).take
             shown = wait_for_advice(page, "awaiting_roll", action="take" if take else "fresh", keep="")
-            assert "passes on" in shown["text"] and shown["text"].startswith("Bob: ")
+            assert "chance to win" in shown["text"] and shown["text"].startswith("Bob: ")
             # The button throws the dice in view as the passed dice: five are refused, and the offer stands.
             page.click("#take-passed")
             page.wait_for_selector("#game-message.error")
-            assert "exactly 4 dice" in page.inner_text("#game-message")
+            assert "exactly 3 dice" in page.inner_text("#game-message")
             assert page.is_visible("#passed")
-            page.fill("#manual-action", "passed-roll 2,5,5,5")
+            page.fill("#manual-action", "passed-roll 5,5,5")
             page.press("#manual-action", "Enter")
             wait_for_advice(page, "awaiting_keep", keep="5,5,5", highlight="")
-            assert page.is_hidden("#passed") and page.get_attribute("#turn", "data-turn-total") == "150"
+            assert page.is_hidden("#passed") and page.get_attribute("#turn", "data-turn-total") == "1000"
         finally:
             browser.close()
     events = httpx.get(f"{served.url}/api/games/{game_id}/events").json()
-    assert [e["text"] for e in events["data"]] == [
-        "roll 1,2,2,3,5,6", "keep 1,5", "bank", "passed-roll 2,5,5,5",
-    ]  # fmt: skip
+    assert [e["text"] for e in events["data"]] == ["roll 1,1,1,2,3,6", "keep 1,1,1", "bank", "passed-roll 5,5,5"]
 
 
 # ----------------------------------------------------------------------------- advice by the chance to win
@@ -909,6 +904,56 @@ def test_page_announces_a_farkle_until_the_next_player_throws(browser_kit: Any, 
             assert news == "FARKLE — Ann scores nothing this turn (threw 2 2 3 4 6 6); Bob throws next"
             assert page.get_attribute("#turn-news", "role") == "alert"  # read out as well as shown
             assert page.get_attribute("#turn", "data-phase") == "awaiting_roll"
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_page_gives_the_second_player_a_fair_head_start(browser_kit: Any, served: ThreadedServer) -> None:
+    from farklecam.scoring.winprob import solve_win
+
+    points = solve_win(get_rules("house")).compensation()
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page()
+            page.goto(served.url)
+            page.select_option("#preset", "house")
+            page.fill("#players", "Ann, Bob")
+            page.check("#head-start")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            bob = page.locator('#scoreboard tr[data-player="Bob"]')
+            assert bob.get_attribute("data-head-start") == str(points) and points > 0
+            assert f"head start {points}" in bob.inner_text()
+            assert page.get_attribute('#scoreboard tr[data-player="Ann"]', "data-score") == "0"
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_page_draws_the_bank_line_for_the_player_to_move(browser_kit: Any, served: ThreadedServer) -> None:
+    with browser_kit.sync_playwright() as p:
+        browser = launch(browser_kit, p, None)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served.url)
+            page.select_option("#preset", "house")
+            page.fill("#players", "Ann, Bob")
+            page.click("#start")
+            page.wait_for_selector("#play:not([hidden])")
+            for action in ("roll 1,1,1,5,2,3", "keep 1,1,1,5", "bank", "roll 2,2,3,4,6,6"):  # Ann 1050, Bob farkles
+                page.fill("#manual-action", action)
+                page.press("#manual-action", "Enter")
+                page.wait_for_function("document.querySelector('#manual-action').value === ''")
+            page.click("#bank-line summary")
+            shown = "(img) => !img.hidden && img.complete && img.naturalWidth === 900 && img.dataset.query"
+            page.wait_for_function(f"({shown})(document.querySelector('#bank-line-img'))")
+            query = page.get_attribute("#bank-line-img", "data-query") or ""
+            assert "preset=house" in query and "score=1050" in query  # Ann to throw again, with her 1050
+            assert "score of 1050" in (page.get_attribute("#bank-line-img", "alt") or "")
         finally:
             browser.close()
 

@@ -104,6 +104,19 @@ def test_custom_rules_survive_the_round_trip(store: GameStore) -> None:
     assert store.load("g").rules == rules
 
 
+def test_a_head_start_survives_the_round_trip(store: GameStore) -> None:
+    game = Game(get_rules("house"), ["Ann", "Bob"], first_player="Ann", head_start={"Bob": 200})
+    store.add_game("g", game)
+    for text in ANN_BANKS_650:
+        game.apply(text)
+        store.append("g", game.events[-1])
+    loaded = store.load("g")
+    assert loaded == game and loaded.head_start == {"Bob": 200} and store.row("g").head_start == {"Bob": 200}
+    assert loaded.scores == {"Ann": 650, "Bob": 200}
+    store.add_game("plain", played([]))
+    assert store.row("plain").head_start == {} and "head_start" not in store.load("plain").to_dict()
+
+
 def test_unknown_games(store: GameStore) -> None:
     with pytest.raises(GameNotFoundError, match="no game with id 'nope'"):
         store.load("nope")

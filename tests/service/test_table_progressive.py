@@ -36,7 +36,7 @@ def test_six_passed_dice_after_hot_dice_are_a_pass_and_keep_the_total() -> None:
     _bank_hot_dice(session)
     view = session.view()
     assert view.pass_advice is not None and view.pass_advice.take
-    assert (view.pass_advice.passed_dice, view.pass_advice.passed_total) == (6, 1500)
+    assert (view.pass_advice.dice, view.pass_advice.total) == (6, 1500)
     assert view.to_dict()["pass_advice"]["text"].startswith("take the 6 passed dice for 1500")
     panel = " ".join(line.strip() for line in panel_lines(view))  # wrapped to the panel's width
     assert f"passed: {view.pass_advice.text}" in panel  # the live window's panel says it too
@@ -53,7 +53,9 @@ def test_fewer_passed_dice_or_all_six_fresh_are_told_apart_by_their_count() -> N
     offered = session.game.passed
     assert offered is not None and offered.dice == 3 and offered.total == 1000
     view = session.view()
-    assert view.pass_advice == advise_pass(PROGRESSIVE, 1000, 3)
+    # By the chance to win from the scores in turn order: Bob (0) to move, Ann (1000) banked the pass.
+    assert view.pass_advice == advise_pass(PROGRESSIVE, 1000, 3, scores=[0, 1000], streaks=[0, 0])
+    assert view.pass_advice is not None and view.pass_advice.win is not None
     session.throw(reading([2, 3, 4, 6, 6, 2]))  # Bob throws all six: a fresh start
     assert session.game.actions_in_force[-1] == Roll((2, 2, 3, 4, 6, 6))
 

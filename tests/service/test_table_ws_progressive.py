@@ -61,8 +61,9 @@ def test_a_pass_on_offer_brings_its_advice_and_a_throw_ends_it(client: TestClien
         ws.send_bytes(jpeg.tobytes())
         answer = ws.receive_json()
         advice = answer["pass_advice"]
-        assert (advice["passed_dice"], advice["passed_total"]) == (3, 1000) and isinstance(advice["take"], bool)
-        assert "passes on" in advice["text"] and advice["gives_take"] >= 0
+        assert (advice["dice"], advice["total"]) == (3, 1000) and isinstance(advice["take"], bool)
+        win = advice["win"]  # Bob (0) to move against Ann's 1000: the bundled table answers by the chance to win
+        assert win["available"] and advice["take"] == win["take"] and "chance to win" in advice["text"]
         assert client.post(actions, json={"text": "passed-roll 5,2,3"}).status_code == 200
         ws.send_bytes(jpeg.tobytes())
         assert ws.receive_json()["pass_advice"] is None
