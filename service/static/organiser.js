@@ -1,19 +1,35 @@
 // The organiser's page: every table of a tournament live, the standings, who goes on, the next round's
 // seating, CSV export, and the final's switch to progressive. Everything comes from GET /api/tournaments/NAME
-// (the same view `farklecam tournament standings --json` prints), polled every two seconds.
-// A refused action's reason stays on the page until dismissed (the next poll must not wipe it before it is read),
+// (the same view `farklecam tournament standings --json` prints).
+// The page follows the server's change feed (the WebSocket /ws/changes: one message per committed change, made
+// by any server sharing the database) and fetches again only what a message names: the tournament shown, when it
+// or one of its tables' games changed; the list of known tournaments, when a new one appears; everything, when
+// the server says changes may have been missed. A burst of changes is fetched once (at most once per 250 ms).
+// While the feed is down the page says "reconnecting…", connects again with growing pauses, and meanwhile asks
+// for the tournament every 10 s; it never asks on a timer while the feed is open.
+// A refused action's reason stays on the page until dismissed (the next fetch must not wipe it before it is read),
 // and a button that cannot act now is disabled and says why, beside the buttons and in its tooltip.
 // Each table's "pictures" opens the pictures of its game's camera-scored throws (GET /api/games/ID/pictures,
-// polled with the view while open), each shown with the reading as read, and a button that deletes them.
+// fetched again with the view while open), each shown with the reading as read, and a button that deletes them.
 "use strict";
 
 const CODE_KEY = "farklecam.tableCode";  // the same table code the table page keeps, where the server wants one
-const POLL_MS = 2000;
+const POLL_MS = 10000;  // how often the tournament is asked for while the change feed is down
+const DEBOUNCE_MS = 250;  // a burst of changes is fetched once, this long after its first message
+const RETRY_MS = [500, 1000, 2000, 4000, 8000];  // pauses before connecting the feed again, the last repeated
+const CONNECT_MS = 10000;  // a feed not open by then is given up and tried again
 const $ = (id) => document.getElementById(id);
 // `pictures`: the game whose throw pictures are open, and the table it is ({game, label}), else null.
-const state = { name: null, timer: null, code: localStorage.getItem(CODE_KEY), pictures: null };
+// `feed`: the change feed's socket while connecting or open; `stale`: what the next fetch must bring up to date;
+// `games`: the ids of the games the tournament shown plays; `known`: the tournament names in the list.
+const state = {
+  name: null, timer: null, code: localStorage.getItem(CODE_KEY), pictures: null,
+  feed: null, retry: 0, retryTimer: null, waitsForCode: false,
+  stale: { view: false, known: false, pictures: false }, flushTimer: null, flushing: false,
+  games: new Set(), known: new Set(),
+};
 
-// The server's state as the polls find it (unreachable, say): cleared by the next poll that gets through.
+// The server's state as the background fetches find it (unreachable, say): cleared by the next that gets through.
 function banner(text) { const el = $("banner"); el.textContent = text || ""; el.hidden = !text; }
 
 // Why an action of the organiser's was refused: kept until dismissed; the same reason twice is shown once.
@@ -40,9 +56,20 @@ function allow(button, why, title) {
 }
 function pill(text, kind) { const el = $("server-status"); el.textContent = text; el.dataset.state = kind; }
 
+// Ask for the table code and keep it; whether one was given. A change feed waiting for it connects again.
+function askCode() {
+  const code = window.prompt("This server wants its table code (printed when it started):");
+  if (!code) { return false; }
+  state.code = code.trim();
+  localStorage.setItem(CODE_KEY, state.code);
+  if (state.waitsForCode) { state.waitsForCode = false; connectFeed(); }
+  return true;
+}
+
 async function api(method, path, body, raw) {
   const headers = body ? { "Content-Type": "application/json" } : {};
-  if (state.code) { headers["X-Table-Code"] = state.code; }
+  const sent = state.code;
+  if (sent) { headers["X-Table-Code"] = sent; }
   let response;
   try {
     response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
@@ -51,9 +78,8 @@ async function api(method, path, body, raw) {
     throw new Error("The farklecam server cannot be reached. Is `farklecam serve` still running?");
   }
   pill("server ok", "ok");
-  if (response.status === 401) {
-    const code = window.prompt("This server wants its table code (printed when it started):");
-    if (code) { state.code = code.trim(); localStorage.setItem(CODE_KEY, state.code); return api(method, path, body, raw); }
+  if (response.status === 401 && (state.code !== sent || askCode())) {  // a code given meanwhile, or now
+    return api(method, path, body, raw);
   }
   if (raw && response.ok) { return response; }
   const data = await response.json().catch(() => ({}));
@@ -76,6 +102,7 @@ function headerRow(table, names) {
 
 function renderTable(body, t, roundName) {
   const row = body.insertRow();
+  row.dataset.game = t.game;
   cell(row, `Table ${t.table}`);
   const players = cell(row, "");
   t.players.forEach((p, i) => {
@@ -125,6 +152,7 @@ function renderRound(round) {
 }
 
 function render(view) {
+  state.games = new Set(view.rounds.flatMap((round) => round.tables.map((t) => t.game)));
   $("tournament").hidden = false;
   $("title").textContent = `${view.name}`;
   const plan = view.plan.map((r) => `${r.name} (${r.tables} tables, ${r.goes_on} go on)`).join(" → ");
@@ -179,12 +207,15 @@ function whyNotStart(view) {
   return view.next_round ? "" : "No round can be seated now.";
 }
 
-// The poll: its failures are the server's state (the banner, cleared by the next poll that gets through);
-// `byHand`: the organiser opened it, and its failure is an error to keep.
+// Fetch the tournament shown: a background fetch's failure is the server's state (the banner, cleared by the next
+// fetch that gets through); `byHand`: the organiser opened it, and its failure is an error to keep.
 async function refresh(byHand) {
-  if (!state.name) { return false; }
+  const name = state.name;
+  if (!name) { return false; }
   try {
-    render(await api("GET", `/api/tournaments/${encodeURIComponent(state.name)}`));
+    const view = await api("GET", `/api/tournaments/${encodeURIComponent(name)}`);
+    if (name !== state.name) { return false; }  // another tournament was opened meanwhile
+    render(view);
     banner("");
     if (state.pictures) { await showPictures(state.pictures, false); }
     return true;
@@ -197,7 +228,7 @@ async function refresh(byHand) {
 // ------------------------------------------------------------------ the pictures of a table's throws
 function picturesPath(game) { return `/api/games/${encodeURIComponent(game)}/pictures`; }
 
-// Open (or poll) the pictures of `table.game`; `byHand`: the organiser asked, and a failure is an error to keep.
+// Open (or fetch again) the pictures of `table.game`; `byHand`: the organiser asked, and a failure is an error to keep.
 async function showPictures(table, byHand) {
   let listing;
   try { listing = await api("GET", picturesPath(table.game)); } catch (err) {
@@ -259,20 +290,123 @@ function closePictures() { state.pictures = null; $("pictures").hidden = true; }
 
 async function open(name) {
   state.name = name;
+  state.games = new Set();
   history.replaceState(null, "", `?t=${encodeURIComponent(name)}`);
-  clearInterval(state.timer);
-  if (await refresh(true)) { state.timer = setInterval(() => refresh(false), POLL_MS); }
+  await refresh(true);
+}
+
+// ------------------------------------------------------------------ the change feed
+// The feed's state in the header: "live" while changes are pushed, else why not and what the page does meanwhile.
+function feedStatus(text, kind, title) {
+  const el = $("live-status");
+  el.textContent = text; el.dataset.state = kind; el.title = title;
+}
+
+// While the feed is down, ask for the tournament (and its open pictures) every POLL_MS; never while it is open.
+function startPoll() {
+  if (state.timer === null) { state.timer = setInterval(() => refresh(false), POLL_MS); }
+}
+function stopPoll() { clearInterval(state.timer); state.timer = null; }
+
+// Mark what a feed message makes stale, and fetch it once the burst it belongs to is over.
+function heard(message) {
+  const stale = state.stale;
+  if (message.type === "resync") {  // changes may have been missed: everything shown
+    stale.view = stale.known = stale.pictures = true;
+  } else if (message.type === "change" && message.kind === "tournament") {
+    if (message.key === state.name) { stale.view = true; }
+    if (!state.known.has(message.key)) { stale.known = true; }
+  } else if (message.type === "change" && message.kind === "game") {
+    if (state.games.has(message.key)) { stale.view = true; }
+    if (state.pictures && state.pictures.game === message.key) { stale.pictures = true; }
+  }
+  if (stale.view || stale.known || stale.pictures) { scheduleFlush(); }
+}
+
+function scheduleFlush() {
+  if (state.flushTimer === null && !state.flushing) { state.flushTimer = setTimeout(flush, DEBOUNCE_MS); }
+}
+
+// Fetch what is stale, one fetch at a time; what went stale meanwhile is fetched after the next pause.
+async function flush() {
+  state.flushTimer = null;
+  state.flushing = true;
+  const stale = state.stale;
+  state.stale = { view: false, known: false, pictures: false };
+  try {
+    if (stale.known) { await listKnown(false); }
+    if (stale.view) { await refresh(false); }  // the open pictures with it
+    else if (stale.pictures && state.pictures) { await showPictures(state.pictures, false); }
+  } finally {
+    state.flushing = false;
+    if (state.stale.view || state.stale.known || state.stale.pictures) { scheduleFlush(); }
+  }
+}
+
+function connectFeed() {
+  clearTimeout(state.retryTimer);
+  state.retryTimer = null;
+  if (state.feed) { return; }
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const sent = state.code;
+  const query = sent ? `?code=${encodeURIComponent(sent)}` : "";
+  const socket = new WebSocket(`${scheme}://${location.host}/ws/changes${query}`);
+  let refused = "";  // the server's reason, where it turned the feed away
+  state.feed = socket;
+  const giveUp = setTimeout(() => { if (socket.readyState === WebSocket.CONNECTING) { socket.close(); } }, CONNECT_MS);
+  socket.onopen = () => {
+    clearTimeout(giveUp);
+    state.retry = 0;
+    stopPoll();
+    feedStatus("live", "ok", "Changes show as the servers make them.");
+    state.stale = { view: true, known: true, pictures: true };  // what changed while the feed was down
+    scheduleFlush();
+  };
+  socket.onmessage = (event) => {
+    let message;
+    try { message = JSON.parse(event.data); } catch (err) { return; }
+    if (message.type === "error") { refused = message.detail || ""; return; }
+    heard(message);
+  };
+  socket.onclose = (event) => {
+    clearTimeout(giveUp);
+    if (state.feed !== socket) { return; }
+    state.feed = null;
+    startPoll();
+    if (event.code === 4401) {  // opened without the right table code
+      if (state.code !== sent) { connectFeed(); return; }  // a code given since: try it
+      feedStatus("table code needed", "warn", refused || "This server wants its table code.");
+      state.waitsForCode = true;
+      askCode();
+      return;
+    }
+    if (event.code === 4429) {  // shut out for too many wrong codes: connect again once that is over
+      const seconds = Number((refused.match(/(\d+) s/) || [])[1]) || 10;
+      feedStatus("locked out", "bad", refused);
+      state.retryTimer = setTimeout(connectFeed, seconds * 1000);
+      return;
+    }
+    const wait = RETRY_MS[Math.min(state.retry, RETRY_MS.length - 1)];
+    state.retry += 1;
+    feedStatus("reconnecting…", "warn",
+      `Lost the live feed of changes; connecting again, and meanwhile checking every ${POLL_MS / 1000} s.`);
+    state.retryTimer = setTimeout(connectFeed, wait);
+  };
 }
 
 async function act(method, path, body) {
   try { render(await api(method, path, body)); return true; } catch (err) { showError(err.message); return false; }
 }
 
-async function listKnown() {
+// The names offered in the tournament box; `byHand`: a failure is an error to keep, else only the pill says it.
+async function listKnown(byHand) {
   try {
     const known = await api("GET", "/api/tournaments");
+    state.known = new Set(known.data);
     $("known").replaceChildren(...known.data.map((n) => Object.assign(document.createElement("option"), { value: n })));
-  } catch (err) { showError(err.message); }
+  } catch (err) {
+    if (byHand) { showError(err.message); }
+  }
 }
 
 async function exportCsv() {
@@ -290,7 +424,7 @@ $("new-form").onsubmit = async (e) => {
   e.preventDefault();
   const name = $("new-name").value.trim();
   const seed = $("new-seed").value === "" ? null : Number($("new-seed").value);
-  try { await api("POST", "/api/tournaments", { name, seed }); open(name); listKnown(); } catch (err) { showError(err.message); }
+  try { await api("POST", "/api/tournaments", { name, seed }); open(name); listKnown(true); } catch (err) { showError(err.message); }
 };
 $("signup-form").onsubmit = (e) => {
   e.preventDefault();
@@ -307,6 +441,8 @@ $("export").onclick = exportCsv;
 $("delete-pictures").onclick = deletePictures;
 $("close-pictures").onclick = closePictures;
 
-listKnown();
+listKnown(true);
+startPoll();  // until the feed is open
+connectFeed();
 const fromQuery = new URLSearchParams(location.search).get("t");
 if (fromQuery) { $("name").value = fromQuery; open(fromQuery); }
