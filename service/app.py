@@ -27,6 +27,7 @@ from farklecam import __version__
 from farklecam.service.db.target import DatabaseTarget
 from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
+from farklecam.service.live_tables import LiveTables
 from farklecam.service.picture_store import ThrowPictures
 from farklecam.service.routes import (
     changes,
@@ -102,7 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.games = games_ = Games(store)
         app.state.pictures = pictures = ThrowPictures(store.db)
         app.state.reader = ReaderSlot(lambda: build_reader(settings), pixel_budget=settings.read_pixel_budget)
-        app.state.tables = Tables(games_, pictures)
+        app.state.tables = Tables(games_, pictures, live=LiveTables(store.db, settings.server))
         app.state.cameras = Cameras()
         app.state.tournaments = tournaments = TournamentStore(games_)
         solver = BackgroundWinSolver() if settings.solve_win_tables else None

@@ -26,7 +26,9 @@ from starlette.requests import HTTPConnection
 from farklecam.errors import ImageError, ProfileError
 from farklecam.service.corrections import CorrectionHook, DieCorrection
 from farklecam.service.errors import PictureTooLargeError, ServerBusyError, UnsupportedMediaError
+from farklecam.service.live_tables import LiveTables
 from farklecam.service.picture_store import ThrowPictures
+from farklecam.service.read_gate import ReadGate
 from farklecam.service.settings import PIXEL_BUDGET, Settings
 from farklecam.service.storage import Games
 from farklecam.service.table import TableSession
@@ -167,10 +169,11 @@ class SharedReader:
 
     Args:
         reader: the loaded reader.
-        gate: taken around each read (:data:`READS_AT_ONCE` of them at a time).
+        gate: taken around each read (:data:`READS_AT_ONCE` of them at a time, the urgent first:
+            :mod:`farklecam.service.read_gate`).
     """
 
-    def __init__(self, reader: FrameReader, gate: threading.BoundedSemaphore) -> None:
+    def __init__(self, reader: FrameReader, gate: ReadGate) -> None:
         self._reader, self._gate = reader, gate
 
     @property
@@ -263,7 +266,7 @@ class ReaderSlot:
         self.reads_at_once = READS_AT_ONCE if reads_at_once is None else reads_at_once
         if self.reads_at_once < 1:
             raise ValueError(f"reads_at_once must be at least 1, but got {self.reads_at_once}")
-        self._gate = threading.BoundedSemaphore(self.reads_at_once)
+        self._gate = ReadGate(self.reads_at_once)
         self.budget = PixelBudget(pixel_budget)
         self.read_line = read_line
         self._in_line = 0
@@ -468,12 +471,24 @@ class Tables:
         games: the games.
         pictures: where camera-scored throws keep their pictures; None keeps none.
         max_tables: sessions kept (least recently used are dropped; they hold settle state only).
+        live: where this server says which tables' cameras stream to it (None: nowhere).
     """
 
-    def __init__(self, games: Games, pictures: ThrowPictures | None = None, max_tables: int = 16) -> None:
-        self.games, self.pictures, self.max_tables = games, pictures, max_tables
+    def __init__(
+        self,
+        games: Games,
+        pictures: ThrowPictures | None = None,
+        max_tables: int = 16,
+        live: LiveTables | None = None,
+    ) -> None:
+        self.games, self.pictures, self.max_tables, self.live = games, pictures, max_tables, live
         self._sessions: dict[str, TableSession] = {}
         self._guard = threading.Lock()
+
+    def existing(self, game_id: str) -> TableSession | None:
+        """The game's table if one is live here (None: no camera has streamed to it since it was dropped)."""
+        with self._guard:
+            return self._sessions.get(game_id)
 
     def session(self, game_id: str, reader: FrameReader) -> TableSession:
         """The table of a game, made (or remade, if the game was reloaded from disk) as needed.

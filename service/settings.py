@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import socket
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -109,6 +110,8 @@ class Settings(BaseModel):
         profile: the name of the profile (:class:`farklecam.service.profiles.store.ProfileStore`) every table
             reads with and every correction made at a table is kept in, so the tables' dice are read better
             from the next read on; None reads with the classifier alone.
+        server_name: how this process is named where servers share a database (the organiser page says which
+            server each table's camera streams to); None for ``HOST:PORT`` with this machine's host name.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -132,6 +135,7 @@ class Settings(BaseModel):
     read_pixel_budget: int = Field(default=PIXEL_BUDGET, ge=1_000_000, le=2_000_000_000)
     proxy_headers: bool = False
     profile: str | None = None
+    server_name: str | None = Field(default=None, min_length=1, max_length=80, pattern=r"^[\w.:@\[\]-]+$")
 
     @model_validator(mode="before")
     @classmethod
@@ -227,6 +231,14 @@ class Settings(BaseModel):
     def is_loopback(self) -> bool:
         """True when only this machine can reach the server."""
         return is_loopback_host(self.host)
+
+    @property
+    def server(self) -> str:
+        """This process's name among the servers sharing a database: ``server_name``, else ``HOST:PORT``."""
+        if self.server_name is not None:
+            return self.server_name
+        host = socket.gethostname() if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"{host}:{self.port}"
 
     @property
     def scheme(self) -> str:

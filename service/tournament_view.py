@@ -1,7 +1,8 @@
 """What the organiser sees: every table live, the standings, who goes on, the next seating, CSV.
 
 One function builds the view from the store (:func:`tournament_view`), and the CLI's
-``standings --json``, the API and the organiser page all show that same dict;
+``standings --json``, the API and the organiser page all show that same dict; each table says
+where its camera streams now (``camera``: the server, or null: :mod:`farklecam.service.live_tables`);
 :func:`standings_csv` writes it as a spreadsheet, one row per player and round.
 """
 
@@ -12,6 +13,7 @@ import io
 from typing import Any
 
 from farklecam.scoring.tournament import MAX_PLAYERS, MIN_PLAYERS, TableResult, Tournament, TournamentError, rank_round
+from farklecam.service.live_tables import live_cameras
 from farklecam.service.tournament_store import TournamentStore
 
 __all__ = ["CSV_COLUMNS", "standings_csv", "table_link", "tournament_view"]
@@ -34,6 +36,7 @@ def tournament_view(store: TournamentStore, name: str) -> dict[str, Any]:
     tournament = store.get(name)
     plan = tournament.plan if len(tournament.players) >= MIN_PLAYERS else ()
     tables = store.tables(name)
+    cameras = live_cameras(store.games.store.db, [t.game_id for t in tables])
     rounds: list[dict[str, Any]] = []
     results: list[TableResult] | None = None
     for index in range(len(tournament.seatings)):
@@ -61,6 +64,7 @@ def tournament_view(store: TournamentStore, name: str) -> dict[str, Any]:
                         "current": game.current_player,
                         "winners": list(game.winners),
                         "advance": [p for p in game.players if p in going],
+                        "camera": cameras[game_id].to_dict() if game_id in cameras else None,
                     }
                     for t, (game_id, game) in enumerate(zip(ids, games, strict=True))
                 ],

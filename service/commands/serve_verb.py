@@ -73,6 +73,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="believe X-Forwarded-For/-Proto from a reverse proxy at FORWARDED_ALLOW_IPS (default loopback); "
         "without it every client is the address it connects from",
     )
+    parser.add_argument(
+        "--name",
+        default=None,
+        metavar="NAME",
+        help="this server's name where several share a --db (the organiser page shows which server each table's "
+        "camera streams to; default HOST:PORT)",
+    )
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
 
 
@@ -100,6 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         solve_win_tables=True,
         proxy_headers=args.proxy_headers,
         profile=args.profile,
+        server_name=args.name,
     )
     if settings.profile is not None:  # an unknown profile is one line now, not a failed read at the first throw
         from farklecam.service.profiles.store import ProfileStore

@@ -1,6 +1,7 @@
 """What a commit changed, said to every process that keeps the same database.
 
-A :class:`Change` names one game (with how many events it has now) or one tournament.
+A :class:`Change` names one game (with how many events it has now), one tournament, or one
+game's live camera stream (opened or closed on some server).
 Stores publish one inside the transaction that makes it; the engine delivers it once that
 transaction commits: PostgreSQL with ``NOTIFY`` to every listening process (this one too),
 SQLite to this process's subscribers (an SQLite file has one serving process). A listener
@@ -27,15 +28,15 @@ CHANNEL = "farklecam_changes"
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One game or tournament changed.
+    """One game, tournament or table's camera stream changed.
 
     Attributes:
-        kind: ``"game"`` or ``"tournament"``.
+        kind: ``"game"``, ``"tournament"`` or ``"stream"`` (a game's camera stream opened or closed).
         key: the game's id or the tournament's name.
         events: for a game, its event count after the change (a process holding fewer is behind); else 0.
     """
 
-    kind: Literal["game", "tournament"]
+    kind: Literal["game", "tournament", "stream"]
     key: str
     events: int = 0
 
@@ -51,7 +52,7 @@ class Change:
             kind, key, events = data["kind"], data["key"], data["events"]
         except (ValueError, TypeError, KeyError):
             return None
-        if kind not in ("game", "tournament") or not isinstance(key, str) or type(events) is not int:
+        if kind not in ("game", "tournament", "stream") or not isinstance(key, str) or type(events) is not int:
             return None
         return cls(kind, key, events)
 

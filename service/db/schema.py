@@ -6,13 +6,16 @@ every accepted action in order (see :mod:`farklecam.service.storage`); the three
 :mod:`farklecam.service.tournament_store`). Every one of them refuses ``UPDATE`` and
 ``DELETE`` (PostgreSQL also ``TRUNCATE``) with a trigger: records are only ever added.
 
-``throw_pictures`` (migration 3) is the one table that may lose what it holds: the picture
+``throw_pictures`` (migration 3) is the one record that may lose what it holds: the picture
 of each throw the camera scored, keyed by the game and the event's ``seq`` (see
 :mod:`farklecam.service.picture_store`). Pictures are evidence for a disputed score, not
 part of the game: an organiser deletes them, and the row stays behind with its ``deleted``
 time, so the log can still tell a camera's throw whose picture is gone from one typed by
 hand. Its key refers to ``events``, so a picture always belongs to a stored event, and
 deleting pictures never touches the event log.
+
+``live_tables`` (migration 5) is not a record at all: one row per table whose camera streams to a
+server now, replaced and deleted as streams open and close (see :mod:`farklecam.service.live_tables`).
 
 A migration is never edited once released; a change to the tables is a new one at the
 end. Migration 1's SQLite statements say ``IF NOT EXISTS`` because files written before
@@ -118,6 +121,15 @@ CREATE TABLE throw_pictures (
     PRIMARY KEY (game_id, seq),
     FOREIGN KEY (game_id, seq) REFERENCES events(game_id, seq)
 )"""
+#: One row per table whose camera streams to a server now (:mod:`farklecam.service.live_tables`): presence,
+#: not record, so rows are replaced and deleted.
+_LIVE_TABLES = """
+CREATE TABLE live_tables (
+    game_id TEXT PRIMARY KEY,
+    server  TEXT NOT NULL,                   -- the serve process (serve --name, else HOST:PORT)
+    since   {real} NOT NULL,
+    seen    {real} NOT NULL                  -- last refreshed while frames arrived
+)"""
 #: JSON object of points by player name; NULL: everyone starts from 0.
 _HEAD_START = "ALTER TABLE games ADD COLUMN head_start TEXT"
 _EVENTS_ONLY_GROW = "the event log is append-only"
@@ -161,6 +173,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "a game's head start: points some players start with",
         sqlite=(_HEAD_START,),
         postgresql=(_HEAD_START,),
+    ),
+    Migration(
+        5,
+        "which server each live table's camera streams to",
+        sqlite=(_LIVE_TABLES.format(real="REAL"),),
+        postgresql=(_LIVE_TABLES.format(real="DOUBLE PRECISION"),),
     ),
 )
 

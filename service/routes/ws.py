@@ -56,11 +56,13 @@ import numpy as np
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
-from farklecam.errors import FarkleError, ProfileError
+from farklecam.errors import FarkleError, ProfileError, StorageError
 from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.service.deps import GamesDep, LazyReader, ReaderSlotDep, SettingsDep, Tables, TablesDep
 from farklecam.service.errors import GameNotFoundError, UnsupportedMediaError, printable
+from farklecam.service.live_tables import LiveTables
+from farklecam.service.read_gate import urgency
 from farklecam.service.storage import Games
 from farklecam.service.table import TableSession, TableView
 from farklecam.service.usecases.games import state_public
@@ -205,7 +207,7 @@ class TableStream:
             raise UnsupportedMediaError(f"frame too large ({len(data)} bytes; the limit is {self.max_frame_bytes})")
         if image_format(data[:16]) is None:
             raise UnsupportedMediaError("a frame must be a JPEG or PNG picture")
-        with self.reader.slot.decoded(data, f"frame {self.seq}") as image:
+        with urgency(self._settling()), self.reader.slot.decoded(data, f"frame {self.seq}") as image:
             frame = Frame(image, self.seq, clock() - self.started)
             answer = self._with_game(frame) if self.game_id is not None else self._without_game(frame)
             height, width = image.shape[:2]
@@ -220,6 +222,13 @@ class TableStream:
         )
         answer["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return answer
+
+    def _settling(self) -> bool:
+        """Whether this table waits on reads to report a throw: its frame is decoded and read first."""
+        if self.game_id is None:
+            return self.detector.settling
+        session = self.tables.existing(self.game_id)
+        return session is None or session.detector.settling
 
     def _without_game(self, frame: Frame) -> dict[str, Any]:
         state = self.detector.step(frame, self.reader)
@@ -417,7 +426,9 @@ async def table(
     reader = LazyReader(slot, straight_down=settings.straight_down)
     stream = TableStream(reader, games, tables, wanted, rules, settings.max_frame_bytes)
     failures = 0
+    live = _LiveStream(tables.live, wanted)
     try:
+        await run_in_threadpool(live.claim)
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
@@ -425,7 +436,7 @@ async def table(
             try:
                 if message.get("bytes") is not None:  # in the reader's threads: a frame may wait for the budget
                     answer = await anyio.to_thread.run_sync(
-                        stream.on_frame, message["bytes"], limiter=slot.read_threads
+                        live.on_frame, stream, message["bytes"], limiter=slot.read_threads
                     )
                 else:
                     answer = await run_in_threadpool(stream.command, message.get("text") or "")
@@ -442,6 +453,40 @@ async def table(
             await websocket.send_text(_json_text(answer))
     except WebSocketDisconnect:
         return
+    finally:
+        await run_in_threadpool(live.release)
+
+
+class _LiveStream:
+    """Says in the database which server a game's camera streams to, while it streams (a game's stream only).
+
+    A database that cannot take the row costs the organiser page its "camera on" line, never the table's stream:
+    the failure is logged once per stream.
+    """
+
+    def __init__(self, live: LiveTables | None, game_id: str | None) -> None:
+        self.live, self.game_id, self._failed = live, game_id, False
+
+    def _do(self, step: Callable[[LiveTables, str], None]) -> None:
+        if self.live is None or self.game_id is None or self._failed:
+            return
+        try:
+            step(self.live, self.game_id)
+        except StorageError as exc:
+            self._failed = True
+            log.warning("table %s: where its camera streams is not kept: %s", self.game_id, exc)
+
+    def claim(self) -> None:
+        self._do(LiveTables.claim)
+
+    def on_frame(self, stream: TableStream, data: bytes) -> dict[str, Any]:
+        answer = stream.on_frame(data)
+        self._do(LiveTables.touch)
+        return answer
+
+    def release(self) -> None:
+        self._failed = False  # a stream that could not refresh its row still removes it if it can
+        self._do(LiveTables.release)
 
 
 def _json_text(answer: dict[str, Any]) -> str:

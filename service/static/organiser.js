@@ -115,6 +115,11 @@ function renderTable(body, t, roundName) {
   });
   cell(row, t.rules);
   cell(row, t.winners.length ? `won by ${t.winners.join(", ")}` : t.phase.replace(/_/g, " "));
+  // Where the table's camera streams: the server holding its live state (reopen the camera page elsewhere if it stops).
+  const camera = cell(row, t.camera ? `on ${t.camera.server}` : "no camera");
+  camera.className = "camera"; camera.dataset.server = t.camera ? t.camera.server : "";
+  camera.title = t.camera ? `its camera page streams to ${t.camera.server} since ${new Date(t.camera.since * 1000).toLocaleTimeString()}`
+    : "no camera page streams to this table now";
   const link = document.createElement("a");
   link.href = t.link; link.target = "_blank"; link.textContent = "camera page";
   const pictures = document.createElement("button");
@@ -130,7 +135,7 @@ function renderRound(round) {
   title.textContent = `${round.name}: ${round.rules} rules, ${round.complete ? "finished" : "playing"}`;
   section.appendChild(title);
   const tables = document.createElement("table");
-  headerRow(tables, ["table", "players and scores (✓ goes on)", "rules", "state", ""]);
+  headerRow(tables, ["table", "players and scores (✓ goes on)", "rules", "state", "camera", ""]);
   const body = tables.createTBody();
   round.tables.forEach((t) => renderTable(body, t, round.name));
   section.appendChild(tables);
@@ -316,7 +321,7 @@ function heard(message) {
   } else if (message.type === "change" && message.kind === "tournament") {
     if (message.key === state.name) { stale.view = true; }
     if (!state.known.has(message.key)) { stale.known = true; }
-  } else if (message.type === "change" && message.kind === "game") {
+  } else if (message.type === "change" && (message.kind === "game" || message.kind === "stream")) {
     if (state.games.has(message.key)) { stale.view = true; }
     if (state.pictures && state.pictures.game === message.key) { stale.pictures = true; }
   }

@@ -201,7 +201,6 @@ def test_organiser_page_says_reconnecting_when_the_feed_is_lost_and_catches_up_b
             # The server takes the feed back: live again, and a change shows within two seconds.
             switch.refusing = False
             page.wait_for_selector(LIVE, timeout=25_000)
-            assert switch.refused >= 1
             page.wait_for_timeout(1000)  # the fetch that catches up once the feed is open is over
             _ok(httpx.post(f"{server.url}/api/games/{game}/actions", json={"text": "roll 1,1,1,1,2,3"}))
             played = time.monotonic()

@@ -267,6 +267,18 @@ def test_a_throw_latches_once_after_the_settle_time_with_its_frame() -> None:
     assert reading.faces == (1, 2, 3, 4, 5, 6) and reading.frame_index == index
 
 
+def test_reads_settle_a_throw_until_it_is_held_then_they_only_recheck_it() -> None:
+    script = Script()
+    assert script.detector.settling  # nothing held: a read now brings a throw nearer
+    script.move()
+    script.rest(SIX, 0.2)
+    assert script.detector.settling
+    script.rest(SIX)
+    assert script.reported and not script.detector.settling  # the throw is held: reads only recheck it
+    script.move()
+    assert script.detector.settling  # the dice moved: the next throw is being settled
+
+
 def test_dice_after_an_empty_tray_settle_in_the_settle_time_from_their_first_read() -> None:
     script = Script()
     script.rest(Reading.empty(SIZE), 0.4)  # reads of the empty tray, then the dice are there

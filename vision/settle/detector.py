@@ -432,6 +432,14 @@ class SettleDetector:
         """Say how many dice the game accepts now (None or empty: any number); another count is never reported."""
         self._expected = tuple(sorted(set(counts or ())))
 
+    @property
+    def settling(self) -> bool:
+        """Whether a read now would settle a throw: none is held, or the tray moved since (a server reads these first).
+
+        Otherwise a read only rechecks dice already reported.
+        """
+        return self._held is None or self._unread_motion
+
     def wants_reading(self, moving: bool, timestamp: float) -> bool:
         """Whether to read this frame: still, not resting unchanged since a latch, due; call once per frame."""
         if moving:
