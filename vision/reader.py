@@ -324,6 +324,8 @@ class DiceReader:
             return self.tray
         outline = tray_from_aruco(frame) if self.config.aruco else None
         if outline is None and self.config.auto_tray:
+            if self.vertical_memory is not None:  # one camera's stream: its tray does not move between reads
+                return self.vertical_memory.tray.outline(frame, lambda: detect_tray(frame, xyxy, find_sides=True))
             outline = detect_tray(frame, xyxy, find_sides=True)
         return outline
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from farklecam.vision.camera.sources import Frame
 from farklecam.vision.reading import DieStatus, Reading, TrayState
 from farklecam.vision.settle.detector import SettleConfig, SettleDetector, SettlePhase
-from farklecam.vision.tray.memory import TrayMemory, polygon_iou
+from farklecam.vision.tray.memory import FoundTray, TrayMemory, polygon_iou
+from farklecam.vision.tray.outline import TrayOutline
 
 FLOOR = np.array([[200, 120], [460, 120], [460, 380], [200, 380]], np.float32)
 ON_TRAY = [300.0, 200.0, 326.0, 226.0]
@@ -129,3 +130,31 @@ def test_the_settle_layer_reports_a_lone_die_thrown_off_the_tray_as_off() -> Non
                 reported.append(state.reading.status.tolist())
     assert reported == [[DieStatus.OK], [DieStatus.OFF_TRAY]]
     assert detector.update(Frame(image, index, index / 15), None, moving=True).phase is SettlePhase.MOVING
+
+
+# ----------------------------------------------------------------------------- a stream's found tray
+def test_a_found_tray_serves_the_next_reads_then_is_searched_for_again() -> None:
+    found, searches = FoundTray(reuse=3), []
+
+    def search() -> TrayOutline | None:
+        searches.append(1)
+        return TrayOutline(FLOOR, source="auto")
+
+    outlines = [found.outline(table_frame(), search) for _ in range(9)]
+    assert len(searches) == 3  # reads 1, 5 and 9 searched; the three after each used what it found
+    assert all(o is outlines[0] for o in outlines[:4]) and outlines[4] is not outlines[0]
+
+
+def test_a_moved_camera_or_a_tray_not_found_is_searched_for_at_once() -> None:
+    found, searches = FoundTray(reuse=8), []
+    results: list[TrayOutline | None] = [TrayOutline(FLOOR, source="auto"), None, None]
+
+    def search() -> TrayOutline | None:
+        searches.append(1)
+        return results[min(len(searches) - 1, len(results) - 1)]
+
+    assert found.outline(table_frame(), search) is not None
+    assert found.outline(table_frame(shift=60), search) is None  # the camera moved: searched, and nothing found
+    assert found.outline(table_frame(shift=60), search) is None and len(searches) == 3  # nothing is remembered
+    with pytest.raises(ValueError, match="reuse"):
+        FoundTray(reuse=-1)

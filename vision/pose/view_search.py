@@ -20,6 +20,7 @@ import numpy.typing as npt
 from farklecam.vision.camera.motion import CameraMotion
 from farklecam.vision.detection.detector import LookMemory
 from farklecam.vision.pose.upright import DEFAULT_FOCAL, UprightView, upright_angles
+from farklecam.vision.tray.memory import FoundTray
 
 if TYPE_CHECKING:
     from farklecam.vision.pose.cocked import CockedTest
@@ -171,6 +172,8 @@ class VerticalMemory:
         self._doubted = False
         #: Whether this camera's last frame with dice needed the detector's small-dice look.
         self.look = LookMemory()
+        #: The tray the picture last gave, used again while the camera stays put.
+        self.tray = FoundTray()
 
     @property
     def view(self) -> UprightView | None:
