@@ -132,6 +132,10 @@ class MoverTurn:
             return None
         return float(self._bank[total // STEP, dice_left])
 
+    def kept(self, total: int, dice_left: int) -> float:
+        """Chance to win after a keep leaving ``total`` set aside and ``dice_left`` dice (bank or throw, the better)."""
+        return float(self._dec[min(total // STEP, self._dec.shape[0] - 1), dice_left])
+
     def roll(self, total: int, dice_left: int) -> float:
         """Chance to win by throwing on with ``total`` set aside and ``dice_left`` dice left (0: all dice).
 

@@ -58,6 +58,7 @@ __all__ = [
     "WinTable",
     "advise_win",
     "bundled_path",
+    "chance_now",
     "check_scores",
     "clear_memory_cache",
     "combine_opponents",
@@ -353,6 +354,54 @@ def _turn(rules: Rules, i: int, j: int, a: int, b: int, passes_on: bool = True) 
         ctx, np.array([i]), np.array([j]), np.array([f]), b=np.array([b]), keep_throw=True, slopes=False,
         offers=ctx.goal if rules.piggyback else 0,
     )  # fmt: skip
+
+
+def chance_now(
+    rules: Rules,
+    scores: Sequence[int],
+    *,
+    turn_total: int = 0,
+    dice: int | None = None,
+    kept: bool = False,
+    streaks: tuple[int, int] = (0, 0),
+    passed: tuple[int, int] | None = None,
+) -> float:
+    """The chance to win of the player to move in a two-player game, between the throws of a turn.
+
+    Args:
+        rules: the rules played.
+        scores: the two banked scores, the player to move first.
+        turn_total: points set aside this turn.
+        dice: the dice the mover throws next (all of them: hot dice, or a fresh turn); with ``kept``, the dice
+            left after the keep (0: hot dice).
+        kept: the mover has just kept dice and chooses between banking and throwing on (the better counts).
+        streaks: both players' farkles in a row.
+        passed: at a fresh turn under progressive rules, the ``(total, dice)`` on offer (the better choice counts).
+
+    Raises:
+        IllegalActionError: not two players, scores off the table, or a game already decided.
+    """
+    if len(scores) != 2:
+        raise IllegalActionError(f"the chance to win between throws is worked out for two players, not {len(scores)}")
+    mine, other, last = check_scores(rules, scores, turn_total)
+    d = rules.dice
+    left = d if dice is None else dice
+    if last:
+        final = last_round.mover_turn(rules, scores, turn_total=turn_total)
+        if kept:
+            return final.kept(turn_total, left)
+        return final.roll(turn_total, 0 if left == d else left)
+    if turn_total == 0 and not kept and left == d:
+        return solve_win(rules).start_chance(mine, other, streaks, passed)
+    ctx = context(rules)
+    i, j = mine // STEP, other // STEP
+    turn = _turn(rules, i, j, *streaks)
+    t = turn_total // STEP
+    top = turn.dec.shape[0] - 1
+    cap = int(winprob_dp.bank_caps(ctx, np.array([i]), np.array([j]))[0])
+    if kept or t >= cap:  # past the cap a turn banks at once: the state after a keep says what it is worth
+        return float(turn.dec[min(t, top), 0 if left == d else left, 0])
+    return float(turn.throw[t, left, 0])
 
 
 def take_or_fresh(

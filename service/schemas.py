@@ -522,6 +522,11 @@ class GameStatePublic(BaseModel):
     roll_off_faces: dict[str, int]
     last_round: dict[str, Any] | None
     winners: list[str]
+    chances: list[float] | None = Field(
+        default=None,
+        description="each player's chance to win now, in seating order (two players playing to win; null otherwise, "
+        "or while the rules' win table is being solved)",
+    )
     turns: list[TurnPublic]
     legal: LegalPublic
 

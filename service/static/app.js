@@ -1086,15 +1086,17 @@ function setGame(game) {
   $("game-rules").dataset.rules = game.rules.name;
   const st = game.state, body = $("scoreboard").querySelector("tbody");
   body.replaceChildren();
-  for (const p of st.players) {
+  st.players.forEach((p, seat) => {
     const head = (game.head_start || {})[p.name];
+    const chance = st.chances ? st.chances[seat] : null;  // both playing to win, updated after every action
     const tr = row([p.name === st.current ? "▶" : "", p.name, head ? `${p.score} (head start ${head})` : p.score,
-      p.on_board ? "yes" : "no"]);
+      p.on_board ? "yes" : "no", typeof chance === "number" ? `${(100 * chance).toFixed(1)}%` : "–"]);
     tr.dataset.player = p.name; tr.dataset.score = p.score;
+    if (typeof chance === "number") { tr.dataset.chance = chance; }
     if (head) { tr.dataset.headStart = head; }
     if (st.winners.includes(p.name)) { tr.classList.add("winner"); }
     body.append(tr);
-  }
+  });
   $("turn").textContent = st.description;
   $("turn").dataset.phase = st.phase; $("turn").dataset.turnTotal = st.turn_total;
   $("legal").textContent = `Allowed: ${st.legal.text}`;

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from farklecam.errors import IllegalActionError
+from farklecam.errors import FarkleError, IllegalActionError
 from farklecam.scoring.actions import Action
 from farklecam.scoring.game import Game
 from farklecam.scoring.gamestate import Phase
@@ -22,7 +22,7 @@ from farklecam.scoring.rules import Rules
 from farklecam.service.storage import Games
 from farklecam.service.usecases.scoring import advice_for, pass_advice_for, unsolved_why
 
-__all__ = ["act", "advice", "create", "describe", "events", "game_public", "state_public"]
+__all__ = ["act", "advice", "create", "describe", "events", "game_public", "state_public", "win_chances"]
 
 
 def state_public(game: Game) -> dict[str, Any]:
@@ -45,6 +45,7 @@ def state_public(game: Game) -> dict[str, Any]:
         "roll_off_faces": dict(state.roll_off_faces),
         "last_round": None if last is None else {**dataclasses.asdict(last), "remaining": list(last.remaining)},
         "winners": list(state.winners),
+        "chances": win_chances(game),
         "turns": [{**dataclasses.asdict(t), "end": str(t.end), "last_roll": list(t.last_roll)} for t in state.turns],
         "legal": {
             "kinds": list(legal.kinds),
@@ -56,6 +57,46 @@ def state_public(game: Game) -> dict[str, Any]:
             "bank_minimum": legal.bank_minimum,
         },
     }
+
+
+def win_chances(game: Game) -> list[float] | None:
+    """Each player's chance to win now, in seating order: two players playing to win, once the rules' table is solved.
+
+    None for more players, a roll-off, a game over, tie-break rounds, or a table not solved yet (never solved here).
+    """
+    from farklecam.scoring.winprob import advise_win, chance_now, ready
+
+    state, rules = game.state, game.rules
+    if len(state.players) != 2 or state.current is None or state.phase in (Phase.ROLL_OFF, Phase.GAME_OVER):
+        return None
+    if state.last_round is not None and state.last_round.extra_rounds > 0:
+        return None
+    seat = state.index(state.current)
+    order = [seat, 1 - seat]
+    scores = [state.scores[k] for k in order]
+    streaks = (state.streaks[seat], state.streaks[1 - seat]) if rules.farkle_penalty else (0, 0)
+    if not ready(rules, scores):
+        return None
+    try:
+        if state.phase is Phase.AWAITING_KEEP and state.roll is not None:
+            throws = game.single_die_throws_left if len(state.roll) == 1 else None
+            mover = advise_win(
+                state.roll, rules, scores, turn_total=state.turn_total, streaks=streaks, throws_left=throws
+            ).win
+        elif state.phase is Phase.CAN_BANK_OR_ROLL:
+            left = 0 if state.hot_dice else state.dice_to_throw
+            mover = chance_now(rules, scores, turn_total=state.turn_total, dice=left, kept=True, streaks=streaks)
+        else:
+            offer = state.passed
+            passed = (offer.total, offer.dice) if offer is not None and state.turn_total == 0 else None
+            mover = chance_now(
+                rules, scores, turn_total=state.turn_total, dice=state.dice_to_throw, streaks=streaks, passed=passed
+            )
+    except FarkleError:  # a position the table does not hold (a score past the target, say): no figure
+        return None
+    chances = [0.0, 0.0]
+    chances[seat], chances[1 - seat] = mover, 1.0 - mover
+    return chances
 
 
 def game_public(game_id: str, game: Game, created: float) -> dict[str, Any]:

@@ -287,3 +287,41 @@ def test_three_players_are_valued_against_each_opponent() -> None:
     three = winprob.advise_win((1, 5, 2, 3, 4, 6), rules, (300, 200, 600))
     assert three.approximate and not two.approximate
     assert three.win < two.win  # one more opponent never raises the chance to win
+
+
+# ----------------------------------------------------------------------------- the chance to win now
+@given(
+    st.lists(st.integers(1, 6), min_size=1, max_size=6).map(tuple),
+    st.integers(0, 190).map(lambda k: 50 * k),
+    st.integers(0, 210).map(lambda k: 50 * k),
+    st.integers(0, 30).map(lambda k: 50 * k),
+)
+@settings(max_examples=40, deadline=None)
+def test_the_chance_now_is_what_the_advice_values_between_throws(
+    roll: tuple[int, ...], mine: int, other: int, turn_total: int
+) -> None:
+    rules = get_rules("house")
+    scores = [mine, other]
+    if not legal_set_asides(roll, rules) or (other >= rules.target and rules.tie != "shared"):
+        return
+    advice = winprob.advise_win(roll, rules, scores, turn_total=turn_total)
+    best = (advice.points, advice.dice_left, advice.win, advice.roll_win)
+    rest = [(o.points, o.dice_left, o.win, o.roll_win) for o in advice.alternatives]
+    for points, left, win, roll_win in (best, *rest):
+        total = turn_total + points
+        kept = winprob.chance_now(rules, scores, turn_total=total, dice=left, kept=True)
+        assert kept == pytest.approx(win, abs=1e-12)  # the better of banking and throwing on
+        if left and roll_win is not None:
+            thrown = winprob.chance_now(rules, scores, turn_total=total, dice=left)
+            assert thrown == pytest.approx(roll_win, abs=1e-12)
+    if other < rules.target:
+        assert winprob.chance_now(rules, scores) == solve_house().start_chance(mine, other)
+
+
+def solve_house() -> winprob.WinTable:
+    return winprob.solve_win(get_rules("house"))
+
+
+def test_the_chance_now_is_for_two_players() -> None:
+    with pytest.raises(IllegalActionError, match="two players"):
+        winprob.chance_now(get_rules("house"), [0, 0, 0])

@@ -329,3 +329,21 @@ def test_a_head_start_the_game_cannot_hold_is_a_clear_4xx(
     response = client.post("/api/games", json=body)
     assert response.status_code == status, response.text
     assert message in response.text
+
+
+def test_a_two_player_game_says_each_players_chance_to_win_after_every_action(client: TestClient) -> None:
+    from farklecam.scoring.winprob import chance_now
+
+    game = new_game(client, preset="house")
+    house = get_rules("house")
+    seen = []
+    for text in ("roll 1,1,1,5,2,3", "keep 1,1,1,5", "bank", "roll 2,2,3,4,6,6"):
+        state = play(client, game["id"], [{"text": text}])["state"]
+        chances = state["chances"]
+        assert chances is not None and sum(chances) == pytest.approx(1.0)
+        seen.append(chances)
+    # Ann banked 1050 and Bob farkled: Ann to throw six dice from nothing, 1050 against 0.
+    assert seen[-1][0] == pytest.approx(chance_now(house, [1050, 0]))
+    assert seen[1][0] == pytest.approx(chance_now(house, [0, 0], turn_total=1050, dice=2, kept=True))
+    three = new_game(client, players=["Ann", "Bob", "Cy"], preset="house")
+    assert three["state"]["chances"] is None  # worked out for two players only

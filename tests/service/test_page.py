@@ -934,7 +934,9 @@ def test_page_gives_the_second_player_a_fair_head_start(browser_kit: Any, served
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_page_draws_the_bank_line_for_the_player_to_move(browser_kit: Any, served: ThreadedServer) -> None:
+def test_page_draws_the_bank_line_and_each_players_chance_for_the_player_to_move(
+    browser_kit: Any, served: ThreadedServer
+) -> None:
     with browser_kit.sync_playwright() as p:
         browser = launch(browser_kit, p, None)
         try:
@@ -948,6 +950,11 @@ def test_page_draws_the_bank_line_for_the_player_to_move(browser_kit: Any, serve
                 page.fill("#manual-action", action)
                 page.press("#manual-action", "Enter")
                 page.wait_for_function("document.querySelector('#manual-action').value === ''")
+            # The scoreboard says each player's chance to win, updated after every action.
+            chances = [float(page.get_attribute(f'#scoreboard tr[data-player="{p}"]', "data-chance") or "nan")
+                       for p in ("Ann", "Bob")]  # fmt: skip
+            assert sum(chances) == pytest.approx(1.0) and chances[0] > 0.5  # Ann 1050 ahead, to throw
+            assert f"{100 * chances[0]:.1f}%" in page.inner_text('#scoreboard tr[data-player="Ann"]')
             page.click("#bank-line summary")
             shown = "(img) => !img.hidden && img.complete && img.naturalWidth === 900 && img.dataset.query"
             page.wait_for_function(f"({shown})(document.querySelector('#bank-line-img'))")
