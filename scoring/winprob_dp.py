@@ -68,12 +68,13 @@ round; 31.9 s with the last build's numpy sweep in the same run: ``--against
 8409f6f``), 6.1 on house, 6.3 on elizabethan, 2.6 on busche-neller without a last
 round, and 116 s on zilch, whose farkle penalty puts both streaks in the state
 (:func:`_solve_streaks`: about nine Gauss-Seidel passes over nine streak pairs).
-Since 2026-12-05 a farkle penalty's table solves in 60-61 s on zilch (87-93 s for
-the build before in the same runs, load average about 2, mostly its own two
-threads: the bank values are laid out by a compiled fill, :func:`_fill_plain`,
-where numpy built them for every sweep, a third of the work; and a pass is 400
-sweeps, not 2,000: :func:`_wavefront`), and 61-68 s on house with a 500 penalty
-(86 s before). Progressive, passes followed: 15.1 s (load average 1.2), its
+The bank values are laid out by a compiled fill (:func:`_fill_plain`) where numpy built
+them for every sweep, and a pass is 400 sweeps, not 2,000 (:func:`_wavefront`): zilch
+measured 60-61 s against 87-93 s for the build before in the same runs (2026-12-05,
+load average about 2), but on 2026-12-07 133 s on two quiet cores and 182 s against
+190 s for that build (``--against fd07661``, load average 2 from other work): about
+two minutes, which is what the product says. Over-relaxing the Gauss-Seidel passes
+(0.1 or 0.4 past each new value) took 21 passes instead of 9, or diverged. Progressive, passes followed: 15.1 s (load average 1.2), its
 offers 193 MB of float64 while solving, stored in 7.6 MB
 (:mod:`farklecam.scoring.win_offers`). The presets' tables ship solved
 (:mod:`farklecam.scoring.bundle_tables`): only a customised rule set waits.
