@@ -188,7 +188,6 @@ class TableStream:
         self.default_rules = default_rules
         self.max_frame_bytes = max_frame_bytes
         self.detector = SettleDetector()  # used without a game; a game's session has its own
-        self._last_report: tuple[Reading | None, tuple[Any, ...], dict[str, Any]] | None = None
         self.seq = 0
         self.started = clock()
 
@@ -224,22 +223,6 @@ class TableStream:
         answer["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return answer
 
-    def _report(
-        self, reading: Reading | None, rules: Rules, frame: Frame, *, turn_total: int = 0, on_board: bool = True
-    ) -> dict[str, Any]:
-        """The report of the dice shown, built again only when they or the position changed.
-
-        Between throws the dice shown are the same reading frame after frame (a thumbnail decides
-        there is nothing new to read), and so is their scoring and advice.
-        """
-        height, width = frame.image.shape[:2]
-        position = (rules, (width, height), turn_total, on_board)
-        last = self._last_report
-        if last is None or last[0] is not reading or last[1] != position:
-            report = _report(reading, rules, (width, height), turn_total=turn_total, on_board=on_board)
-            last = self._last_report = (reading, position, report)
-        return dict(last[2])  # the caller replaces top-level fields of its own copy
-
     def _settling(self) -> bool:
         """Whether this table waits on reads to report a throw: its frame is decoded and read first."""
         if self.game_id is None:
@@ -250,7 +233,7 @@ class TableStream:
     def _without_game(self, frame: Frame) -> dict[str, Any]:
         state = self.detector.step(frame, self.reader)
         shown = _shown(state)
-        result = self._report(shown, self.default_rules, frame)
+        result = _report(shown, self.default_rules, frame)
         throw = state.reading if state.phase in (SettlePhase.SETTLED, SettlePhase.LATCHED) else None
         return {
             **result,
@@ -275,7 +258,7 @@ class TableStream:
             turn_total = state.turn_total if seat is not None else 0
             on_board = state.on_board[seat] if seat is not None else True
             shown = view.reading
-            result = self._report(shown, game.rules, frame, turn_total=turn_total, on_board=on_board)
+            result = _report(shown, game.rules, frame, turn_total=turn_total, on_board=on_board)
             if view.roll is not None:  # a roll waits for a keep: its options and advice come first
                 result["score"] = {
                     "roll": list(view.roll),
@@ -412,10 +395,11 @@ def _shown(state: SettleState) -> Reading | None:
 
 
 def _report(
-    reading: Reading | None, rules: Rules, size: tuple[int, int], *, turn_total: int = 0, on_board: bool = True
+    reading: Reading | None, rules: Rules, frame: Frame, *, turn_total: int = 0, on_board: bool = True
 ) -> dict[str, Any]:
     """The frame's fields of the one report (:func:`farklecam.service.usecases.report.build_report`), as JSON."""
-    report = build_report(reading, rules, turn_total=turn_total, on_board=on_board, image_size=size)
+    height, width = frame.image.shape[:2]
+    report = build_report(reading, rules, turn_total=turn_total, on_board=on_board, image_size=(width, height))
     return report.model_dump(mode="json")
 
 
