@@ -74,7 +74,8 @@ measured 60-61 s against 87-93 s for the build before in the same runs (2026-12-
 load average about 2), but on 2026-12-07 133 s on two quiet cores and 182 s against
 190 s for that build (``--against fd07661``, load average 2 from other work): about
 two minutes, which is what the product says. Over-relaxing the Gauss-Seidel passes
-(0.1 or 0.4 past each new value) took 21 passes instead of 9, or diverged. Progressive, passes followed: 15.1 s (load average 1.2), its
+(0.1 or 0.4 past each new value) took 21 passes instead of 9, or diverged.
+Progressive, passes followed: 15.1 s (load average 1.2), its
 offers 193 MB of float64 while solving, stored in 7.6 MB
 (:mod:`farklecam.scoring.win_offers`). The presets' tables ship solved
 (:mod:`farklecam.scoring.bundle_tables`): only a customised rule set waits.

@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 
 from farklecam import __version__
 from farklecam.service.db.target import DatabaseTarget
-from farklecam.service.deps import Cameras, FrameReader, ReaderSlot, Tables
+from farklecam.service.deps import READ_THREADS, Cameras, FrameReader, ReaderSlot, Tables
 from farklecam.service.errors import BodySizeLimit, install_error_handlers
 from farklecam.service.live_tables import LiveTables
 from farklecam.service.picture_store import ThrowPictures
@@ -70,7 +70,8 @@ def build_reader(settings: Settings) -> FrameReader:
         from farklecam.service.profiles.store import ProfileStore
 
         profile = ProfileStore().open(settings.profile)
-    return DiceReader(settings.model_dir, config=ReaderConfig(straight_down=settings.straight_down), profile=profile)
+    config = ReaderConfig(straight_down=settings.straight_down, threads=READ_THREADS)  # the reads gate shares the cores
+    return DiceReader(settings.model_dir, config=config, profile=profile)
 
 
 def check_database(target: DatabaseTarget) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "PIXEL_BUDGET",
     "READS_AT_ONCE",
     "READ_LINE",
+    "READ_THREADS",
     "Cameras",
     "CamerasDep",
     "FrameReader",
@@ -77,6 +78,11 @@ __all__ = [
 #: through the WebSocket (``bench/tables.py 10``, one and two alternated, load average 3-7) could not tell
 #: them apart: median lag 0.67-1.24 s with one, 0.90-1.28 s with two; the machine's other work swung more.
 READS_AT_ONCE = max(1, min(2, default_threads()))
+#: The model threads each of those reads uses: the cores shared between them. Each onnxruntime session
+#: otherwise takes every core and its threads busy-wait between operators, so two reads at once on two
+#: cores ran four spinning threads: ten tables (``bench/tables.py 10``, 2 cores) were answered 10.5-11.6
+#: frames a second with two threads a read, 12.0-12.9 with one (two runs each), median lag 0.77-0.82 -> 0.68 s.
+READ_THREADS = max(1, default_threads() // READS_AT_ONCE)
 
 
 #: Uploads to ``POST /api/read`` that may wait for their turn or be read at once; the next one is told to try

@@ -95,13 +95,14 @@ _LABELS = {
 }
 
 
-def _settle(state: SettleState, corrected: Reading | None = None) -> dict[str, Any]:
+def _settle(state: SettleState, corrected: Reading | None = None, *, tellable: bool = True) -> dict[str, Any]:
     """The settle part of a frame's answer: phase, label, dice seen and expected, dice to confirm.
 
     ``uncertain`` lists the settled throw's dice a player should confirm (index, box,
     likeliest face, the faces read), for the page's one-click fix. ``corrected`` is the
     settled throw as the players corrected it: its dice are the ones to confirm then, and the
-    camera's count no longer speaks for it.
+    camera's count no longer speaks for it. ``tellable`` false: the dice at rest are no throw a
+    player can tell (they lay in the tray before the game was ready for them), so none is listed.
     """
     phase, label = state.phase, _LABELS[state.phase]
     if corrected is not None and phase in _SETTLED:
@@ -118,7 +119,7 @@ def _settle(state: SettleState, corrected: Reading | None = None) -> dict[str, A
         "label": label,
         "dice_seen": state.dice_seen if corrected is None else len(corrected),
         "dice_expected": list(state.dice_expected),
-        "uncertain": _uncertain(corrected or state.reading) if phase in _SETTLED else [],
+        "uncertain": _uncertain(corrected or state.reading) if phase in _SETTLED and tellable else [],
     }
 
 
@@ -269,7 +270,9 @@ class TableStream:
             settled = view.settle in (SettlePhase.SETTLED, SettlePhase.LATCHED) or view.corrected
             return {
                 **result,
-                "settle": _settle(session.settle_state, shown if view.corrected else None),
+                "settle": _settle(
+                    session.settle_state, shown if view.corrected else None, tellable=session.settled_throw is not None
+                ),
                 "throw": shown.to_dict() if settled and shown is not None else None,
                 "next_action": view.next_action,
                 "expected": view.expected,

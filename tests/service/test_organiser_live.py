@@ -242,8 +242,8 @@ def test_organiser_page_asks_once_for_the_table_code_and_its_feed_carries_it(
                 page.wait_for_timeout(1000)  # the fetch that catches up once the feed is open is over
                 players = {"players": PLAYERS[:2]}
                 _ok(httpx.post(f"{server.url}/api/tournaments/cup/players", json=players, headers=headers))
-                page.wait_for_function(
-                    "document.querySelector('#summary').textContent.startsWith('2 of')", timeout=2000
+                page.wait_for_function(  # pushed, not polled (the 2 s figure is the first test's)
+                    "document.querySelector('#summary').textContent.startsWith('2 of')", timeout=5000
                 )
                 # A stored code the server refuses is asked for again, once, and the feed follows it.
                 page.evaluate("localStorage.setItem('farklecam.tableCode', 'WRONG-999')")

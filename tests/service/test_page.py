@@ -118,11 +118,17 @@ def models_installed() -> bool:
     return (MODELS / "die_detector.onnx").is_file() and (MODELS / "face_classifier.onnx").is_file()
 
 
+#: A thrown clip's length at 10 frames a second: each loop brings the dice in again (a new throw), so a loop
+#: of 10 s keeps a player's clicks on a settled throw well clear of the next one's arrival.
+THROWN_FRAMES = 100
+
+
 def write_y4m(path: Path, image: np.ndarray, frames: int = 10, fps: int = 10, thrown: bool = False) -> Path:
     """A y4m (I420) clip of one still picture: what Chromium's fake webcam plays in a loop.
 
-    ``thrown`` opens the clip with two frames of an empty, dark tray, so that each loop shows
-    dice arriving (a throw needs the dice to move) and then lying still.
+    ``thrown`` opens the clip with half a second of an empty, dark tray, so that each loop shows
+    dice arriving (a throw needs the dice to move) and then lying still: long enough that the page,
+    which sends the newest frame once the last is answered, sends one of them.
     """
     height, width = image.shape[:2]
     yuv = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
@@ -130,7 +136,7 @@ def write_y4m(path: Path, image: np.ndarray, frames: int = 10, fps: int = 10, th
     with path.open("wb") as f:
         f.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
         for k in range(frames):
-            f.write(b"FRAME\n" + (empty if thrown and k < 2 else yuv))
+            f.write(b"FRAME\n" + (empty if thrown and k < max(2, fps // 2) else yuv))
     return path
 
 
@@ -786,7 +792,7 @@ class UnclearReader(ExampleReader):
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_page_offers_a_face_for_an_unclear_die_and_scores_the_throw_told(browser_kit: Any, tmp_path: Path) -> None:
-    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=40, thrown=True)
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=THROWN_FRAMES, thrown=True)
     with serve_with(UnclearReader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
         browser = launch(browser_kit, p, y4m)
         try:
@@ -837,7 +843,7 @@ def log_texts(page: Any) -> list[str]:
 def test_page_corrects_a_misread_die_with_a_click_on_the_picture_and_the_game_keeps_it(
     browser_kit: Any, tmp_path: Path
 ) -> None:
-    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=40, thrown=True)
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=THROWN_FRAMES, thrown=True)
     db = tmp_path / "games.sqlite3"
     with browser_kit.sync_playwright() as p:
         browser = launch(browser_kit, p, y4m)
@@ -1163,7 +1169,7 @@ IMAGE_SHOWN = "(img) => img.complete && img.naturalWidth > 0 && img.dataset.over
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_page_log_shows_the_picture_a_scored_throw_was_read_from(browser_kit: Any, tmp_path: Path) -> None:
-    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=40, thrown=True)
+    y4m = write_y4m(tmp_path / "tray.y4m", cv2.imread(str(EXAMPLE)), frames=THROWN_FRAMES, thrown=True)
     with serve_with(ExampleReader, tmp_path / "games.sqlite3") as server, browser_kit.sync_playwright() as p:
         browser = launch(browser_kit, p, y4m)
         try:
