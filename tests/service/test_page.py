@@ -118,9 +118,9 @@ def models_installed() -> bool:
     return (MODELS / "die_detector.onnx").is_file() and (MODELS / "face_classifier.onnx").is_file()
 
 
-#: A thrown clip's length at 10 frames a second: each loop brings the dice in again (a new throw), so a loop
-#: of 10 s keeps a player's clicks on a settled throw well clear of the next one's arrival.
-THROWN_FRAMES = 100
+#: A thrown clip's length at 10 frames a second: each loop brings the dice in again (a new throw) and then
+#: holds them still for 3.5 s, time for a player's clicks on the settled throw.
+THROWN_FRAMES = 40
 
 
 def write_y4m(path: Path, image: np.ndarray, frames: int = 10, fps: int = 10, thrown: bool = False) -> Path:
