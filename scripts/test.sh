@@ -6,8 +6,9 @@
 #   3. a throwaway PostgreSQL cluster in .pg/ (scripts/postgres.sh, which installs Debian's postgresql
 #      with apt-get when run as root and it is missing) for the storage tests' PostgreSQL half, its URL in
 #      FARKLECAM_TEST_POSTGRES unless that is set already (without a server those tests skip, saying why);
-#   4. ruff, mypy and pytest.
-# The training tooling's tests need the train extra: scripts/test-training.sh.
+#   4. ruff, mypy and pytest (the tests marked `train` left out);
+#   5. the training tooling's tests: scripts/test-training.sh adds the train extra (torch, ultralytics:
+#      about 6 GB) and runs the tests marked `train`. FARKLECAM_SKIP_TRAINING=1 leaves this step out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,3 +43,6 @@ fi
 root="$PWD"
 (cd "$(mktemp -d)" && "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml")
 .venv/bin/python -m pytest -m "not train" "$@"
+if [ "${FARKLECAM_SKIP_TRAINING:-}" != 1 ]; then
+    bash scripts/test-training.sh
+fi
