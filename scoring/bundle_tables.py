@@ -1,6 +1,6 @@
 """Solve the presets' two-player win tables ahead and write them into the package (``scoring/tables``).
 
-Why ship them: a rule set with a farkle penalty (zilch) takes about two minutes
+Why ship them: a rule set with a farkle penalty (zilch) takes about a minute and a half
 to solve on two cores (:mod:`farklecam.scoring.winprob_dp`), the others a few seconds, and a
 server that has not solved a table answers its win advice ``available: false``
 (:func:`farklecam.scoring.winprob.ready`). A shipped table makes a preset's win advice

@@ -278,15 +278,15 @@ def _remember(key: str, table: WinTable) -> None:
 def solve_wait(rules: Rules) -> str:
     """How long solving ``rules``' table takes on two cores, in words (what the CLI and the server tell a player)."""
     if rules.farkle_penalty:
-        return "about two minutes: a farkle penalty"
+        return "about a minute and a half: a farkle penalty"
     return "under a minute: the passed dice" if winprob_dp.passing_modelled(rules) else "a few seconds"
 
 
 def ready(rules: Rules, scores: Sequence[int]) -> bool:
     """Whether :func:`advise_win` answers at once: a last turn (no table needed) or a table already solved.
 
-    Lets a server answer a request without solving a table first (3 to 7 s; half a minute with passes, about
-    two minutes with a farkle penalty on two cores: :mod:`farklecam.scoring.winprob_dp`).
+    Lets a server answer a request without solving a table first (3 to 7 s; half a minute with passes, about a
+    minute and a half with a farkle penalty on two cores: :mod:`farklecam.scoring.winprob_dp`).
     """
     last = len(scores) > 1 and max(scores[1:]) >= rules.target
     return last or _cached(rules) is not None

@@ -66,15 +66,17 @@ Speed (``python bench/winprob_speed.py --rules R [--set ...]``, 2 cores, load av
 1.6, 2026-12-03): a 10,000-point table takes 6.2 s on the boxed rules (their last
 round; 31.9 s with the last build's numpy sweep in the same run: ``--against
 8409f6f``), 6.1 on house, 6.3 on elizabethan, 2.6 on busche-neller without a last
-round, and 116 s on zilch, whose farkle penalty puts both streaks in the state
-(:func:`_solve_streaks`: about nine Gauss-Seidel passes over nine streak pairs).
-The bank values are laid out by a compiled fill (:func:`_fill_plain`) where numpy built
-them for every sweep, and a pass is 400 sweeps, not 2,000 (:func:`_wavefront`): zilch
-measured 60-61 s against 87-93 s for the build before in the same runs (2026-12-05,
-load average about 2), but on 2026-12-07 133 s on two quiet cores and 182 s against
-190 s for that build (``--against fd07661``, load average 2 from other work): about
-two minutes, which is what the product says. Over-relaxing the Gauss-Seidel passes
-(0.1 or 0.4 past each new value) took 21 passes instead of 9, or diverged.
+round, and on zilch, whose farkle penalty puts both streaks in the state
+(:func:`_solve_streaks`: eight Gauss-Seidel passes over nine streak pairs), 70.4 s
+(load average 1.5, 2026-12-08). Two things brought zilch there from 135 s, measured
+in one run against the build before (``--against``, load average 2.4: 75.6 s
+against 135.2 s, 1.79x; house with a 500-point penalty 82.0 s against 119.4 s, 1.46x):
+a solve sweep stops where the states past the target no longer depend on the farkle
+worth (:class:`Settled`; about half of each sweep ran there), and the passes stop when
+the distance left, not the last move, is under ``_TOL`` (:func:`_distance_left`: one
+pass fewer). Over-relaxing the passes (0.1 or 0.4 past each new value: 21 passes or
+divergence), Anderson mixing of the last three passes (one pass fewer at 4,000
+points, none of the rest) and float32 sweeps (the kernel no faster) did not help.
 Progressive, passes followed: 15.1 s (load average 1.2), its
 offers 193 MB of float64 while solving, stored in 7.6 MB
 (:mod:`farklecam.scoring.win_offers`). The presets' tables ship solved
@@ -319,6 +321,7 @@ class Context:
     w: Any = None  # with passing: (goal, offers, dice) what a pass on offer adds to a turn start (offer_index)
     w_scale: float = 1.0  # ``w`` times this is a chance (``w`` may be stored as whole numbers)
     past: Any = None  # (goal, span) worth of a bank reaching ``goal + x`` against ``j``: :func:`_past_banks`
+    settled: Settled | None = None  # past the target, the states no farkle worth changes: :func:`_settle`
 
     @property
     def passing(self) -> bool:
@@ -357,8 +360,12 @@ def offers_shape(rules: Rules) -> tuple[int, int, int]:
     return goal, goal * (goal + 1) // 2, rules.dice
 
 
-def make_context(rules: Rules) -> Context:
-    """Build the chance node and the one-turn tables for ``rules``; ``v`` zeros and no offers, for a solve to fill."""
+def make_context(rules: Rules, *, settle: bool = True) -> Context:
+    """Build the chance node and the one-turn tables for ``rules``; ``v`` zeros and no offers, for a solve to fill.
+
+    ``settle`` off leaves out :class:`Settled` (every solve sweep then runs to the cut: the
+    same values, bit for bit, which a test checks).
+    """
     chance = chance_for(rules)
     goal = rules.target // STEP
     a_max = goal + LAST_ROUND_MARGIN // STEP
@@ -366,7 +373,60 @@ def make_context(rules: Rules) -> Context:
     streak = rules.farkle_penalty_streak if rules.farkle_penalty else 1
     penalty = -(-rules.farkle_penalty // STEP)
     v = np.zeros((streak, streak, goal, goal))
-    return Context(rules, chance, goal, a_max, last, v, streak, penalty, past=_past_banks(rules, last, goal))
+    ctx = Context(rules, chance, goal, a_max, last, v, streak, penalty, past=_past_banks(rules, last, goal))
+    if settle and rules.last_round and not rules.exact_target:
+        ctx.settled = _settle(ctx)
+    return ctx
+
+
+#: Farkle worths at which :func:`_settle` finds where the states past the target stop depending on it.
+SETTLE_GRID = np.array([0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 1.0])
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The states past the target that no farkle worth up to a bound changes, laid out once per opponent score.
+
+    Why: with a last round a turn is swept up to the cut, ``LAST_ROUND_MARGIN`` past the
+    target, about half of every solve sweep; but there a state (score ``goal + x``, ``m``
+    dice left, against ``j``) depends only on ``x``, ``j`` and the farkle worth ``F``, and
+    from a few hundred points past the target on it banks, or throws dice that cannot
+    farkle, whatever ``F`` is up to about 0.9. ``values[j, x, m]`` is that state at
+    ``F = 0``; ``start[j, g]`` the ``x`` from which every state is the same at
+    ``F = SETTLE_GRID[g]``. A turn's value is non-decreasing in ``F`` (each step of the
+    sweep is), so the same values hold for every ``F`` between, to the last bit, and a
+    solve sweep of a scenario whose ``F`` is below ``SETTLE_GRID[g]`` stops there and
+    reads them as closed forms (:func:`solve_caps`).
+    """
+
+    values: Any  # (goal, a_max - goal, dice)
+    start: Any  # (goal, len(SETTLE_GRID)) int64, units past the target
+
+
+def _settle(ctx: Context) -> Settled:
+    """Sweep the states past the target for every opponent score at ``F = 0`` and at each :data:`SETTLE_GRID` worth."""
+    goal, span = ctx.goal, ctx.a_max - ctx.goal
+    i, j = np.full(goal, goal), np.arange(goal)
+    low = sweep(ctx, i, j, np.zeros(goal), keep_throw=True, slopes=False).dec[:span]
+    floor = int(bmin_units(ctx.rules, goal))  # below it the sweep at ``goal`` may not bank: never read from there
+    start = np.empty((goal, SETTLE_GRID.size), dtype=np.int64)
+    for g, worth in enumerate(SETTLE_GRID):
+        high = sweep(ctx, i, j, np.full(goal, worth), keep_throw=True, slopes=False).dec[:span]
+        differs = np.any(low != high, axis=1)  # (span, goal)
+        last = np.where(differs.any(axis=0), span - np.argmax(differs[::-1], axis=0), 0)
+        start[:, g] = np.maximum(last, floor)
+    return Settled(np.ascontiguousarray(low.transpose(2, 0, 1)), start)
+
+
+def solve_caps(ctx: Context, i: Any, j: Any, f: Any) -> Any:
+    """Turn total from which a solve sweep reads closed forms: :func:`bank_caps`, lowered by :class:`Settled`."""
+    cap = bank_caps(ctx, i, j)
+    settled = ctx.settled
+    if settled is None or ctx.passing:
+        return cap
+    g = np.minimum(np.searchsorted(SETTLE_GRID, f, side="left"), SETTLE_GRID.size - 1)
+    lowered = np.maximum(ctx.goal - i + settled.start[j, g], bmin_units(ctx.rules, i))
+    return np.where(f <= SETTLE_GRID[-1], np.minimum(cap, lowered), cap)
 
 
 def _past_banks(rules: Rules, last: LastTurn, goal: int) -> Any:
@@ -523,7 +583,8 @@ def sweep(
     """
     rules, ch = ctx.rules, ctx.chance
     d = rules.dice
-    cap0 = bank_caps(ctx, i, j)
+    settled = ctx.settled if not keep_throw and not offers and not ctx.passing else None
+    cap0 = bank_caps(ctx, i, j) if settled is None else solve_caps(ctx, i, j, f)
     order = np.argsort(-cap0, kind="stable")
     b = np.zeros(i.size, dtype=np.int64) if b is None else b
     i, j, f, b, cap = i[order], j[order], f[order], b[order], cap0[order]
@@ -538,6 +599,7 @@ def sweep(
             ctx.v, i.astype(np.int64), j.astype(np.int64), b.astype(np.int64), ctx.past, ctx.goal,
             np.maximum(bmin_units(rules, i), 1).astype(np.int64), cap.astype(np.int64), rules.last_round,
             rules.must_roll_after_hot_dice, ch.hot_then_bank, d, reach, flat, bank_v,
+            _NO_SETTLED if settled is None else settled.values,
         )  # fmt: skip
         flatb = np.zeros((width * d, k_count)) if slopes else np.zeros((1, 1))
         bank_b = np.zeros((top, 1, k_count))
@@ -602,7 +664,7 @@ def _numpy_layout(
 @numba.njit(cache=True, nogil=True)
 def _fill_plain(
     v: Any, i: Any, j: Any, b: Any, past: Any, goal: int, bmin: Any, cap: Any, last_round: bool, must_roll: bool,
-    hot_then_bank: float, d: int, reach: int, flat: Any, bank_v: Any,
+    hot_then_bank: float, d: int, reach: int, flat: Any, bank_v: Any, settled: Any,
 ) -> None:  # fmt: skip
     """Bank values ``bank_v[t, 0, k]`` (``-inf`` below the bank minimum) and each scenario's closed forms past its cap.
 
@@ -610,7 +672,8 @@ def _fill_plain(
     starts a turn, the mover's streak gone), ``past[j, i + t - goal]`` at or past it.
     Past the cap the turn banks at once (``last_round``) or has won (1; with
     ``must_roll`` the hot-dice state's forced throw is ``hot_then_bank``): as
-    :func:`bank_values` and :func:`sweep` lay them out. Rows more than ``reach`` past a
+    :func:`bank_values` and :func:`sweep` lay them out; with a last round, between a
+    cap that :class:`Settled` lowered and the cut, its ``settled[j, a - goal]``. Rows more than ``reach`` past a
     scenario's cap are never read and stay unwritten; scenarios on the inner loop keep
     the writes contiguous.
     """
@@ -627,12 +690,17 @@ def _fill_plain(
                 bank_v[t, 0, k] = bank if t >= bmin[k] else -np.inf
             if t >= cap[k]:
                 closed = bank if last_round else 1.0
+                if a - goal < settled.shape[1]:  # before the cut: the settled states (a >= goal here)
+                    for m in range(d):
+                        flat[t * d + m, k] = settled[j[k], a - goal, m]
+                    continue
                 for m in range(d):
                     flat[t * d + m, k] = closed
                 if must_roll and not last_round:
                     flat[t * d, k] = hot_then_bank
 
 
+_NO_SETTLED = np.zeros((1, 0, 1))  # for :func:`_fill_plain`: nothing settled
 _THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="winprob") if _THREADS > 1 else None
 _MIN_SPLIT = 4000  # turn totals (all scenarios') below which one thread sweeps alone
@@ -650,7 +718,7 @@ def turn_starts(
     threads take shares of about equal work (a scenario's work is its number of
     turn totals); few states are swept by one thread, whose hand-off costs less.
     """
-    steps = bank_caps(ctx, i, j)
+    steps = bank_caps(ctx, i, j) if offers is not None else solve_caps(ctx, i, j, f)
     order = np.argsort(-steps, kind="stable")
     total = int(steps.sum())
     b = np.zeros(i.size, dtype=np.int64) if b is None else b
@@ -852,6 +920,7 @@ def _solve_streaks(ctx: Context) -> int:
     pairs = [(a, g - a) for g in range(2 * k - 2, -1, -1) for a in range(k) if 0 <= g - a < k]
     groups = [[(a, b) for a, b in pairs if a + b == g] for g in range(2 * k - 2, -1, -1)]
     batches = _wavefront(ctx, groups)
+    moves: list[float] = []
     for _ in range(_MAX_PASSES * 4):
         moved = 0.0
         for a, b, i, j in batches:
@@ -859,9 +928,26 @@ def _solve_streaks(ctx: Context) -> int:
             moved = max(moved, float(np.abs(start - v[a, b, i, j]).max()))
             v[a, b, i, j] = start
             sweeps += 1
-        if moved <= _TOL:
+        moves.append(moved)
+        if _distance_left(moves) <= _TOL:
             break
     return sweeps
+
+
+def _distance_left(moves: list[float]) -> float:
+    """How far the last pass may still be from the fixed point, from the largest moves of the passes so far.
+
+    A pass contracts the distance to the fixed point by some ``rho < 1``, so after a move
+    ``m`` at most ``m * rho / (1 - rho)`` is left. ``rho`` is read from the moves: the
+    larger of the last two ratios (on zilch they run 0.01-0.1, with no trend); while it
+    is not yet known, or above one half, the move itself is the bound, as a plain
+    stopping rule would take it. Why: the last pass of the plain rule (a move under
+    ``_TOL``) only confirms what the one before already held to about ``_TOL / 20``.
+    """
+    if len(moves) < 3 or moves[-1] == 0.0:
+        return moves[-1]
+    rho = max(moves[-1] / max(moves[-2], 1e-300), moves[-2] / max(moves[-3], 1e-300))
+    return moves[-1] * rho / (1.0 - rho) if rho < 0.5 else moves[-1]
 
 
 def _wavefront(ctx: Context, groups: list[list[tuple[int, int]]]) -> list[tuple[Any, Any, Any, Any]]:

@@ -1,7 +1,7 @@
 """Win tables solved in the background, so a customised game's advice turns to the chance to win by itself.
 
 The presets' tables ship solved (:mod:`farklecam.scoring.bundle_tables`); a game whose rules were
-changed on the page needs its own, a few seconds to solve, about two minutes with a farkle
+changed on the page needs its own, a few seconds to solve, about a minute and a half with a farkle
 penalty (:mod:`farklecam.scoring.winprob_dp`). A server answering a frame or a request cannot wait that
 long, so :func:`farklecam.service.usecases.scoring.win_block` asks the solver installed here to solve
 it and answers by points until the table is there.

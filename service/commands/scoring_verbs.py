@@ -285,7 +285,7 @@ def _configure_solve(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=(2,),
         help="2: also solve the game to win (first_player_win, and the compensation in points for the second "
-        "player that makes it closest to even; the first solve of a rule set takes seconds, about two minutes "
+        "player that makes it closest to even; the first solve of a rule set takes seconds, about a minute and a half "
         "with a farkle penalty, then it is cached)",
     )
 

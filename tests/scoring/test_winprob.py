@@ -325,3 +325,23 @@ def solve_house() -> winprob.WinTable:
 def test_the_chance_now_is_for_two_players() -> None:
     with pytest.raises(IllegalActionError, match="two players"):
         winprob.chance_now(get_rules("house"), [0, 0, 0])
+
+
+@pytest.mark.parametrize(
+    ("preset", "target"), [("house", 2000), ("zilch", 1500), ("elizabethan", 1500), ("progressive", 1500)]
+)
+def test_settled_states_past_the_target_change_no_bit_of_the_table(preset: str, target: int) -> None:
+    # The solve sweeps stop where the states past the target no longer depend on the farkle worth
+    # (winprob_dp.Settled) and read them as closed forms: the table must be the one swept to the cut.
+    rules = get_rules(preset).with_options({"target": target})
+    tables = []
+    for settle in (True, False):
+        ctx = winprob_dp.make_context(rules, settle=settle)
+        if winprob_dp.passing_modelled(rules):
+            ctx.w = np.zeros(winprob_dp.offers_shape(rules))
+        (winprob_dp._solve_pairs if ctx.streak == 1 else winprob_dp._solve_streaks)(ctx)
+        tables.append(ctx.v)
+    settled = winprob_dp.make_context(rules).settled
+    assert settled is not None
+    assert settled.start.min() < (winprob_dp.LAST_ROUND_MARGIN // 50) // 2  # it does stop the sweeps early
+    assert np.array_equal(tables[0], tables[1])
