@@ -10,7 +10,7 @@ HTTP routes and the WebSocket.
 from __future__ import annotations
 
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -476,7 +476,10 @@ class Tables:
     Args:
         games: the games.
         pictures: where camera-scored throws keep their pictures; None keeps none.
-        max_tables: sessions kept (least recently used are dropped; they hold settle state only).
+        max_tables: sessions kept without a camera streaming to them (the least recently used are
+            dropped; they hold settle state only). A table whose camera streams is never dropped: with
+            more streams than this (a second server's tables reopened here), eviction would restart
+            their settle state on every frame and no throw would settle.
         live: where this server says which tables' cameras stream to it (None: nowhere).
     """
 
@@ -489,7 +492,27 @@ class Tables:
     ) -> None:
         self.games, self.pictures, self.max_tables, self.live = games, pictures, max_tables, live
         self._sessions: dict[str, TableSession] = {}
+        self._streams: Counter[str] = Counter()  # open camera streams per game
         self._guard = threading.Lock()
+
+    def stream_opened(self, game_id: str) -> None:
+        """A camera stream of ``game_id`` opened: its table is kept until the last one closes."""
+        with self._guard:
+            self._streams[game_id] += 1
+
+    def stream_closed(self, game_id: str) -> None:
+        """A camera stream of ``game_id`` closed."""
+        with self._guard:
+            self._streams[game_id] -= 1
+            if self._streams[game_id] <= 0:
+                del self._streams[game_id]
+            self._drop_idle()
+
+    def _drop_idle(self) -> None:
+        """Drop the least recently used tables no camera streams to, down to ``max_tables`` of those (under the guard)."""
+        idle = [game_id for game_id in self._sessions if game_id not in self._streams]
+        for game_id in idle[: max(0, len(idle) - self.max_tables)]:
+            del self._sessions[game_id]
 
     def existing(self, game_id: str) -> TableSession | None:
         """The game's table if one is live here (None: no camera has streamed to it since it was dropped)."""
@@ -518,8 +541,7 @@ class Tables:
         session.reader = reader  # settle state stays; a reconnected page's reader (and tray) takes over
         with self._guard:
             self._sessions[game_id] = session
-            while len(self._sessions) > self.max_tables:
-                self._sessions.pop(next(iter(self._sessions)))
+            self._drop_idle()
         return session
 
 

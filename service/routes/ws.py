@@ -430,6 +430,8 @@ async def table(
     stream = TableStream(reader, games, tables, wanted, rules, settings.max_frame_bytes)
     failures = 0
     live = _LiveStream(tables.live, wanted)
+    if wanted is not None:
+        tables.stream_opened(wanted)
     try:
         await run_in_threadpool(live.claim)
         while True:
@@ -457,6 +459,8 @@ async def table(
     except WebSocketDisconnect:
         return
     finally:
+        if wanted is not None:
+            tables.stream_closed(wanted)
         await run_in_threadpool(live.release)
 
 

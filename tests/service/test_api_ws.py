@@ -597,3 +597,28 @@ def test_a_tables_page_chooses_the_profile_it_reads_with_and_its_corrections_tea
             stream(ws, frame(4), 7)  # the next throw is read without it
             assert used[-1] is None
         assert client.get("/api/profiles").json()["profiles"][1] == {"name": "kitchen", "corrections": 1}
+
+
+def test_tables_whose_cameras_stream_are_kept_past_the_limit_of_idle_tables(tmp_path: Path) -> None:
+    # A server that takes over another's tables streams more tables than it keeps idle: dropping a
+    # streaming table would restart its settle state on every frame, and no throw would ever settle.
+    app = create_app(Settings(db_path=tmp_path / "games.sqlite3"))
+    slot = ReaderSlot(BrightnessReader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as client:
+        app.state.tables.max_tables = 1
+        ids = []
+        for _ in range(2):
+            body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+            game = client.post("/api/games", json=body).json()
+            for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):
+                assert client.post(f"/api/games/{game['id']}/actions", json={"text": text}).status_code == 200
+            ids.append(game["id"])
+        with (
+            client.websocket_connect(f"/ws/table/{ids[0]}") as one,
+            client.websocket_connect(f"/ws/table/{ids[1]}") as two,
+        ):
+            for face in [4] * 7 + [1] * 7:  # the dice lying from before, then a throw of 1 and 5 on both tables
+                answers = [stream(ws, frame(face), 1)[-1] for ws in (one, two)]
+            assert [a["game"]["roll"] for a in answers] == [[1, 5], [1, 5]]
+        assert app.state.tables.existing(ids[0]) is None or app.state.tables.existing(ids[1]) is None  # idle: one kept
