@@ -509,7 +509,7 @@ class Tables:
             self._drop_idle()
 
     def _drop_idle(self) -> None:
-        """Drop the least recently used tables no camera streams to, down to ``max_tables`` of those (under the guard)."""
+        """Drop the least recently used tables no camera streams to, down to ``max_tables`` (under the guard)."""
         idle = [game_id for game_id in self._sessions if game_id not in self._streams]
         for game_id in idle[: max(0, len(idle) - self.max_tables)]:
             del self._sessions[game_id]
