@@ -9,6 +9,7 @@ HTTP routes and the WebSocket.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ import numpy.typing as npt
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
-from farklecam.errors import ImageError, ProfileError
+from farklecam.errors import FarkleError, ImageError, ProfileError
 from farklecam.service.corrections import CorrectionHook, DieCorrection
 from farklecam.service.errors import PictureTooLargeError, ServerBusyError, UnsupportedMediaError
 from farklecam.service.live_tables import LiveTables
@@ -32,6 +33,7 @@ from farklecam.service.read_gate import ReadGate
 from farklecam.service.settings import PIXEL_BUDGET, Settings
 from farklecam.service.storage import Games
 from farklecam.service.table import TableSession
+from farklecam.service.throw_picture import reading_in_frame
 from farklecam.vision.images import MAX_PIXELS, decode_image, image_format, image_size
 from farklecam.vision.onnx_runtime import default_threads
 from farklecam.vision.pose.view_search import VerticalMemory
@@ -41,6 +43,8 @@ from farklecam.vision.settle.detector import FrameReader  # the one definition; 
 if TYPE_CHECKING:
     from farklecam.vision.profiles.adapter import ProfileAdapter
     from farklecam.vision.profiles.profile import Profile
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "PIXEL_BUDGET",
@@ -538,11 +542,28 @@ class Tables:
             if self.pictures is not None:
                 session.on_throw = partial(self.pictures.keep, game_id)
             session.on_correct = _teacher(session, game_id)
+            _recall_last_throw(session, game_id, self.pictures)
         session.reader = reader  # settle state stays; a reconnected page's reader (and tray) takes over
         with self._guard:
             self._sessions[game_id] = session
             self._drop_idle()
         return session
+
+
+def _recall_last_throw(session: TableSession, game_id: str, pictures: ThrowPictures | None) -> None:
+    """Show a new table of ``game_id`` the last throw its camera scored (kept with its picture, on any server).
+
+    Why: a table reopened here after its server stopped, or after a restart, has no history, and the
+    die a player leaves lying after lifting the kept ones out would be scored as a new throw.
+    """
+    if pictures is None:
+        return
+    try:
+        record = pictures.last_reading(game_id)
+        if record is not None:
+            session.detector.recall(reading_in_frame(record))
+    except (FarkleError, ValueError) as exc:  # a table without its last throw still plays: only that die may count
+        log.warning("table %s: its last throw could not be recalled: %s", game_id, exc)
 
 
 def _teacher(session: TableSession, game_id: str) -> CorrectionHook:

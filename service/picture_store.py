@@ -112,6 +112,14 @@ class ThrowPictures:
             for seq, size, width, height, taken, deleted, reading, told in found
         ]  # fmt: skip
 
+    def last_reading(self, game_id: str) -> dict[str, Any] | None:
+        """The reading of the game's newest kept picture (its last throw the camera scored), or None."""
+        found = self.db.query(
+            "SELECT reading FROM throw_pictures WHERE game_id = ? AND reading IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (game_id,),
+        )
+        return json.loads(found[0][0]) if found else None
+
     def jpeg(self, game_id: str, seq: int) -> tuple[bytes, dict[str, Any]]:
         """The picture of the game's event ``seq`` and its reading as read.
 

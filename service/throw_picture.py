@@ -37,6 +37,7 @@ __all__ = [
     "draw_reading",
     "make_picture",
     "reading_from_record",
+    "reading_in_frame",
     "reading_record",
 ]
 
@@ -143,6 +144,24 @@ def reading_from_record(record: Mapping[str, Any]) -> Reading:
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a reading record: {exc!r}") from exc
+
+
+def reading_in_frame(record: Mapping[str, Any]) -> Reading:
+    """The reading a record of :func:`reading_record` holds, moved back into its frame's pixels.
+
+    Raises:
+        ValueError: a record that is not one.
+    """
+    reading = reading_from_record(record)
+    try:
+        frame_w, frame_h = (int(v) for v in record["frame_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a reading record: {exc!r}") from exc
+    width, height = reading.image_size
+    sx, sy = frame_w / max(width, 1), frame_h / max(height, 1)
+    tray = None if reading.tray is None else reading.tray * np.array([sx, sy], np.float32)
+    xyxy = reading.xyxy * np.array([sx, sy, sx, sy], np.float32)
+    return dataclasses.replace(reading, xyxy=xyxy, tray=tray, image_size=(frame_w, frame_h))
 
 
 def draw_reading(jpeg: bytes, record: Mapping[str, Any]) -> bytes:

@@ -639,3 +639,37 @@ def test_dice_that_moved_before_an_action_from_elsewhere_are_not_a_throw(client:
         lying = stream(ws, frame(1), 7)
         assert lying[-1]["game"]["phase"] == "can_bank_or_roll" and "lay in the tray" in lying[-1]["message"]
     assert client.get(f"/api/games/{game['id']}/events").json()["count"] == 6  # nothing from the camera
+
+
+class LiftingReader(BrightnessReader):
+    """As :class:`BrightnessReader`, but a frame of grey level 6 shows only the second die: the first lifted out."""
+
+    def read(self, frame: np.ndarray) -> Reading:
+        reading = super().read(frame)
+        return reading[np.array([1])] if reading.face[0] == 6 else reading
+
+
+def test_a_table_reopened_elsewhere_knows_its_last_throw_and_a_die_left_lying_is_not_a_new_one(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "games.sqlite3"
+    body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
+    app = create_app(Settings(db_path=db))
+    slot = ReaderSlot(LiftingReader)
+    app.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(app) as client:
+        game = client.post("/api/games", json=body).json()
+        actions = f"/api/games/{game['id']}/actions"
+        for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3", "keep 1"):
+            assert client.post(actions, json={"text": text}).status_code == 200
+        with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+            stream(ws, frame(4), 7)
+            assert stream(ws, frame(1), 7)[-1]["game"]["roll"] == [1, 5]  # the camera's throw, with its picture
+        assert client.post(actions, json={"text": "keep 1"}).status_code == 200  # the 5 is thrown again
+    other = create_app(Settings(db_path=db))  # another server on the same games (or this one restarted)
+    other.dependency_overrides[get_reader_slot] = lambda: slot
+    with TestClient(other) as client, client.websocket_connect(f"/ws/table/{game['id']}") as ws:
+        stream(ws, frame(1), 2)
+        answers = stream(ws, frame(6), 8)  # a hand lifts the 1 out; the 5 lies where it was thrown
+        assert answers[-1]["game"]["phase"] == "can_bank_or_roll" and answers[-1]["game"]["dice_to_throw"] == 1
+        assert client.get(f"/api/games/{game['id']}/events").json()["count"] == 8  # no throw of the lying 5

@@ -428,6 +428,15 @@ class SettleDetector:
         self._frame: tuple[bool, int, float] = (True, 0, 0.0)
         self.reads = 0  # readings received, for the benchmark and the overlay
 
+    def recall(self, reported: Reading) -> None:
+        """Take ``reported`` as the last throw reported, as if this detector had reported it.
+
+        A table reopened on another server, or after a restart, starts with no history: dice left
+        lying from its last throw (those not lifted out) would look like a new throw once a hand moved
+        in the tray. Recalled, they are that throw, as they are to the detector that reported it.
+        """
+        self._reported = reported
+
     def expect(self, counts: Collection[int] | None) -> None:
         """Say how many dice the game accepts now (None or empty: any number); another count is never reported."""
         self._expected = tuple(sorted(set(counts or ())))
