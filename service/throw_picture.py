@@ -157,7 +157,7 @@ def reading_in_frame(record: Mapping[str, Any]) -> Reading:
         frame_w, frame_h = (int(v) for v in record["frame_size"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a reading record: {exc!r}") from exc
-    width, height = reading.image_size
+    width, height = reading.image_size or (frame_w, frame_h)  # reading_from_record always sets it
     sx, sy = frame_w / max(width, 1), frame_h / max(height, 1)
     tray = None if reading.tray is None else reading.tray * np.array([sx, sy], np.float32)
     xyxy = reading.xyxy * np.array([sx, sy, sx, sy], np.float32)

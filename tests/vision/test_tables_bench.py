@@ -101,3 +101,22 @@ def test_a_die_mostly_out_of_view_may_be_reported_or_not_unless_counted() -> Non
     assert tables.score_reports(truth, missed_both)[1] == 1
     assert tables.score_reports(truth, missed_both, count_occluded=True)[1] == 0
     assert tables.score_reports(truth, [(20, 1.5, (2,), 0)])[1] == 0  # a die in full view is never excused
+
+
+def test_a_game_whose_log_holds_less_than_was_acknowledged_is_named_lost(capsys: Any) -> None:
+    server = tables.Server("http://127.0.0.1:1", name="hall-1")
+    whole, short = tables.GameTable(server, "g1", "t"), tables.GameTable(server, "g2", "t")
+    whole.acknowledge(7, "hall-1 frame")
+    whole.acknowledge(5, "hall-1 action")  # a smaller count answered later acknowledges nothing more
+    short.acknowledge(9, "hall-2 frame")
+    whole.kept, short.kept = {"hall-1": 7, "hall-2": 7}, {"hall-1": 9, "hall-2": 8}
+    tables.report_kept([whole, short])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "acknowledged actions kept: 15/16"
+    assert out[1].strip().startswith("LOST: table 1 game g2: acknowledged 9 (hall-2 frame)")
+
+
+def test_a_camera_moves_to_the_next_server_that_is_up() -> None:
+    fleet = tables.Fleet([tables.Server(f"http://127.0.0.1:{p}") for p in (1, 2, 3)], down={2})
+    assert fleet.next_live(1) == 0
+    assert fleet.next_live(0) == 1
