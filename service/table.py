@@ -257,7 +257,6 @@ class TableSession:
         # A throw is only what dice do after the game became ready for it (this start or reopening, the
         # last action): dice that already lay in the tray are shown, never scored, until they move.
         self._moved = False
-        self._events = len(game.events)  # the game's log as this table last saw it: a change is an action
         solve(self.rules)  # warm the policy cache now, not on the first throw
 
     @property
@@ -277,8 +276,6 @@ class TableSession:
         if self.reader is None:
             raise ValueError("this TableSession has no reader: pass reader= or feed throws with throw()")
         with self._lock:
-            if len(self.game.events) != self._events:  # an action from the page's buttons or another server
-                self._moved, self._events = False, len(self.game.events)  # the game became ready anew
             self.detector.expect(self._counts_expected())
             seen_before = self.detector.gate.thumbnail is not None  # a first frame is "moving" for want of history
             state = self.detector.step(frame, self.reader)
@@ -678,7 +675,6 @@ class TableSession:
         turns = len(self.game.turns) if turns is None else turns
         self.game.apply(action)
         self._selected, self._rolling, self._moved = [], False, False
-        self._events = len(self.game.events)
         ended = self.game.turns[turns:]
         if isinstance(action, Roll | PassedRoll | Correct) and ended and ended[-1].end is TurnEnd.FARKLED:
             news = f"FARKLE! {news}; {self.game.current_player or 'nobody'} is next"

@@ -624,23 +624,6 @@ def test_tables_whose_cameras_stream_are_kept_past_the_limit_of_idle_tables(tmp_
         assert app.state.tables.existing(ids[0]) is None or app.state.tables.existing(ids[1]) is None  # idle: one kept
 
 
-def test_dice_that_moved_before_an_action_from_elsewhere_are_not_a_throw(client: TestClient) -> None:
-    # A throw is what dice do after the game became ready, whoever made it ready: the page's buttons (the
-    # REST API) or another server. Kept dice lifted out before the keep was entered leave a die lying.
-    body = {"players": ["Ann", "Bob"], "first_player": "Ann", "options": {"dice": 5}}
-    game = client.post("/api/games", json=body).json()
-    actions = f"/api/games/{game['id']}/actions"
-    for text in ("roll 1,2,3,4,6", "keep 1", "roll 5,2,3,4", "keep 5", "roll 1,2,3"):
-        assert client.post(actions, json={"text": text}).status_code == 200
-    with client.websocket_connect(f"/ws/table/{game['id']}") as ws:
-        stream(ws, frame(4), 3)
-        assert stream(ws, frame(1), 1)[-1]["settle"]["phase"] == "moving"  # hands in the tray, a keep awaited
-        assert client.post(actions, json={"text": "keep 1"}).status_code == 200  # two dice to throw
-        lying = stream(ws, frame(1), 7)
-        assert lying[-1]["game"]["phase"] == "can_bank_or_roll" and "lay in the tray" in lying[-1]["message"]
-    assert client.get(f"/api/games/{game['id']}/events").json()["count"] == 6  # nothing from the camera
-
-
 class LiftingReader(BrightnessReader):
     """As :class:`BrightnessReader`, but a frame of grey level 6 shows only the second die: the first lifted out."""
 
