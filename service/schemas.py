@@ -524,8 +524,14 @@ class GameStatePublic(BaseModel):
     winners: list[str]
     chances: list[float] | None = Field(
         default=None,
-        description="each player's chance to win now, in seating order (two players playing to win; null otherwise, "
-        "or while the rules' win table is being solved)",
+        description="each player's chance to win now, in seating order, every player playing to win (null during a "
+        "roll-off, tie-break rounds or the last round with more than two players, or while the rules' win table is "
+        "being solved)",
+    )
+    chances_approximate: bool = Field(
+        default=False,
+        description="whether `chances` is the several-player approximation (more than two players: each player's "
+        "chances against each other alone, combined as Bradley-Terry strengths and scaled to add up to one)",
     )
     turns: list[TurnPublic]
     legal: LegalPublic

@@ -1088,9 +1088,10 @@ function setGame(game) {
   body.replaceChildren();
   st.players.forEach((p, seat) => {
     const head = (game.head_start || {})[p.name];
-    const chance = st.chances ? st.chances[seat] : null;  // both playing to win, updated after every action
+    const chance = st.chances ? st.chances[seat] : null;  // every player playing to win, after every action
+    const about = st.chances_approximate ? "≈ " : "";  // more than two players: the combined approximation
     const tr = row([p.name === st.current ? "▶" : "", p.name, head ? `${p.score} (head start ${head})` : p.score,
-      p.on_board ? "yes" : "no", typeof chance === "number" ? `${(100 * chance).toFixed(1)}%` : "–"]);
+      p.on_board ? "yes" : "no", typeof chance === "number" ? `${about}${(100 * chance).toFixed(1)}%` : "–"]);
     tr.dataset.player = p.name; tr.dataset.score = p.score;
     if (typeof chance === "number") { tr.dataset.chance = chance; }
     if (head) { tr.dataset.headStart = head; }

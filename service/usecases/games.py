@@ -46,6 +46,7 @@ def state_public(game: Game) -> dict[str, Any]:
         "last_round": None if last is None else {**dataclasses.asdict(last), "remaining": list(last.remaining)},
         "winners": list(state.winners),
         "chances": win_chances(game),
+        "chances_approximate": chances_approximate(game),
         "turns": [{**dataclasses.asdict(t), "end": str(t.end), "last_roll": list(t.last_roll)} for t in state.turns],
         "legal": {
             "kinds": list(legal.kinds),
@@ -60,43 +61,81 @@ def state_public(game: Game) -> dict[str, Any]:
 
 
 def win_chances(game: Game) -> list[float] | None:
-    """Each player's chance to win now, in seating order: two players playing to win, once the rules' table is solved.
+    """Each player's chance to win now, in seating order, every player playing to win; None where none is worked out.
 
-    None for more players, a roll-off, a game over, tie-break rounds, or a table not solved yet (never solved here).
+    Two players: exact, from the rules' two-player table. Three or more, before the last round: the
+    approximation the advice uses (:func:`farklecam.scoring.winprob.combine_opponents`): each player's
+    chances against each other player alone (the mover's from where the turn stands, two waiting
+    players' from the turn start of whichever throws first), combined, then scaled to add up to one
+    (:func:`chances_approximate` says so). None during a roll-off, tie-break rounds or the last round
+    with more than two players, after the game, or while the table is not solved yet (never solved here).
     """
-    from farklecam.scoring.winprob import advise_win, chance_now, ready
+    from farklecam.scoring.winprob import combine_opponents, ready, solve_win
 
     state, rules = game.state, game.rules
-    if len(state.players) != 2 or state.current is None or state.phase in (Phase.ROLL_OFF, Phase.GAME_OVER):
+    n = len(state.players)
+    if n < 2 or state.current is None or state.phase in (Phase.ROLL_OFF, Phase.GAME_OVER):
         return None
-    if state.last_round is not None and state.last_round.extra_rounds > 0:
+    if state.last_round is not None and (state.last_round.extra_rounds > 0 or n > 2):
         return None
     seat = state.index(state.current)
-    order = [seat, 1 - seat]
-    scores = [state.scores[k] for k in order]
-    streaks = (state.streaks[seat], state.streaks[1 - seat]) if rules.farkle_penalty else (0, 0)
-    if not ready(rules, scores):
+    if not ready(rules, [state.scores[seat], *(state.scores[k] for k in range(n) if k != seat)]):
         return None
     try:
-        if state.phase is Phase.AWAITING_KEEP and state.roll is not None:
-            throws = game.single_die_throws_left if len(state.roll) == 1 else None
-            mover = advise_win(
-                state.roll, rules, scores, turn_total=state.turn_total, streaks=streaks, throws_left=throws
-            ).win
-        elif state.phase is Phase.CAN_BANK_OR_ROLL:
-            left = 0 if state.hot_dice else state.dice_to_throw
-            mover = chance_now(rules, scores, turn_total=state.turn_total, dice=left, kept=True, streaks=streaks)
-        else:
-            offer = state.passed
-            passed = (offer.total, offer.dice) if offer is not None and state.turn_total == 0 else None
-            mover = chance_now(
-                rules, scores, turn_total=state.turn_total, dice=state.dice_to_throw, streaks=streaks, passed=passed
+        against = {k: _mover_against(game, seat, k) for k in range(n) if k != seat}
+        if n == 2:
+            (other, mover), *_ = against.items()
+            chances = [0.0, 0.0]
+            chances[seat], chances[other] = mover, 1.0 - mover
+            return chances
+        table = solve_win(rules)
+        order = [(seat + step) % n for step in range(1, n)]  # who throws next after the mover
+
+        def alone(k: int, other: int) -> float:
+            if other == seat:
+                return 1.0 - against[k]
+            first, second = (k, other) if order.index(k) < order.index(other) else (other, k)
+            streaks = (state.streaks[first], state.streaks[second]) if rules.farkle_penalty else (0, 0)
+            start = table.start_chance(state.scores[first], state.scores[second], streaks)
+            return start if first == k else 1.0 - start
+
+        strength = [
+            combine_opponents(list(against.values())) if k == seat else combine_opponents(
+                [alone(k, other) for other in range(n) if other != k]
             )
+            for k in range(n)
+        ]  # fmt: skip
     except FarkleError:  # a position the table does not hold (a score past the target, say): no figure
         return None
-    chances = [0.0, 0.0]
-    chances[seat], chances[1 - seat] = mover, 1.0 - mover
-    return chances
+    total = sum(strength)
+    return [x / total for x in strength] if total > 0 else None
+
+
+def chances_approximate(game: Game) -> bool:
+    """Whether :func:`win_chances` is the several-player approximation (more than two players), not exact."""
+    return len(game.state.players) > 2
+
+
+def _mover_against(game: Game, seat: int, other: int) -> float:
+    """The mover's chance to win against the player in seat ``other`` alone, from where the turn stands."""
+    from farklecam.scoring.winprob import advise_win, chance_now
+
+    state, rules = game.state, game.rules
+    scores = [state.scores[seat], state.scores[other]]
+    streaks = (state.streaks[seat], state.streaks[other]) if rules.farkle_penalty else (0, 0)
+    if state.phase is Phase.AWAITING_KEEP and state.roll is not None:
+        throws = game.single_die_throws_left if len(state.roll) == 1 else None
+        return advise_win(
+            state.roll, rules, scores, turn_total=state.turn_total, streaks=streaks, throws_left=throws
+        ).win
+    if state.phase is Phase.CAN_BANK_OR_ROLL:
+        left = 0 if state.hot_dice else state.dice_to_throw
+        return chance_now(rules, scores, turn_total=state.turn_total, dice=left, kept=True, streaks=streaks)
+    offer = state.passed
+    passed = (offer.total, offer.dice) if offer is not None and state.turn_total == 0 else None
+    return chance_now(
+        rules, scores, turn_total=state.turn_total, dice=state.dice_to_throw, streaks=streaks, passed=passed
+    )
 
 
 def game_public(game_id: str, game: Game, created: float) -> dict[str, Any]:

@@ -345,5 +345,32 @@ def test_a_two_player_game_says_each_players_chance_to_win_after_every_action(cl
     # Ann banked 1050 and Bob farkled: Ann to throw six dice from nothing, 1050 against 0.
     assert seen[-1][0] == pytest.approx(chance_now(house, [1050, 0]))
     assert seen[1][0] == pytest.approx(chance_now(house, [0, 0], turn_total=1050, dice=2, kept=True))
-    three = new_game(client, players=["Ann", "Bob", "Cy"], preset="house")
-    assert three["state"]["chances"] is None  # worked out for two players only
+    assert state["chances_approximate"] is False
+
+
+def test_a_table_of_three_or_four_says_each_players_chance_to_win_labelled_approximate(client: TestClient) -> None:
+    from farklecam.scoring.winprob import advise_win, combine_opponents, solve_win
+
+    house = get_rules("house")
+    game = new_game(client, players=["Ann", "Bob", "Cy"], preset="house")
+    state = game["state"]
+    assert state["chances_approximate"] is True
+    assert sum(state["chances"]) == pytest.approx(1.0) and state["chances"][0] > state["chances"][2]  # the first throws
+    for text in ("roll 1,1,1,5,2,3", "keep 1,1,1,5", "bank", "roll 2,2,3,4,6,6", "roll 5,5,5,2,3,4"):
+        state = play(client, game["id"], [{"text": text}])["state"]
+        chances = state["chances"]
+        assert chances is not None and sum(chances) == pytest.approx(1.0) and min(chances) > 0
+    # Ann banked 1050, Bob farkled, Cy threw 5,5,5 and waits for a keep: Cy's own chance is the advice's
+    # combination of his chances against Ann and Bob alone, before the three are scaled to add up to one.
+    cy = combine_opponents([advise_win((5, 5, 5, 2, 3, 4), house, [0, s]).win for s in (1050, 0)])
+    ann = combine_opponents(
+        [1.0 - advise_win((5, 5, 5, 2, 3, 4), house, [0, 1050]).win, solve_win(house).start_chance(1050, 0)]
+    )
+    bob = combine_opponents(
+        [1.0 - advise_win((5, 5, 5, 2, 3, 4), house, [0, 0]).win, 1.0 - solve_win(house).start_chance(1050, 0)]
+    )
+    total = ann + bob + cy
+    assert state["chances"] == pytest.approx([ann / total, bob / total, cy / total])
+    assert state["chances"][0] > max(state["chances"][1:])  # 1050 ahead
+    four = new_game(client, players=["Ann", "Bob", "Cy", "Dee"], preset="house")
+    assert four["state"]["chances_approximate"] is True and sum(four["state"]["chances"]) == pytest.approx(1.0)
