@@ -7,7 +7,9 @@ of ``--players`` players and measures that approximation two ways:
 
 * calibration: at the start of every turn, the chance to win the approximation
   gives the player to move, against how often that player went on to win
-  (mean predicted, mean observed, Brier score);
+  (mean predicted, mean observed, Brier score); and the same for every player's
+  chance on the scoreboard (:func:`farklecam.service.usecases.games.win_chances`, each
+  player against each other alone, combined and scaled to add up to one);
 * strength: one seat plays to win (the approximation), the others maximise
   points (:func:`farklecam.scoring.advisor.advise`); the seat rotates, so an equal player
   would win ``1 / players`` of the games.
@@ -33,18 +35,23 @@ from farklecam.scoring.presets import get_rules
 from farklecam.scoring.rules import Rules
 from farklecam.scoring.simulate import RandomDice
 from farklecam.scoring.winprob import advise_win, combine_opponents, solve_win
+from farklecam.service.usecases.games import win_chances
 
 
-def play(rules: Rules, players: int, to_win: set[int], seed: int) -> tuple[int, list[tuple[int, float]]]:
+def play(
+    rules: Rules, players: int, to_win: set[int], seed: int
+) -> tuple[int, list[tuple[int, float]], list[tuple[int, float]]]:
     """One game; ``to_win`` seats play by the chance to win, the others by points.
 
-    Returns the winner's seat and, for each turn start of a to-win seat, (seat, predicted chance).
+    Returns the winner's seat, for each turn start of a to-win seat (seat, predicted chance), and
+    for each turn start, every seat's scoreboard chance (seat, chance).
     """
     names = tuple(f"p{k}" for k in range(players))
     game = Game(rules, names, first_player=names[seed % players])
     dice = RandomDice(seed)
     table = solve_win(rules)
     predictions: list[tuple[int, float]] = []
+    board: list[tuple[int, float]] = []
     while not game.is_over:
         state = game.state
         seat = state.index(state.current or names[0])
@@ -54,6 +61,8 @@ def play(rules: Rules, players: int, to_win: set[int], seed: int) -> tuple[int, 
                 mine = max(scores[0], 0)
                 alone = [table.start_chance(mine, max(other, 0)) for other in scores[1:]]
                 predictions.append((seat, combine_opponents(alone)))
+            if state.turn_total == 0 and max(scores) < rules.target:
+                board += list(enumerate(win_chances(game) or []))
             game.apply(Roll(dice.throw(state.dice_to_throw)))
             continue
         roll = state.roll or ()
@@ -71,7 +80,22 @@ def play(rules: Rules, players: int, to_win: set[int], seed: int) -> tuple[int, 
         else:
             game.apply(Roll(dice.throw(game.state.dice_to_throw)))
     winner = names.index(game.state.winners[0])
-    return winner, predictions
+    return winner, predictions, board
+
+
+def _bins(pairs: list[tuple[float, float]]) -> list[dict[str, float]]:
+    """Predicted chances in fifths: how many, their mean, and how often those players won."""
+    bins = []
+    for low in (0.0, 0.2, 0.4, 0.6, 0.8):
+        inside = [(p, o) for p, o in pairs if low <= p < low + 0.2 or (low == 0.8 and p == 1.0)]
+        if inside:
+            bins.append({
+                "predicted": round(low, 1),
+                "turns": len(inside),
+                "mean_predicted": round(sum(p for p, _ in inside) / len(inside), 3),
+                "observed": round(sum(o for _, o in inside) / len(inside), 3),
+            })  # fmt: skip
+    return bins
 
 
 def main() -> None:
@@ -88,25 +112,18 @@ def main() -> None:
     solved = time.perf_counter() - start
     everyone = set(range(args.players))
     pairs: list[tuple[float, float]] = []
+    board: list[tuple[float, float]] = []
     for seed in range(args.games):
-        winner, predictions = play(rules, args.players, everyone, seed)
+        winner, predictions, chances = play(rules, args.players, everyone, seed)
         pairs += [(p, 1.0 if seat == winner else 0.0) for seat, p in predictions]
+        board += [(p, 1.0 if seat == winner else 0.0) for seat, p in chances]
     wins = 0
     for seed in range(args.games):
         seat = seed % args.players
-        winner, _ = play(rules, args.players, {seat}, 10_000 + seed)
+        winner, _, _ = play(rules, args.players, {seat}, 10_000 + seed)
         wins += winner == seat
     n = len(pairs)
-    bins = []
-    for low in (0.0, 0.2, 0.4, 0.6, 0.8):
-        inside = [(p, o) for p, o in pairs if low <= p < low + 0.2 or (low == 0.8 and p == 1.0)]
-        if inside:
-            bins.append({
-                "predicted": round(low, 1),
-                "turns": len(inside),
-                "mean_predicted": round(sum(p for p, _ in inside) / len(inside), 3),
-                "observed": round(sum(o for _, o in inside) / len(inside), 3),
-            })  # fmt: skip
+    bins = _bins(pairs)
     print(
         json.dumps(
             {
@@ -119,6 +136,11 @@ def main() -> None:
                 "mean_observed": round(sum(o for _, o in pairs) / n, 4),
                 "brier": round(sum((p - o) ** 2 for p, o in pairs) / n, 4),
                 "calibration": bins,
+                "scoreboard": {
+                    "chances": len(board),
+                    "brier": round(sum((p - o) ** 2 for p, o in board) / len(board), 4),
+                    "calibration": _bins(board),
+                },
                 "to_win_seat_win_rate": round(wins / args.games, 4),
                 "even_share": round(1 / args.players, 4),
             },
