@@ -967,6 +967,17 @@ def test_page_draws_the_bank_line_and_each_players_chance_for_the_player_to_move
             query = page.get_attribute("#bank-line-img", "data-query") or ""
             assert "preset=house" in query and "score=1050" in query  # Ann to throw again, with her 1050
             assert "score of 1050" in (page.get_attribute("#bank-line-img", "alt") or "")
+            # A table of three: each player's chance, marked approximate.
+            page.evaluate("() => { localStorage.removeItem('farklecam.game'); }")
+            page.goto(served.url)
+            page.select_option("#preset", "house")
+            page.fill("#players", "Ann, Bob, Cy")
+            page.click("#start")
+            page.wait_for_selector('#scoreboard tr[data-player="Cy"]')
+            three = [float(page.get_attribute(f'#scoreboard tr[data-player="{p}"]', "data-chance") or "nan")
+                     for p in ("Ann", "Bob", "Cy")]  # fmt: skip
+            assert sum(three) == pytest.approx(1.0) and three[0] > three[2]  # Ann throws first
+            assert f"≈ {100 * three[0]:.1f}%" in page.inner_text('#scoreboard tr[data-player="Ann"]')
         finally:
             browser.close()
 
