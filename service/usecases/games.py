@@ -10,7 +10,10 @@ so two devices pressing undo at once take back one action, not two.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -45,7 +48,7 @@ def state_public(game: Game) -> dict[str, Any]:
         "roll_off_faces": dict(state.roll_off_faces),
         "last_round": None if last is None else {**dataclasses.asdict(last), "remaining": list(last.remaining)},
         "winners": list(state.winners),
-        "chances": win_chances(game),
+        "chances": _chances_cached(game),
         "chances_approximate": chances_approximate(game),
         "turns": [{**dataclasses.asdict(t), "end": str(t.end), "last_roll": list(t.last_roll)} for t in state.turns],
         "legal": {
@@ -109,6 +112,34 @@ def win_chances(game: Game) -> list[float] | None:
         return None
     total = sum(strength)
     return [x / total for x in strength] if total > 0 else None
+
+
+#: The last chances worked out per game: a table's stream sends the game's state with every frame.
+_CHANCES: OrderedDict[int, tuple[weakref.ref[Game], int, list[float]]] = OrderedDict()
+_CHANCES_GUARD = threading.Lock()
+_CHANCES_KEPT = 256
+
+
+def _chances_cached(game: Game) -> list[float] | None:
+    """:func:`win_chances`, worked out once per action of a game (a camera's frames in between reuse it).
+
+    Why: with four players the figure asks the two-player table a dozen times, and a table's
+    WebSocket answers every frame with the game's state. A game changes only by an action (a new
+    event, a changed rule set included); a figure not there yet (a table being solved) is asked again.
+    """
+    events = len(game.events)
+    with _CHANCES_GUARD:
+        found = _CHANCES.get(id(game))
+        if found is not None and found[0]() is game and found[1] == events:
+            return list(found[2])
+    chances = win_chances(game)
+    if chances is not None:
+        with _CHANCES_GUARD:
+            _CHANCES[id(game)] = (weakref.ref(game), events, chances)
+            _CHANCES.move_to_end(id(game))
+            while len(_CHANCES) > _CHANCES_KEPT:
+                _CHANCES.popitem(last=False)
+    return chances
 
 
 def chances_approximate(game: Game) -> bool:
