@@ -8,11 +8,11 @@ request: the server's background solver (where ``farklecam serve`` runs one) sta
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import JSONResponse
 
 from farklecam.scoring.bank_line import BankLine, bank_line, default_score, gap_range
@@ -49,48 +49,59 @@ Scale = Literal["log", "linear"]
 _UNSOLVED = {"description": "the rules' win table is being solved (Retry-After says when to ask again)"}
 
 
+@dataclass(frozen=True)
+class ChartQuery:
+    """What both chart routes read from the query: the rules, the deciding player's score and the gaps."""
+
+    rules: Rules
+    mine: int
+    gaps: str
+    step: int
+
+
+def chart_query(
+    settings: SettingsDep,
+    preset: Preset = None,
+    options: RuleChanges = None,
+    score: Score = None,
+    gaps: Gaps = "-5000,5000",
+    step: Step = 50,
+) -> ChartQuery:
+    """The chart a query asks for (the server's preset where it names none; half the target for the score).
+
+    Raises:
+        InvalidRulesError: an unknown preset or option, or a bad value.
+    """
+    rules = _rules(preset or settings.rules, options or [])
+    return ChartQuery(rules, default_score(rules) if score is None else score, gaps, step)
+
+
+ChartQueryDep = Annotated[ChartQuery, Depends(chart_query)]
+
+
 @router.get(
     "/chart.png",
     response_class=Response,
     summary="The bank line as a picture",
     responses={200: {"content": {"image/png": {}}, "description": "a 900 x 600 PNG"}, 503: _UNSOLVED},
 )
-def chart_picture(
-    settings: SettingsDep,
-    preset: Preset = None,
-    options: RuleChanges = None,
-    score: Score = None,
-    gaps: Gaps = "-5000,5000",
-    step: Step = 50,
-    scale: Scale = "log",
-) -> Response:
+def chart_picture(query: ChartQueryDep, scale: Scale = "log") -> Response:
     """From which turn total banking gives the best chance to win, one line per number of dice, against the gap.
 
     Dashed: the line for the most points. See ``farklecam chart``.
     """
-    rules = _rules(preset or settings.rules, options or [])
-    mine = default_score(rules) if score is None else score
-    if not ready(rules, [mine, 0]):
-        return _unsolved(rules)
-    picture = _png(rules, mine, gaps, step, scale)
+    if not ready(query.rules, [query.mine, 0]):
+        return _unsolved(query.rules)
+    picture = _png(query.rules, query.mine, query.gaps, query.step, scale)
     return Response(picture, media_type="image/png", headers={"Cache-Control": CHART_CACHE})
 
 
 @router.get("/chart", summary="The bank line as numbers", responses={503: _UNSOLVED})
-def chart_numbers(
-    settings: SettingsDep,
-    preset: Preset = None,
-    options: RuleChanges = None,
-    score: Score = None,
-    gaps: Gaps = "-5000,5000",
-    step: Step = 50,
-) -> Any:
+def chart_numbers(query: ChartQueryDep) -> Any:
     """The numbers ``/api/chart.png`` draws: each line's total per gap (``null``: banking never best there)."""
-    rules = _rules(preset or settings.rules, options or [])
-    mine = default_score(rules) if score is None else score
-    if not ready(rules, [mine, 0]):
-        return _unsolved(rules)
-    return _line(rules, mine, gaps, step).to_dict()
+    if not ready(query.rules, [query.mine, 0]):
+        return _unsolved(query.rules)
+    return _line(query.rules, query.mine, query.gaps, query.step).to_dict()
 
 
 def _rules(preset: str, changes: list[str]) -> Rules:
