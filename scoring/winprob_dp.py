@@ -360,11 +360,12 @@ def offers_shape(rules: Rules) -> tuple[int, int, int]:
     return goal, goal * (goal + 1) // 2, rules.dice
 
 
-def make_context(rules: Rules, *, settle: bool = True) -> Context:
+def make_context(rules: Rules, *, settle: bool = False) -> Context:
     """Build the chance node and the one-turn tables for ``rules``; ``v`` zeros and no offers, for a solve to fill.
 
-    ``settle`` off leaves out :class:`Settled` (every solve sweep then runs to the cut: the
-    same values, bit for bit, which a test checks).
+    ``settle`` lays out :class:`Settled` (a third of a second on house), which only a solve's sweeps
+    read: without it every solve sweep runs to the cut, with the same values bit for bit (a test
+    checks), and advice, which sweeps whole turns, never waits for it.
     """
     chance = chance_for(rules)
     goal = rules.target // STEP
@@ -845,7 +846,7 @@ def solve_table(rules: Rules) -> tuple[Any, LastTurn, int]:
 
 def solve_context(rules: Rules) -> tuple[Context, int]:
     """The solved :class:`Context` of ``rules`` (its ``v``, and with passing its offers ``w``) and the sweeps run."""
-    ctx = make_context(rules)
+    ctx = make_context(rules, settle=True)
     if passing_modelled(rules):
         ctx.w = np.zeros(offers_shape(rules))
     passes = _solve_pairs(ctx) if ctx.streak == 1 else _solve_streaks(ctx)

@@ -341,7 +341,7 @@ def test_settled_states_past_the_target_change_no_bit_of_the_table(preset: str, 
             ctx.w = np.zeros(winprob_dp.offers_shape(rules))
         (winprob_dp._solve_pairs if ctx.streak == 1 else winprob_dp._solve_streaks)(ctx)
         tables.append(ctx.v)
-    settled = winprob_dp.make_context(rules).settled
+    settled = winprob_dp.make_context(rules, settle=True).settled
     assert settled is not None
     assert settled.start.min() < (winprob_dp.LAST_ROUND_MARGIN // 50) // 2  # it does stop the sweeps early
     assert np.array_equal(tables[0], tables[1])
